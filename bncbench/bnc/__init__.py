@@ -1,0 +1,1 @@
+"""Bayesian network classifiers: context trees, structures and parameter estimators."""
