@@ -1,0 +1,16 @@
+"""Errors that carry a message meant for the user: what is wrong and how to fix it.
+
+The command-line entry points print these without a traceback; anything else is a bug.
+"""
+
+
+class BncbenchError(Exception):
+    """Base class of the errors bncbench reports to the user as a plain message."""
+
+
+class ConfigError(BncbenchError, ValueError):
+    """A configuration value (name of a dataset, model, structure, estimator, URI ...) is invalid."""
+
+
+class DatasetError(BncbenchError, ValueError):
+    """A dataset cannot be found, read or used (bad file, schema mismatch, unusable class column)."""
