@@ -1,0 +1,33 @@
+"""Loss functions on predicted class distributions, shared by the runner and model selection."""
+
+import numpy as np
+
+#: Probabilities are clipped to [PROBABILITY_FLOOR, 1] before taking logarithms, so that a single
+#: zero probability on the true class gives a large but finite log loss.
+PROBABILITY_FLOOR = 1e-15
+
+
+def _true_class_probability(proba: np.ndarray, y_codes: np.ndarray) -> np.ndarray:
+    return proba[np.arange(len(y_codes)), y_codes]
+
+
+def zero_one_loss(proba: np.ndarray, y_codes: np.ndarray) -> float:
+    """Error rate of the arg-max prediction (ties go to the first class in order)."""
+    return float(np.mean(np.argmax(proba, axis=1) != y_codes))
+
+
+def rmse(proba: np.ndarray, y_codes: np.ndarray) -> float:
+    """Root mean squared error on the true class only, SkDB paper Eq. 1.
+
+    ``sqrt(mean((1 - p(y_true | x))^2))``; unlike Weka's RMSE the other classes do not enter.
+    """
+    return float(np.sqrt(np.mean((1.0 - _true_class_probability(proba, y_codes)) ** 2)))
+
+
+def log_loss(proba: np.ndarray, y_codes: np.ndarray) -> float:
+    """Mean negative natural log-probability of the true class, clipped at PROBABILITY_FLOOR."""
+    p = np.clip(_true_class_probability(proba, y_codes), PROBABILITY_FLOOR, 1.0)
+    return float(-np.mean(np.log(p)))
+
+
+LOSSES = {"zero_one_loss": zero_one_loss, "rmse": rmse, "log_loss": log_loss}
