@@ -1,0 +1,165 @@
+"""``BNClassifier``: a Bayesian network classifier in scikit-learn style over discrete data."""
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from bncbench.bnc.encoding import CategoryEncoder
+from bncbench.bnc.estimators import make_estimator
+from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc.structures import STRUCTURES
+from bncbench.errors import ConfigError, DatasetError
+
+
+class BNClassifier(ClassifierMixin, BaseEstimator):
+    """Bayesian network classifier: a structure over the attributes plus a parameter estimator.
+
+    Parameters
+    ----------
+    structure : {"nb", "tan", "kdb"} or dict
+        Structure learner, or a dict mapping every attribute name to the ordered list of its attribute
+        parents (the class is always a parent).
+    k : int, default 1
+        Maximum number of attribute parents for ``"kdb"``.
+    structure_params : dict
+        Extra arguments of the structure learner.
+    estimator : {"mle", "laplace", "m_estimate"}
+        Parameter estimator (see ``bncbench.bnc.estimators``).
+    estimator_params : dict
+        Arguments of the estimator, e.g. ``{"alpha": 0.5}`` or ``{"m": 1}``.
+    random_state : int, optional
+        Seed of everything random in fitting (e.g. the m-estimate's holdout).
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        Class labels, in the order of ``predict_proba``'s columns.
+    parents_ : dict
+        Attribute name -> ordered list of its attribute parents.
+    estimator_ : object
+        The fitted parameter estimator (e.g. ``estimator_.selected_m_`` for m-estimates).
+
+    Notes
+    -----
+    ``X`` holds discrete values of any type; a missing value (NaN/None) is a value of its own. At
+    prediction, a value not seen in training carries no evidence, and an unseen combination of parent
+    values backs off to the deepest context seen in training.
+    """
+
+    def __init__(self, structure="nb", k=1, structure_params=None, estimator="m_estimate",
+                 estimator_params=None, random_state=None):
+        self.structure = structure
+        self.k = k
+        self.structure_params = structure_params
+        self.estimator = estimator
+        self.estimator_params = estimator_params
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        X = _as_frame(X)
+        y = pd.Series(np.asarray(y, dtype=object), index=X.index)
+        if len(X) == 0:
+            raise DatasetError("cannot fit on zero rows.")
+        if y.isna().any():
+            raise DatasetError("the class has missing values; drop those rows before fitting.")
+        estimator = make_estimator(self.estimator, dict(self.estimator_params or {}))
+        self.encoder_ = CategoryEncoder().fit(X)
+        self.class_encoder_ = CategoryEncoder().fit(y.to_frame("class"))
+        self.classes_ = self.class_encoder_.categories_[0]
+        codes = np.column_stack([self.encoder_.transform(X), self.class_encoder_.transform(y.to_frame("class"))])
+        cards = self.encoder_.cardinalities_
+        parent_indices = self._learn_structure(codes, cards)
+        self.feature_names_in_ = np.array(X.columns, dtype=object)
+        self.parents_ = {name: [X.columns[p] for p in ps] for name, ps in zip(X.columns, parent_indices)}
+        self.network_ = CountedNetwork(parent_indices, cards, len(self.classes_)).add(codes)
+        rng = np.random.default_rng(self.random_state)
+        self.tables_ = estimator.tables(self.network_, codes, rng)
+        self.estimator_ = estimator
+        self.packed_ = PackedNetwork(self.network_, self.tables_)
+        return self
+
+    def _learn_structure(self, codes, cards):
+        attributes = codes[:, :-1]
+        y = np.ascontiguousarray(codes[:, -1])
+        if isinstance(self.structure, dict):
+            return self._given_structure(list(self.encoder_.columns_))
+        if self.structure not in STRUCTURES:
+            raise ConfigError(
+                f"unknown structure {self.structure!r}; valid structures: {', '.join(sorted(STRUCTURES))} "
+                "or a dict {attribute: [parents]}."
+            )
+        learner = STRUCTURES[self.structure]
+        return learner(attributes, y, cards, len(self.classes_), self.k, dict(self.structure_params or {}))
+
+    def _given_structure(self, columns):
+        position = {name: i for i, name in enumerate(columns)}
+        unknown = sorted(map(str, (set(self.structure) | {p for ps in self.structure.values() for p in ps}) - set(position)))
+        if unknown:
+            raise ConfigError(f"the structure names attributes that are not columns of X: {unknown}.")
+        parents = [[position[p] for p in self.structure.get(name, [])] for name in columns]
+        for i, ps in enumerate(parents):
+            if i in ps or len(set(ps)) != len(ps):
+                raise ConfigError(f"attribute {columns[i]!r} lists itself or a parent twice: {self.structure[columns[i]]}.")
+        _check_acyclic(parents, columns)
+        return parents
+
+    def _codes(self, X):
+        X = _as_frame(X)
+        missing = [c for c in self.feature_names_in_ if c not in X.columns]
+        if missing:
+            raise DatasetError(f"X lacks the columns {missing} that the classifier was fitted on.")
+        return self.encoder_.transform(X[list(self.feature_names_in_)])
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior ``P(y | x)`` for each row; columns follow ``classes_``."""
+        return self.packed_.predict_proba(self._codes(X))
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def cpt(self, attribute) -> pd.DataFrame:
+        """Estimated table ``P(attribute | class, parents)`` over the parent contexts seen in training.
+
+        Rows are indexed by the class then the parents in order (a MultiIndex when there are parents);
+        columns are the attribute's values.
+        """
+        if attribute not in self.parents_:
+            raise KeyError(f"{attribute!r} is not an attribute; attributes: {list(self.parents_)}.")
+        i = list(self.feature_names_in_).index(attribute)
+        tree = self.network_.trees[1 + i]
+        names = ["class", *self.parents_[attribute]]
+        values = [self.classes_, *(self.encoder_.categories_[p] for p in tree.variables[1:])]
+        keys = np.zeros((tree.parent[-1].shape[0], tree.depth), dtype=np.int64)
+        nodes = np.arange(tree.parent[-1].shape[0])
+        for level in range(tree.depth, 0, -1):
+            parent = tree.parent[level][nodes]
+            keys[:, level - 1] = np.argmax(tree.children[level - 1][parent] == nodes[:, None], axis=1)
+            nodes = parent
+        labels = [values[j][keys[:, j]] for j in range(tree.depth)]
+        index = pd.MultiIndex.from_arrays(labels, names=names) if tree.depth > 1 else pd.Index(labels[0], name="class")
+        table = pd.DataFrame(self.tables_[1 + i][-1], index=index, columns=self.encoder_.categories_[i])
+        table.columns.name = attribute
+        return table.sort_index()
+
+
+def _as_frame(X) -> pd.DataFrame:
+    if isinstance(X, pd.DataFrame):
+        return X
+    return pd.DataFrame(np.asarray(X, dtype=object), columns=[f"x{i}" for i in range(np.shape(X)[1])])
+
+
+def _check_acyclic(parents, columns):
+    state = [0] * len(parents)  # 0 new, 1 on the stack, 2 done
+
+    def visit(i, path):
+        if state[i] == 1:
+            raise ConfigError(f"the structure has a cycle: {' -> '.join(map(str, path + [columns[i]]))}.")
+        if state[i] == 0:
+            state[i] = 1
+            for p in parents[i]:
+                visit(p, path + [columns[i]])
+            state[i] = 2
+
+    for i in range(len(parents)):
+        visit(i, [])

@@ -1,0 +1,91 @@
+"""m-estimates with back-off (HDP paper Eq. 16 and the paragraph after it; SkDB paper Appendix B).
+
+``p(x | ctx) = (n(x, ctx) + m / r) / (n(ctx) + m)``. With ``backoff="value"`` (the papers' rule), a
+value with zero count in a context below the class level takes the estimate of the nearest ancestor
+context where it was counted: if ``n(x4, x0, x3) = 0`` then ``p(x4 | x0)`` is used instead of
+``p(x4 | x0, x3)``. The class is never dropped from the context: at the class level the m-estimate is
+used as it is. With ``backoff="context"`` only unseen contexts back off (at prediction).
+
+``m`` is fixed or chosen from ``m_grid`` on a holdout of ``min(N / 10, holdout_max)`` training rows by
+``selection_loss``, the tables for each candidate being estimated from the remaining rows; the final
+tables use all rows. The class prior is the m-estimate ``(n(y) + m / c) / (N + m)``.
+"""
+
+import numpy as np
+
+from bncbench.bnc.estimators.dirichlet import smoothed
+from bncbench.bnc.inference import PackedNetwork
+from bncbench.errors import ConfigError
+from bncbench.metrics import LOSSES
+
+DEFAULT_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
+BACKOFFS = ("value", "context")
+
+
+class MEstimate:
+    """m-estimate with back-off.
+
+    Parameters
+    ----------
+    m : float or None, default None
+        Fixed m, or None to choose it on a holdout.
+    m_grid : sequence of float
+        Candidates for m (HDP paper Sect. 6.1: 0, 0.05, 0.2, 1, 5, 20).
+    holdout_fraction, holdout_max : float, int
+        The holdout has ``min(floor(N * holdout_fraction), holdout_max)`` rows (default N/10 and 5000).
+        When it would be empty, m = 1 is used.
+    selection_loss : {"rmse", "log_loss", "zero_one_loss"}
+        Loss on the holdout; ties go to the earlier m of the grid.
+    backoff : {"value", "context"}
+        See the module docstring.
+    """
+
+    def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
+                 selection_loss="rmse", backoff="value"):
+        if m is not None and not m >= 0:
+            raise ConfigError(f"m must be >= 0 or null (chosen on a holdout), got {m!r}.")
+        if selection_loss not in LOSSES:
+            raise ConfigError(f"selection_loss must be one of {sorted(LOSSES)}, got {selection_loss!r}.")
+        if backoff not in BACKOFFS:
+            raise ConfigError(f"backoff must be one of {BACKOFFS}, got {backoff!r}.")
+        if len(m_grid) == 0 or any(not v >= 0 for v in m_grid):
+            raise ConfigError(f"m_grid must be a non-empty list of numbers >= 0, got {m_grid!r}.")
+        self.m = m
+        self.m_grid = tuple(float(v) for v in m_grid)
+        self.holdout_fraction = float(holdout_fraction)
+        self.holdout_max = int(holdout_max)
+        self.selection_loss = selection_loss
+        self.backoff = backoff
+
+    def tables(self, network, codes, rng):
+        self.selected_m_ = float(self.m) if self.m is not None else self._select_m(network, codes, rng)
+        return self.tables_for(network, self.selected_m_)
+
+    def tables_for(self, network, m: float):
+        """Tables of every tree of ``network`` for a given m."""
+        return [self._tree_tables(tree, m) for tree in network.trees]
+
+    def _tree_tables(self, tree, m):
+        tables = []
+        for level, counts in enumerate(tree.counts):
+            estimate = smoothed(counts, m / tree.n_values)
+            if self.backoff == "value" and level >= 2:
+                estimate = np.where(counts > 0, estimate, tables[level - 1][tree.parent[level]])
+            tables.append(estimate)
+        return tables
+
+    def _select_m(self, network, codes, rng) -> float:
+        n = codes.shape[0]
+        n_holdout = min(int(n * self.holdout_fraction), self.holdout_max)
+        if n_holdout < 1:
+            return 1.0
+        holdout = np.zeros(n, dtype=bool)
+        holdout[rng.choice(n, size=n_holdout, replace=False)] = True
+        rest = network.empty_copy().add(codes[~holdout])
+        held_codes, held_y = codes[holdout], codes[holdout, -1]
+        loss = LOSSES[self.selection_loss]
+        self.holdout_losses_ = {
+            m: loss(PackedNetwork(rest, self.tables_for(rest, m)).predict_proba(held_codes), held_y)
+            for m in self.m_grid
+        }
+        return min(self.m_grid, key=lambda m: self.holdout_losses_[m])
