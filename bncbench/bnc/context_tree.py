@@ -92,16 +92,16 @@ class ContextTree:
     def empty_copy(self) -> "ContextTree":
         return ContextTree(self.child, self.n_values, self.variables, self.cards)
 
-    def add(self, codes: np.ndarray) -> "ContextTree":
-        """Add the rows of an (n, n_columns) int64 code matrix to the counts."""
-        nodes = np.zeros(codes.shape[0], dtype=np.int64)
-        _accumulate(nodes, np.ascontiguousarray(codes[:, self.child]), self.counts[0])
+    def add(self, columns: np.ndarray) -> "ContextTree":
+        """Add data to the counts, given column-major as an (n_columns, n_rows) int64 array."""
+        n_rows = columns.shape[1]
+        values = columns[self.child]
+        nodes = np.zeros(n_rows, dtype=np.int64)
+        _accumulate(nodes, values, self.counts[0])
         for level, column in enumerate(self.variables, start=1):
             n_nodes = self.parent[level].shape[0] if level < len(self.parent) else 0
-            new_parents = np.empty(codes.shape[0], dtype=np.int64)
-            nodes, n_total = _descend_or_create(
-                nodes, np.ascontiguousarray(codes[:, column]), self.children[level - 1], n_nodes, new_parents
-            )
+            new_parents = np.empty(n_rows, dtype=np.int64)
+            nodes, n_total = _descend_or_create(nodes, columns[column], self.children[level - 1], n_nodes, new_parents)
             if level == len(self.parent):
                 self.parent.append(new_parents[:n_total])
                 self.counts.append(np.zeros((n_total, self.n_values)))
@@ -112,7 +112,7 @@ class ContextTree:
                 self.counts[level] = _grow_rows(self.counts[level], n_total, 0.0)
                 if level < self.depth:
                     self.children[level] = _grow_rows(self.children[level], n_total, -1)
-            _accumulate(nodes, np.ascontiguousarray(codes[:, self.child]), self.counts[level])
+            _accumulate(nodes, values, self.counts[level])
         return self
 
     @property

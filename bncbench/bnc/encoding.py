@@ -47,8 +47,7 @@ class CategoryEncoder:
             series = X[column]
             has_missing = len(values) > 0 and pd.isna(values[-1])
             known = values[:-1] if has_missing else values
-            index = pd.Index(known)
-            col_codes = index.get_indexer(series.astype(object).where(series.notna(), None))
+            col_codes = np.asarray(pd.Categorical(series, categories=known).codes, dtype=np.int64)
             if has_missing:
                 col_codes[series.isna().to_numpy()] = len(values) - 1
             codes[:, j] = col_codes

@@ -42,8 +42,9 @@ class CountedNetwork:
 
     def add(self, codes: np.ndarray) -> "CountedNetwork":
         """Count the rows of an (n, d + 1) int64 code matrix whose last column is the class."""
+        columns = np.ascontiguousarray(codes.T, dtype=np.int64)
         for tree in self.trees:
-            tree.add(codes)
+            tree.add(columns)
         return self
 
     def empty_copy(self) -> "CountedNetwork":
