@@ -1,0 +1,157 @@
+"""Read the results of a bncbench experiment back from its MLflow store.
+
+The runner logs one MLflow run per (dataset, model) cell in the MLflow experiment named after the
+bncbench experiment: tags ``dataset``, ``model`` and ``cfg_hash``; the mean over the folds of each
+metric as ``<metric>``; the per-fold values as ``fold/<metric>`` with step = fold index.
+Only FINISHED runs count; a killed run stays RUNNING and a failed one is FAILED.
+"""
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+from mlflow.entities import Run, ViewType
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+from sqlalchemy.engine import make_url
+
+from bncbench.errors import ConfigError
+
+FOLD_PREFIX = "fold/"
+KEY_COLUMNS = ["dataset", "model", "run_id", "cfg_hash"]
+
+
+def load_results(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
+    """Mean metrics of the finished cells of an experiment, one row per (dataset, model).
+
+    Parameters
+    ----------
+    tracking_uri : str
+        MLflow tracking URI, e.g. ``sqlite:///runs/mlflow.db``.
+    experiment_name : str
+        Name of the MLflow experiment (= ``experiment.name`` of the bncbench experiment).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset``, ``model``, ``run_id``, ``cfg_hash``, then one column per mean metric
+        (NaN where a run did not log it), sorted by dataset and model. When a cell has several
+        FINISHED runs the one started last counts. Runs without ``dataset`` and ``model`` tags are
+        not cells (e.g. a parent run) and are left out.
+
+    Raises
+    ------
+    ConfigError
+        If the store cannot be opened or holds no such experiment.
+    """
+    client = _client(tracking_uri)
+    with _store_errors(tracking_uri):
+        experiment = client.get_experiment_by_name(experiment_name)
+        if experiment is None or experiment.lifecycle_stage != "active":
+            names = sorted(e.name for e in client.search_experiments())
+            raise ConfigError(
+                f"no MLflow experiment {experiment_name!r} in {tracking_uri!r} (existing: "
+                f"{', '.join(names) or 'none'}); run the experiment first "
+                f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
+            )
+        rows = [_row(run) for run in _finished_runs(client, experiment.experiment_id)]
+    cells = pd.DataFrame([row for row in rows if row is not None])
+    if cells.empty:
+        return pd.DataFrame(columns=KEY_COLUMNS)
+    metrics = sorted(set(cells.columns) - set(KEY_COLUMNS) - {"_start", "_end"})
+    return (
+        cells.sort_values(["_start", "_end"], ascending=False)
+        .drop_duplicates(["dataset", "model"])
+        .sort_values(["dataset", "model"])
+        .reset_index(drop=True)[KEY_COLUMNS + metrics]
+    )
+
+
+def load_fold_metrics(
+    tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]
+) -> pd.DataFrame:
+    """Per-fold values ``fold/<metric>`` of some runs, e.g. for a 5x2cv t-test per dataset.
+
+    Parameters
+    ----------
+    tracking_uri : str
+        MLflow tracking URI.
+    run_ids : iterable of str
+        Runs to read, e.g. the ``run_id`` column of :func:`load_results`.
+    metrics : iterable of str
+        Metric names without the ``fold/`` prefix, e.g. ``["zero_one_loss", "rmse"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format, columns ``run_id``, ``metric``, ``fold`` (the step), ``value``; if a step was
+        logged twice the later value counts.
+    """
+    client = _client(tracking_uri)
+    metrics = list(metrics)
+    rows = []
+    with _store_errors(tracking_uri):
+        for run_id in run_ids:
+            for metric in metrics:
+                history = client.get_metric_history(run_id, FOLD_PREFIX + metric)
+                by_fold = {m.step: m.value for m in sorted(history, key=lambda m: m.timestamp)}
+                rows += [(run_id, metric, fold, value) for fold, value in sorted(by_fold.items())]
+    return pd.DataFrame(rows, columns=["run_id", "metric", "fold", "value"])
+
+
+def _client(tracking_uri: str) -> MlflowClient:
+    """Open the store without creating it: MLflow would silently create an empty SQLite file."""
+    if tracking_uri.startswith("sqlite:"):
+        database = make_url(tracking_uri).database
+        if database and database != ":memory:" and not Path(database).is_file():
+            raise ConfigError(
+                f"no MLflow store at {Path(database).resolve()} (tracking_uri={tracking_uri!r}); "
+                f"run the experiment first or set tracking_uri to the store it logged to "
+                f"(a relative sqlite path is relative to the working directory)"
+            )
+    with _store_errors(tracking_uri):
+        return MlflowClient(tracking_uri)
+
+
+@contextmanager
+def _store_errors(tracking_uri: str) -> Iterator[None]:
+    try:
+        yield
+    except MlflowException as exc:
+        raise ConfigError(
+            f"cannot read the MLflow store {tracking_uri!r}: {exc.message}; "
+            f"check tracking_uri (e.g. sqlite:///runs/mlflow.db or http://host:5000)"
+        ) from exc
+
+
+def _finished_runs(client: MlflowClient, experiment_id: str) -> Iterator[Run]:
+    token = None
+    while True:
+        page = client.search_runs(
+            [experiment_id],
+            filter_string="attributes.status = 'FINISHED'",
+            run_view_type=ViewType.ACTIVE_ONLY,
+            max_results=1000,
+            page_token=token,
+        )
+        yield from page
+        token = page.token
+        if not token:
+            return
+
+
+def _row(run: Run) -> dict | None:
+    tags = run.data.tags
+    if "dataset" not in tags or "model" not in tags:
+        return None
+    means = {k: v for k, v in run.data.metrics.items() if not k.startswith(FOLD_PREFIX)}
+    return {
+        "dataset": tags["dataset"],
+        "model": tags["model"],
+        "run_id": run.info.run_id,
+        "cfg_hash": tags.get("cfg_hash"),
+        "_start": run.info.start_time,
+        "_end": run.info.end_time,
+        **means,
+    }

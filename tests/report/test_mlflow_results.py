@@ -1,0 +1,55 @@
+"""Reading an experiment's runs back from a real SQLite MLflow store."""
+
+import pytest
+
+from bncbench.errors import ConfigError
+from bncbench.report.results import load_fold_metrics, load_results
+
+
+def test_one_row_per_finished_cell(store):
+    uri, _, run_ids = store
+    results = load_results(uri, "toy")
+    assert list(results.columns) == [
+        "dataset",
+        "model",
+        "run_id",
+        "cfg_hash",
+        "rmse",
+        "zero_one_loss",
+    ]
+    cells = list(zip(results["dataset"], results["model"], strict=True))
+    assert cells == sorted(run_ids)  # no FAILED (d3, b), no RUNNING, no duplicate (d0, a)
+    assert list(results["run_id"]) == [run_ids[cell] for cell in cells]
+    latest = results.set_index(["dataset", "model"]).loc[("d0", "a")]
+    assert latest["cfg_hash"] == "h-d0-a-2000"
+    assert latest["zero_one_loss"] == pytest.approx(0.1)
+    assert latest["rmse"] == pytest.approx(0.3)
+
+
+def test_fold_metrics(store):
+    uri, _, run_ids = store
+    runs = [run_ids[("d2", "a")], run_ids[("d0", "b")]]
+    folds = load_fold_metrics(uri, runs, ["zero_one_loss"])
+    assert list(folds.columns) == ["run_id", "metric", "fold", "value"]
+    assert list(folds["run_id"]) == [runs[0]] * 10 + [runs[1]] * 10
+    assert set(folds["metric"]) == {"zero_one_loss"}
+    assert list(folds["fold"]) == list(range(10)) * 2
+    assert list(folds["value"]) == [0.05, 0.35] * 5 + [0.2] * 10
+
+
+def test_missing_store_is_not_created(tmp_path):
+    db = tmp_path / "nowhere" / "mlflow.db"
+    with pytest.raises(ConfigError, match="no MLflow store at .*run the experiment first"):
+        load_results(f"sqlite:///{db}", "toy")
+    assert not db.parent.exists()
+
+
+def test_unknown_experiment_lists_existing(store):
+    uri, _, _ = store
+    with pytest.raises(ConfigError, match=r"no MLflow experiment 'toi'.*existing: .*toy.*run the"):
+        load_results(uri, "toi")
+
+
+def test_unsupported_uri():
+    with pytest.raises(ConfigError, match="cannot read the MLflow store 'foo://bar'"):
+        load_results("foo://bar", "toy")
