@@ -1,0 +1,147 @@
+"""Win-draw-loss of two models across datasets with the two-tailed exact binomial sign test.
+
+Every bncbench metric is a loss (0-1 loss, RMSE, log-loss, seconds): A wins on a dataset when its
+mean over the folds is lower than B's.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import binomtest
+
+from bncbench.errors import ConfigError
+from bncbench.report.results import KEY_COLUMNS
+
+DRAWS = ("exclude", "split")
+# Means are averages over the same folds, so equal losses (e.g. equal 0-1 error counts) can differ
+# only by the order of floating-point summation; any real difference is many orders larger.
+_SAME_MEAN_RTOL = 1e-12
+
+
+@dataclass(frozen=True)
+class WinDrawLoss:
+    """Outcome of A vs B on one metric.
+
+    Attributes
+    ----------
+    a, b, metric : str
+        The comparison: A wins a dataset when its mean ``metric`` is lower than B's.
+    wins, draws, losses : int
+        Datasets won, drawn and lost by A.
+    n : int
+        Number of trials of the sign test (depends on the draws convention).
+    p_value : float
+        Two-tailed exact binomial sign test, success probability 0.5; 1.0 when ``n`` is 0.
+    significant : bool
+        ``p_value <= alpha``.
+    missing : tuple of str
+        Datasets left out because A or B has no value there (no finished run, or NaN).
+    """
+
+    a: str
+    b: str
+    metric: str
+    wins: int
+    draws: int
+    losses: int
+    n: int
+    p_value: float
+    significant: bool
+    missing: tuple[str, ...]
+
+
+def win_draw_loss(
+    results: pd.DataFrame,
+    a: str,
+    b: str,
+    metric: str,
+    *,
+    draws: str = "exclude",
+    round: int | None = None,
+    alpha: float = 0.05,
+    datasets: Iterable[str] | None = None,
+) -> WinDrawLoss:
+    """Count the datasets on which A beats, ties and loses to B, and test the counts.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        One row per (dataset, model) with columns ``dataset``, ``model`` and ``metric``, as returned
+        by :func:`bncbench.report.results.load_results`.
+    a, b : str
+        Model names (the ``model`` column).
+    metric : str
+        Column of ``results`` to compare; lower is better.
+    draws : {"exclude", "split"}
+        ``"exclude"``: the sign test ignores draws, ``n = wins + losses`` (the usual convention
+        of this literature, e.g. Petitjean et al. 2018). ``"split"``: of ``d`` draws, ``d // 2``
+        count as wins and ``d // 2`` as losses, an odd one is dropped, so
+        ``n = wins + losses + 2 * (d // 2)``.
+    round : int or None
+        None: a draw is equality of the unrounded means (to a relative 1e-12, which only absorbs
+        floating-point summation order). An int: means are first rounded to that many decimals
+        (``numpy.round``), which is what the few RMSE draws in the HDP paper suggest.
+    alpha : float
+        Significance level: significant when ``p_value <= alpha``.
+    datasets : iterable of str, optional
+        Datasets the comparison covers, e.g. the experiment's list; a dataset without a value for A
+        or B is reported in ``missing``. Default: every dataset in ``results``.
+
+    Returns
+    -------
+    WinDrawLoss
+
+    Raises
+    ------
+    ConfigError
+        If ``metric`` is not in ``results`` or an option is invalid.
+    """
+    _check_options(draws, round, alpha)
+    if metric not in results.columns:
+        logged = [c for c in results.columns if c not in KEY_COLUMNS]
+        raise ConfigError(
+            f"no metric {metric!r} in the results; logged metrics: {', '.join(logged) or 'none'}"
+        )
+    pair = results.loc[results["model"].isin([a, b])]
+    means = pair.pivot(index="dataset", columns="model", values=metric).reindex(columns=[a, b])
+    means = means.reindex(
+        sorted(results["dataset"].unique()) if datasets is None else list(datasets)
+    )
+    complete = means.notna().all(axis=1).to_numpy()
+    mean_a = means[a].to_numpy(dtype=float)[complete]
+    mean_b = means[b].to_numpy(dtype=float)[complete]
+    if round is not None:
+        mean_a, mean_b = np.round(mean_a, round), np.round(mean_b, round)
+    tie = np.isclose(mean_a, mean_b, rtol=_SAME_MEAN_RTOL, atol=0.0)
+    wins = int(np.sum(~tie & (mean_a < mean_b)))
+    losses = int(np.sum(~tie & (mean_a > mean_b)))
+    n_draws = int(np.sum(tie))
+    half = n_draws // 2 if draws == "split" else 0
+    n = wins + losses + 2 * half
+    p_value = binomtest(wins + half, n, 0.5).pvalue if n else 1.0
+    return WinDrawLoss(
+        a=a,
+        b=b,
+        metric=metric,
+        wins=wins,
+        draws=n_draws,
+        losses=losses,
+        n=n,
+        p_value=float(p_value),
+        significant=bool(p_value <= alpha),
+        missing=tuple(means.index[~complete]),
+    )
+
+
+def _check_options(draws: str, round: int | None, alpha: float) -> None:
+    if draws not in DRAWS:
+        raise ConfigError(f"report.draws must be one of {', '.join(DRAWS)}, got {draws!r}")
+    if round is not None and (not isinstance(round, int) or isinstance(round, bool) or round < 0):
+        raise ConfigError(
+            f"report.round must be null (exact equality) or a number of decimals >= 0, "
+            f"got {round!r}"
+        )
+    if not 0 < alpha < 1:
+        raise ConfigError(f"report.alpha must be in (0, 1), got {alpha!r}")
