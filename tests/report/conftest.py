@@ -56,7 +56,8 @@ def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", st
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    """A SQLite MLflow store with experiment ``toy``: models ``a`` and ``b`` on datasets d0..d3.
+    """A SQLite MLflow store with an experiment ``empty`` and an experiment ``toy``: models ``a``
+    and ``b`` on datasets d0..d3.
 
     - d0: a wins; d1: b wins; d2: draw (means equal but for summation order);
     - d3: ``b``'s only run FAILED, so d3 is missing for b;
@@ -70,6 +71,7 @@ def store(tmp_path_factory):
     uri = f"sqlite:///{tmp}/mlflow.db"
     client = MlflowClient(uri)
     exp = client.create_experiment("toy", artifact_location=(tmp / "artifacts").as_uri())
+    client.create_experiment("empty", artifact_location=(tmp / "artifacts-empty").as_uri())
     folds = {
         "good": {"zero_one_loss": [0.1] * 10, "rmse": [0.3] * 10},
         "bad": {"zero_one_loss": [0.2] * 10, "rmse": [0.4] * 10},
