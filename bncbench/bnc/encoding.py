@@ -47,8 +47,7 @@ class CategoryEncoder:
             series = X[column]
             has_missing = len(values) > 0 and pd.isna(values[-1])
             known = values[:-1] if has_missing else values
-            col_codes = np.asarray(pd.Categorical(series, categories=known).codes, dtype=np.int64)
-            if has_missing:
-                col_codes[series.isna().to_numpy()] = len(values) - 1
-            codes[:, j] = col_codes
+            local_codes, uniques = pd.factorize(series)
+            to_training_code = np.append(pd.Index(known).get_indexer(uniques), len(values) - 1 if has_missing else UNSEEN)
+            codes[:, j] = to_training_code[local_codes]  # local code -1 (missing) picks the last entry
         return codes
