@@ -1,0 +1,114 @@
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from bncbench import BNClassifier
+from bncbench.errors import ConfigError, DatasetError
+
+
+@pytest.fixture(scope="module")
+def mixed_frame():
+    rng = np.random.default_rng(0)
+    n = 200
+    y = rng.choice(["no", "yes"], n)
+    frame = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", None], n),
+            "count": rng.integers(0, 3, n),
+            "flag": np.where(y == "yes", rng.random(n) < 0.8, rng.random(n) < 0.2),
+            "level": rng.choice([1.5, 2.5, np.nan], n),
+        }
+    )
+    return frame, y
+
+
+@pytest.mark.parametrize("structure,k", [("nb", 1), ("tan", 1), ("kdb", 1), ("kdb", 3)])
+@pytest.mark.parametrize("estimator", ["mle", "laplace", "m_estimate"])
+def test_fit_predict_on_values_of_any_type(mixed_frame, structure, k, estimator):
+    X, y = mixed_frame
+    clf = BNClassifier(structure=structure, k=k, estimator=estimator, random_state=0).fit(X, y)
+    proba = clf.predict_proba(X)
+    assert list(clf.classes_) == ["no", "yes"]
+    assert proba.shape == (len(X), 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    assert set(clf.parents_) == set(X.columns)
+    assert all(len(p) <= k for p in clf.parents_.values())
+    assert clf.score(X, y) > 0.7  # "flag" alone predicts the class 80% of the time
+
+
+def test_missing_is_a_value_of_its_own(mixed_frame):
+    X, y = mixed_frame
+    clf = BNClassifier(estimator="laplace").fit(X, y)
+    assert len(clf.cpt("colour").columns) == 3  # green, red and missing
+    assert clf.cpt("colour").columns.isna().sum() == 1
+
+
+def test_unseen_values_and_contexts_at_prediction(mixed_frame):
+    X, y = mixed_frame
+    clf = BNClassifier(structure="kdb", k=2, estimator="m_estimate", estimator_params={"m": 1}).fit(X, y)
+    unseen = X.iloc[:3].copy()
+    unseen["colour"] = "ultraviolet"
+    unseen["count"] = 99
+    proba = clf.predict_proba(unseen)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # a value never seen in training carries no evidence: under NB the row is classified as if the
+    # attribute were absent
+    nb = BNClassifier(estimator="laplace").fit(X, y)
+    without_colour = BNClassifier(estimator="laplace").fit(X.drop(columns="colour"), y)
+    np.testing.assert_allclose(nb.predict_proba(unseen.assign(count=0)), without_colour.predict_proba(unseen.assign(count=0)))
+
+
+def test_mle_with_an_impossible_row_gives_the_uniform_distribution():
+    X = pd.DataFrame({"a": ["p", "q"]})
+    clf = BNClassifier(estimator="mle").fit(X, ["c1", "c2"])
+    np.testing.assert_allclose(clf.predict_proba(X), [[1, 0], [0, 1]])
+
+
+def test_a_dict_structure_keeps_the_given_parent_order(mixed_frame):
+    X, y = mixed_frame
+    structure = {"colour": ["level", "count"], "count": [], "flag": ["count"], "level": []}
+    clf = BNClassifier(structure=structure, estimator="laplace").fit(X, y)
+    assert clf.parents_["colour"] == ["level", "count"]
+    assert clf.cpt("colour").index.names == ["class", "level", "count"]
+
+
+@pytest.mark.parametrize(
+    "structure,message",
+    [
+        ({"colour": ["nope"]}, "not columns of X"),
+        ({"colour": ["count"], "count": ["colour"]}, "cycle"),
+        ({"colour": ["colour"]}, "itself"),
+    ],
+)
+def test_bad_dict_structures_are_refused(mixed_frame, structure, message):
+    X, y = mixed_frame
+    with pytest.raises(ConfigError, match=message):
+        BNClassifier(structure=structure).fit(X, y)
+
+
+def test_unknown_structure_lists_the_valid_ones(mixed_frame):
+    X, y = mixed_frame
+    with pytest.raises(ConfigError, match="valid structures: kdb, nb, tan"):
+        BNClassifier(structure="forest").fit(X, y)
+
+
+def test_bad_data_is_refused(mixed_frame):
+    X, y = mixed_frame
+    with pytest.raises(DatasetError, match="missing values"):
+        BNClassifier().fit(X, np.where(np.arange(len(y)) == 3, None, y))
+    with pytest.raises(DatasetError, match="zero rows"):
+        BNClassifier().fit(X.iloc[:0], y[:0])
+    clf = BNClassifier().fit(X, y)
+    with pytest.raises(DatasetError, match="lacks the columns"):
+        clf.predict(X.drop(columns="flag"))
+
+
+def test_scikit_learn_contract(mixed_frame):
+    X, y = mixed_frame
+    clf = BNClassifier(structure="kdb", k=2, estimator="m_estimate", estimator_params={"m": 1}, random_state=3)
+    twin = clone(clf)
+    assert twin.get_params() == clf.get_params()
+    np.testing.assert_array_equal(twin.fit(X, y).predict_proba(X), clf.fit(X, y).predict_proba(X))
