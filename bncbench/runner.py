@@ -1,0 +1,301 @@
+"""Running an experiment: 5x2 cross-validation of each (dataset, model) cell, logged to MLflow.
+
+``python -m bncbench`` is a Hydra multirun whose sweep is the experiment's datasets x models (see
+``conf/config.yaml``); each Hydra job calls ``run_job`` on one cell, whichever launcher runs it (joblib
+locally, or e.g. submitit on a cluster). ``ExperimentCallback`` runs in the launching process: it
+creates the MLflow store and experiment before any job starts, and at the end reads the cells' status
+back from MLflow, writes the report and sets the exit status.
+"""
+
+import json
+import logging
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+from sklearn.model_selection import StratifiedKFold
+
+from bncbench import tracking
+from bncbench.bnc.classifier import BNClassifier
+from bncbench.data import MDLDiscretizer, load_dataset
+from bncbench.errors import BncbenchError
+from bncbench.metrics import LOSSES
+
+log = logging.getLogger(__name__)
+
+#: Arguments of ``BNClassifier`` read from a model config.
+MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_params")
+TIMINGS = ("fit_seconds", "predict_seconds")
+
+
+@dataclass
+class CrossValidation:
+    """Results of the repeated cross-validation of one cell; fold ``i`` is row/entry ``i``."""
+
+    seeds: list[int]
+    metrics: pd.DataFrame  # one row per fold: the losses and the timings
+    predictions: pd.DataFrame  # one row per (fold, test row)
+    structures: list[dict] = field(default_factory=list)  # per fold: repetition, parents_
+
+
+def repetition_seeds(seed: int, repetitions: int) -> list[int]:
+    """Seeds of the repetitions' fold splits, derived from ``seed`` by NumPy's SeedSequence.
+
+    Unlike ``seed + r``, the seeds of two base seeds share no repetition.
+    """
+    return [int(s) for s in np.random.SeedSequence(int(seed)).generate_state(int(repetitions))]
+
+
+def cross_validate(dataset, model_args: dict, repetitions: int = 5, folds: int = 2, seed: int = 1) -> CrossValidation:
+    """``repetitions`` x stratified ``folds``-fold CV of ``BNClassifier(**model_args)`` on ``dataset``.
+
+    Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts; the
+    classifier gets ``random_state`` = the repetition's seed. ``fit_seconds`` times the classifier's
+    ``fit``, ``predict_seconds`` its ``predict_proba`` (the predicted class is the arg-max), both by
+    ``time.perf_counter``; discretisation is timed by neither.
+
+    The losses (``bncbench.metrics``) are computed over all classes of the dataset: a class missing
+    from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
+    ``bncbench.metrics.PROBABILITY_FLOOR`` (1e-15).
+
+    Parameters
+    ----------
+    dataset : bncbench.data.Dataset
+    model_args : dict
+        Arguments of ``BNClassifier`` other than ``random_state``.
+    repetitions, folds, seed : int
+        The CV protocol; see ``repetition_seeds``.
+    """
+    seeds = repetition_seeds(seed, repetitions)
+    classes = np.array(sorted(dataset.y.unique()), dtype=object)
+    y_codes = np.searchsorted(classes, dataset.y.to_numpy(dtype=object))
+    fold_metrics, predictions, structures = [], [], []
+    for repetition, rep_seed in enumerate(seeds):
+        splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
+        with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
+            warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+            splits = list(splitter.split(np.zeros(len(y_codes)), y_codes))
+        for train, test in splits:
+            index = len(fold_metrics)
+            proba, seconds, parents = _fit_predict(dataset, train, test, model_args, rep_seed, classes)
+            losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
+            fold_metrics.append({**losses, **seconds})
+            predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
+            structures.append({"fold": index, "repetition": repetition, "parents": parents})
+    return CrossValidation(seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures)
+
+
+def _fit_predict(dataset, train, test, model_args, random_state, classes):
+    discretizer = MDLDiscretizer().fit(dataset.X.iloc[train], dataset.y.iloc[train])
+    X_train = discretizer.transform(dataset.X.iloc[train])
+    X_test = discretizer.transform(dataset.X.iloc[test])
+    classifier = BNClassifier(**model_args, random_state=random_state)
+    start = time.perf_counter()
+    classifier.fit(X_train, dataset.y.iloc[train])
+    fitted = time.perf_counter()
+    fold_proba = classifier.predict_proba(X_test)
+    predicted = time.perf_counter()
+    proba = np.zeros((len(test), len(classes)))
+    proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
+    parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
+    return proba, {"fit_seconds": fitted - start, "predict_seconds": predicted - fitted}, parents
+
+
+def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        {
+            "fold": fold,
+            "repetition": repetition,
+            "row": test,
+            "y_true": classes[y_codes].astype(str),
+            "y_pred": classes[np.argmax(proba, axis=1)].astype(str),
+        }
+    )
+    probabilities = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
+    return pd.concat([frame, probabilities], axis=1)
+
+
+def cell_names(cfg: DictConfig) -> tuple[str, str]:
+    """(dataset, model) config names of the cell: Hydra's choices in a job, else the configs' ``name``."""
+    if HydraConfig.initialized():
+        choices = HydraConfig.get().runtime.choices
+        return str(choices.get("dataset")), str(choices.get("model"))
+    return str(cfg.dataset.name), str(cfg.model.name)
+
+
+def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
+    """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped" or "failed".
+
+    A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run is skipped. Runs
+    of the same config left RUNNING by a killed process are marked KILLED. Any exception is logged on
+    the run (status FAILED, tag ``error``; a traceback artifact unless it is a ``BncbenchError``) and
+    not raised.
+    """
+    hash_ = tracking.cfg_hash(cfg)
+    name = f"{dataset_name}/{model_name}"
+    done = tracking.finished_run(client, experiment_id, hash_)
+    if done is not None:
+        log.info("%s: skipped, finished as run %s", name, done.info.run_id)
+        return "skipped"
+    tracking.abandon_running(client, experiment_id, hash_, "left RUNNING by an interrupted process; run again")
+    tags = {
+        "dataset": dataset_name,
+        "model": model_name,
+        "structure": cfg.model.structure if isinstance(cfg.model.structure, str) else "custom",
+        "estimator": cfg.model.estimator,
+        "cfg_hash": hash_,
+    }
+    run_id = tracking.start_run(client, experiment_id, name, tags)
+    try:
+        _evaluate_and_log(cfg, client, run_id)
+    except Exception as err:  # a failed cell must never stop the others
+        message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
+        tracking.set_tags(client, run_id, {"error": message})
+        if not isinstance(err, BncbenchError):
+            client.log_text(run_id, traceback.format_exc(), "error.txt")
+        tracking.end_run(client, run_id, failed=True)
+        log.error("%s: FAILED: %s", name, message)
+        return "failed"
+    tracking.end_run(client, run_id, failed=False)
+    log.info("%s: finished (run %s)", name, run_id)
+    return "finished"
+
+
+def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
+    cv = cfg.cv
+    seeds = repetition_seeds(cv.seed, cv.repetitions)
+    params = tracking.flatten(tracking.semantic_config(cfg))
+    params.update({"cv.seeds": json.dumps(seeds), "data_dir": str(cfg.data_dir), "experiment.name": str(cfg.experiment.name)})
+    tracking.log_params(client, run_id, params)
+    client.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
+
+    dataset = load_dataset(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
+    model_args = {key: OmegaConf.to_container(cfg.model, resolve=True)[key] for key in MODEL_ARGS}
+    result = cross_validate(dataset, model_args, cv.repetitions, cv.folds, cv.seed)
+
+    metrics = [(f"fold/{name}", value, fold) for name in result.metrics for fold, value in enumerate(result.metrics[name])]
+    metrics += [(name, result.metrics[name].mean(), 0) for name in result.metrics]
+    tracking.log_metrics(client, run_id, metrics)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "predictions.parquet"
+        result.predictions.to_parquet(path, index=False)
+        client.log_artifact(run_id, str(path))
+    client.log_dict(run_id, {"folds": result.structures}, "structure.json")
+
+
+def run_job(cfg: DictConfig) -> str:
+    """Hydra task function: one cell. Never raises; see ``run_cell``."""
+    try:
+        dataset_name, model_name = cell_names(cfg)
+        client = tracking.open_store(cfg.tracking_uri)
+        experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, cfg.artifact_location)
+        return run_cell(cfg, client, experiment_id, dataset_name, model_name)
+    except Exception as err:  # not even a run could be logged; the summary reports the cell as not run
+        log.error("cell not run: %s", err if isinstance(err, BncbenchError) else traceback.format_exc())
+        return "failed"
+
+
+@dataclass
+class Summary:
+    """Status of each cell of an experiment after a sweep, read back from MLflow."""
+
+    finished: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # cell -> error message
+
+    @property
+    def total(self) -> int:
+        return len(self.finished) + len(self.skipped) + len(self.failed)
+
+
+def summarise(client, experiment_id: str, datasets, models, since_ms: int) -> Summary:
+    """Classify every (dataset, model) cell by its runs: those started at ``since_ms`` or later are this
+    sweep's; a cell without one was skipped when an earlier run FINISHED, else it was not run."""
+    runs = defaultdict(list)
+    for run in tracking.cell_runs(client, experiment_id):
+        runs[(run.data.tags.get("dataset"), run.data.tags.get("model"))].append(run)
+    summary = Summary()
+    for dataset in datasets:
+        for model in models:
+            name = f"{dataset}/{model}"
+            cell_runs = runs[(str(dataset), str(model))]
+            new = [r for r in cell_runs if r.info.start_time >= since_ms]
+            if any(r.info.status == "FINISHED" for r in new):
+                summary.finished.append(name)
+            elif new:
+                last = new[-1]
+                summary.failed[name] = last.data.tags.get("error", f"run ended {last.info.status}")
+            elif any(r.info.status == "FINISHED" for r in cell_runs):
+                summary.skipped.append(name)
+            else:
+                summary.failed[name] = "not run (see the log of its Hydra job)"
+    return summary
+
+
+class ExperimentCallback(Callback):
+    """Hydra callback around the sweep of an experiment's cells, in the launching process.
+
+    ``on_multirun_start`` creates the MLflow store and experiment once, before any worker starts
+    (concurrent first connections to a new SQLite file race in its schema migration).
+    ``on_multirun_end`` prints the summary, writes the report and exits with status 1 if a cell
+    failed. Hydra turns exceptions raised in callbacks into warnings, so errors leave as SystemExit.
+    """
+
+    def __init__(self) -> None:
+        self.started_ms: int | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        try:
+            client = tracking.open_store(config.tracking_uri)
+            tracking.prepare_experiment(client, config.experiment.name, config.artifact_location)
+        except BncbenchError as err:
+            print(f"bncbench: error: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+        self.started_ms = int(time.time() * 1000)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        experiment = config.experiment
+        client = tracking.open_store(config.tracking_uri)
+        summary = summarise(
+            client, tracking.experiment_id(client, experiment.name), experiment.datasets, experiment.models,
+            self.started_ms or 0,
+        )
+        report_ok = _write_report(config)
+        _print_failures(summary)
+        print(
+            f"bncbench: experiment {experiment.name!r}: {summary.total} cells, {len(summary.finished)} run, "
+            f"{len(summary.skipped)} skipped (finished before), {len(summary.failed)} failed."
+        )
+        if summary.failed or not report_ok:
+            raise SystemExit(1)
+
+
+def _write_report(config: DictConfig) -> bool:
+    from bncbench.report import write_report
+
+    cfg = OmegaConf.masked_copy(config, [key for key in config if key != "hydra"])
+    try:
+        print(f"bncbench: report written to {write_report(cfg)}")
+    except BncbenchError as err:
+        print(f"bncbench: report not written: {err}", file=sys.stderr)
+        return False
+    return True
+
+
+def _print_failures(summary: Summary) -> None:
+    by_error = defaultdict(list)
+    for cell, error in summary.failed.items():
+        by_error[error].append(cell)
+    for error, cells in by_error.items():
+        shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
+        print(f"bncbench: FAILED {shown}: {error.splitlines()[0] if error else ''}")

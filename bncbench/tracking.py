@@ -1,0 +1,179 @@
+"""MLflow bookkeeping of an experiment: the store, the runs of its cells, and what is already done.
+
+Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named
+``experiment.name``; one run per (dataset, model) cell, named ``<dataset>/<model>`` and tagged
+``dataset``, ``model``, ``structure``, ``estimator`` and ``cfg_hash``; failed cells have status FAILED
+and an ``error`` tag.
+
+Every function takes an explicit ``MlflowClient``: no fluent-API state (active run, global tracking
+URI) is used, because Hydra's joblib workers run one cell after another in the same process.
+"""
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlparse
+
+from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.tracking import MlflowClient
+from omegaconf import DictConfig, OmegaConf
+
+from bncbench.errors import ConfigError
+
+#: Top-level config keys whose values define what a cell computes; paths, the tracking store and
+#: launcher settings are left out, so changing them does not make a finished cell run again.
+SEMANTIC_KEYS = ("dataset", "model", "cv")
+#: MLflow tag values are limited in length; longer error messages are cut there.
+MAX_TAG_LENGTH = 5000
+_BATCH = 1000
+
+
+def open_store(tracking_uri: str) -> MlflowClient:
+    """A client on ``tracking_uri``, creating a SQLite database (and its directory) when absent.
+
+    Raises
+    ------
+    ConfigError
+        The store cannot be opened; the message names the URI and what would work instead.
+    """
+    fix = (
+        "Set tracking_uri to a writable SQLite file, e.g. tracking_uri=sqlite:///runs/mlflow.db, "
+        "or to the http(s):// address of a running `mlflow server`."
+    )
+    scheme = urlparse(str(tracking_uri)).scheme
+    if scheme == "sqlite":
+        path = str(tracking_uri).removeprefix("sqlite:///")
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {err}. {fix}") from None
+    elif scheme in ("", "file"):
+        raise ConfigError(
+            f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {fix}"
+        )
+    try:
+        client = MlflowClient(tracking_uri=str(tracking_uri))
+        client.search_experiments(max_results=1)
+    except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {reason}. {fix}") from None
+    return client
+
+
+def prepare_experiment(client: MlflowClient, name: str, artifact_location: str | None) -> str:
+    """Id of the MLflow experiment ``name``, created if absent.
+
+    A new experiment stores its artifacts under ``<artifact_location>/<name>`` (made an absolute file
+    URI); with ``artifact_location=None`` the tracking server decides.
+    """
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        location = None
+        if artifact_location is not None:
+            location = (Path(artifact_location) / name).resolve().as_uri()
+        return client.create_experiment(name, artifact_location=location)
+    if experiment.lifecycle_stage != "active":
+        raise ConfigError(
+            f"the MLflow experiment {name!r} is deleted; restore it "
+            f"(mlflow experiments restore --experiment-id {experiment.experiment_id}) or remove it for good "
+            "(mlflow gc), then run again."
+        )
+    return experiment.experiment_id
+
+
+def experiment_id(client: MlflowClient, name: str) -> str:
+    """Id of the existing MLflow experiment ``name``."""
+    experiment = client.get_experiment_by_name(name)
+    if experiment is None:
+        raise ConfigError(f"no MLflow experiment {name!r} in {client.tracking_uri!r}; run the experiment first.")
+    return experiment.experiment_id
+
+
+def semantic_config(cfg: DictConfig) -> dict:
+    """The part of a cell's config that determines its results (see ``SEMANTIC_KEYS``), resolved."""
+    return {key: OmegaConf.to_container(cfg[key], resolve=True) for key in SEMANTIC_KEYS}
+
+
+def cfg_hash(cfg: DictConfig) -> str:
+    """Hash of a cell's semantic config: equal configs, in any key order, give equal hashes."""
+    text = json.dumps(semantic_config(cfg), sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def finished_run(client: MlflowClient, experiment_id: str, hash_: str):
+    """The latest FINISHED run with ``cfg_hash == hash_``, or None."""
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'FINISHED'",
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    return runs[0] if runs else None
+
+
+def abandon_running(client: MlflowClient, experiment_id: str, hash_: str, reason: str) -> int:
+    """Mark runs with ``cfg_hash == hash_`` still RUNNING (their process died) as KILLED; return how many."""
+    runs = client.search_runs(
+        [experiment_id], filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'RUNNING'"
+    )
+    for run in runs:
+        client.set_tag(run.info.run_id, "error", reason)
+        client.set_terminated(run.info.run_id, status="KILLED")
+    return len(runs)
+
+
+def start_run(client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str]) -> str:
+    """Create a RUNNING run and return its id."""
+    return client.create_run(experiment_id, run_name=run_name, tags={k: str(v) for k, v in tags.items()}).info.run_id
+
+
+def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists and empty mappings become JSON text."""
+    flat = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (Mapping, list, tuple)):
+            flat[name] = json.dumps(value, default=str)
+        else:
+            flat[name] = str(value)
+    return flat
+
+
+def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> None:
+    items = [Param(k, str(v)) for k, v in params.items()]
+    for start in range(0, len(items), 100):  # MLflow takes at most 100 params per batch
+        client.log_batch(run_id, params=items[start : start + 100])
+
+
+def log_metrics(client: MlflowClient, run_id: str, metrics: list[tuple[str, float, int]]) -> None:
+    """Log ``(key, value, step)`` triples in batches."""
+    from time import time
+
+    now = int(time() * 1000)
+    items = [Metric(key, float(value), now, int(step)) for key, value, step in metrics]
+    for start in range(0, len(items), _BATCH):
+        client.log_batch(run_id, metrics=items[start : start + _BATCH])
+
+
+def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
+    client.log_batch(run_id, tags=[RunTag(k, str(v)[:MAX_TAG_LENGTH]) for k, v in tags.items()])
+
+
+def end_run(client: MlflowClient, run_id: str, failed: bool) -> None:
+    client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FAILED if failed else RunStatus.FINISHED))
+
+
+def cell_runs(client: MlflowClient, experiment_id: str) -> list:
+    """Every run of the experiment (all statuses), oldest first."""
+    runs, token = [], None
+    while True:
+        page = client.search_runs(
+            [experiment_id], order_by=["attributes.start_time ASC"], max_results=1000, page_token=token
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
