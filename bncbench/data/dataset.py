@@ -1,0 +1,152 @@
+"""Load a dataset named by its config (``conf/dataset/<name>.yaml``) from its source."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from bncbench.data.sklearn_source import read_sklearn_table
+from bncbench.data.store import (
+    DATA_DIR_HINT,
+    data_file,
+    read_store_table,
+    resolve_data_dir,
+)
+from bncbench.errors import ConfigError, DatasetError
+
+logger = logging.getLogger(__name__)
+
+SPEC_KEYS = {"name", "source", "openml_id", "openml_target", "drop"}
+SOURCES = ("store", "sklearn")
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A classification dataset, undiscretised.
+
+    Attributes
+    ----------
+    name : str
+        The dataset's name (its config name).
+    X : DataFrame
+        Attributes: numeric ones float64, nominal ones strings; NaN = missing.
+    y : Series
+        Class labels as strings, never missing.
+    numeric : list of str
+        Names of the numeric columns of ``X``.
+    """
+
+    name: str
+    X: pd.DataFrame
+    y: pd.Series
+    numeric: list[str]
+
+
+def load_dataset(spec: Mapping, data_dir: str | Path | None) -> Dataset:
+    """Load the dataset a ``conf/dataset/<name>.yaml`` describes.
+
+    Parameters
+    ----------
+    spec : Mapping
+        Keys ``name``; ``source`` ("store" or "sklearn"); ``openml_id`` (int or None) and
+        ``openml_target`` (str or None), used to fetch a store dataset absent from the store;
+        ``drop`` (column names to leave out, e.g. ids).
+    data_dir : str, Path or None
+        The store directory; None = :func:`resolve_data_dir`'s default.
+
+    Returns
+    -------
+    Dataset
+        Rows whose class is missing are dropped (with a logged warning).
+
+    Raises
+    ------
+    ConfigError
+        When the spec is malformed.
+    DatasetError
+        When the dataset cannot be found or read, or its class column is unusable.
+    """
+    name, source, openml_id, openml_target, drop = _read_spec(spec)
+    if source == "sklearn":
+        frame, numeric, class_name = read_sklearn_table(name)
+    else:
+        store = resolve_data_dir(data_dir)
+        if not data_file(store, name).is_file():
+            if openml_id is None:
+                raise DatasetError(_not_found_message(name, store))
+            from bncbench.data.openml_source import fetch_openml_into_store
+
+            fetch_openml_into_store(name, openml_id, openml_target, store)
+        frame, numeric, class_name = read_store_table(store, name)
+    unknown = [column for column in drop if column not in frame.columns or column == class_name]
+    if unknown:
+        raise ConfigError(
+            f"drop in conf/dataset/{name}.yaml names {unknown}, which are not attributes of "
+            f"'{name}'; its attributes are {[c for c in frame.columns if c != class_name]}."
+        )
+    y = frame[class_name]
+    X = frame.drop(columns=[class_name, *drop])
+    keep = y.notna()
+    if not keep.all():
+        if not keep.any():
+            raise DatasetError(
+                f"Every row of dataset '{name}' has a missing class; check its class column."
+            )
+        logger.warning(
+            "Dataset '%s': dropped %d of %d rows whose class is missing",
+            name,
+            int((~keep).sum()),
+            len(keep),
+        )
+        X, y = X[keep].reset_index(drop=True), y[keep].reset_index(drop=True)
+    classes = pd.unique(y)
+    if len(classes) < 2:
+        raise DatasetError(
+            f"The class column of dataset '{name}' has the single value {classes[0]!r}, so "
+            "there is nothing to classify; check the class column (or openml_target)."
+        )
+    return Dataset(
+        name=name,
+        X=X,
+        y=y.astype("str").rename("class"),
+        numeric=[column for column in numeric if column in X.columns],
+    )
+
+
+def _read_spec(spec: Mapping) -> tuple[str, str, int | None, str | None, list[str]]:
+    """Validate a dataset spec and return its fields."""
+    unknown = sorted(set(spec) - SPEC_KEYS)
+    name = spec.get("name")
+    where = f"conf/dataset/{name}.yaml" if name else "a dataset config"
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys {unknown}; the keys are {sorted(SPEC_KEYS)}.")
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{where} needs a 'name' (the dataset's name in its source).")
+    source = spec.get("source", "store")
+    if source not in SOURCES:
+        raise ConfigError(f"{where} has source {source!r}; use one of {list(SOURCES)}.")
+    openml_id = spec.get("openml_id")
+    if openml_id is not None and (isinstance(openml_id, bool) or not isinstance(openml_id, int)):
+        raise ConfigError(f"{where} has openml_id {openml_id!r}; it must be an integer or null.")
+    drop = list(spec.get("drop") or [])
+    return name, source, openml_id, spec.get("openml_target"), drop
+
+
+def _not_found_message(name: str, store: Path) -> str:
+    """Say that a dataset is absent from the store, what is there, and how to fix it."""
+    if not store.is_dir():
+        present = "that directory does not exist"
+    else:
+        known = [path.name.removesuffix(".csv.gz") for path in store.glob("*.csv.gz")]
+        close = difflib.get_close_matches(name, known, n=3)
+        present = f"it holds {len(known)} datasets" + (f"; did you mean {close}?" if close else "")
+    return (
+        f"Dataset '{name}' not found: no {name}.csv.gz in the data directory {store} ({present}) "
+        f"and its config has no openml_id to fetch it from OpenML. Point bncbench at the store "
+        f"that holds it ({DATA_DIR_HINT}), or set openml_id in conf/dataset/{name}.yaml."
+    )

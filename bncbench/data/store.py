@@ -1,0 +1,262 @@
+"""The dataset store: a folder of ``<name>.csv.gz`` files typed by one ``schema.json``.
+
+Format (the one of ``../shared/datasets``): gzip'd UTF-8 CSV with a header row, class column
+last, a missing value is an empty field, every other token is kept exactly as written.
+``schema.json`` maps each dataset name to ``{"attributes": [{"name", "type", "values"}, ...],
+"class": {"name", "type", "values"}}`` with type ``numeric`` or ``nominal`` and, for nominal
+columns, the declared values.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gzip
+import json
+import os
+import tempfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+
+from bncbench.errors import DatasetError
+
+SCHEMA_FILE = "schema.json"
+DATA_DIR_ENV = "BNCBENCH_DATA_DIR"
+DATA_DIR_HINT = (
+    f"set the data directory with the config option data_dir=... or the environment variable "
+    f"{DATA_DIR_ENV}"
+)
+
+
+def resolve_data_dir(value: str | Path | None) -> Path:
+    """Return the dataset store directory.
+
+    Parameters
+    ----------
+    value : str, Path or None
+        An explicit directory (the ``data_dir`` config option). When None, the environment
+        variable ``BNCBENCH_DATA_DIR``, else ``$XDG_CACHE_HOME/bncbench/datasets`` (default
+        ``~/.cache/bncbench/datasets``).
+
+    Returns
+    -------
+    Path
+        The absolute directory; it need not exist yet.
+    """
+    if value is None or str(value) == "":
+        value = os.environ.get(DATA_DIR_ENV) or None
+    if value is None:
+        cache_home = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        value = Path(cache_home) / "bncbench" / "datasets"
+    return Path(value).expanduser().resolve()
+
+
+def data_file(data_dir: Path, name: str) -> Path:
+    """Path of the data file of dataset ``name`` in the store ``data_dir``."""
+    return data_dir / f"{name}.csv.gz"
+
+
+def read_schema(data_dir: Path) -> dict:
+    """Read ``schema.json`` of a store; an absent file reads as an empty schema."""
+    path = data_dir / SCHEMA_FILE
+    if not path.is_file():
+        return {}
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as ex:
+        raise DatasetError(
+            f"{path} is not valid JSON ({ex}); repair it or restore it from the dataset store "
+            "it was copied from."
+        ) from ex
+    if not isinstance(schema, dict):
+        raise DatasetError(f"{path} must hold a JSON object mapping dataset names to entries.")
+    return schema
+
+
+def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str], str]:
+    """Read and type-check one dataset of the store.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The store directory.
+    name : str
+        Dataset name; its file is ``<data_dir>/<name>.csv.gz``.
+
+    Returns
+    -------
+    frame : DataFrame
+        Every column of the file in schema order; numeric columns float64, nominal columns
+        strings; NaN = missing.
+    numeric : list of str
+        Names of the numeric attributes.
+    class_name : str
+        Name of the class column.
+
+    Raises
+    ------
+    DatasetError
+        When the file does not parse or does not match its schema entry.
+    """
+    path = data_file(data_dir, name)
+    entry = read_schema(data_dir).get(name)
+    if entry is None:
+        raise DatasetError(
+            f"{data_dir / SCHEMA_FILE} has no entry for dataset '{name}', so the columns of "
+            f"{path.name} cannot be typed. Add the entry (attributes with type numeric|nominal "
+            "and the class), or delete the file to fetch the dataset again from OpenML."
+        )
+    attributes, class_attr = _schema_columns(entry, name)
+    frame = _read_csv(path)
+    columns = [a["name"] for a in attributes] + [class_attr["name"]]
+    _check_columns(frame, columns, class_attr["name"], path)
+    frame = frame[columns]
+    numeric = []
+    for attr in [*attributes, class_attr]:
+        column = attr["name"]
+        if attr["type"] == "numeric" and attr is not class_attr:
+            frame[column] = _to_float(frame[column], column, path)
+            numeric.append(column)
+        elif attr.get("values") is not None:
+            _check_declared_values(frame[column], attr["values"], column, path)
+    return frame, numeric, class_attr["name"]
+
+
+def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dict) -> None:
+    """Write a dataset into the store: its ``.csv.gz`` file and its ``schema.json`` entry.
+
+    The data go to a temporary file that is renamed into place only after ``schema.json`` is
+    updated, so an interrupted write never leaves a partial data file, and a data file never
+    exists without its schema entry. ``schema.json`` is rewritten under a lock, so processes
+    adding different datasets to one store do not lose each other's entries.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The store directory (created if absent).
+    name : str
+        Dataset name.
+    frame : DataFrame
+        All columns in store order, class last; NaN = missing.
+    entry : dict
+        The schema entry of the dataset.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    target = data_file(data_dir, name)
+    text = frame.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8")
+    with _temporary_file(data_dir, target.name) as temp:
+        with open(temp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+            gz.write(text)
+        with _schema_lock(data_dir):
+            schema = read_schema(data_dir)
+            schema[name] = entry
+            schema_text = json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
+            with _temporary_file(data_dir, SCHEMA_FILE) as schema_temp:
+                schema_temp.write_text(schema_text, encoding="utf-8")
+                os.replace(schema_temp, data_dir / SCHEMA_FILE)
+        os.replace(temp, target)
+
+
+@contextlib.contextmanager
+def _temporary_file(directory: Path, final_name: str) -> Iterator[Path]:
+    """A hidden temporary file beside its final path, removed unless renamed away."""
+    handle, name = tempfile.mkstemp(dir=directory, prefix=f".{final_name}.", suffix=".tmp")
+    os.close(handle)
+    temp = Path(name)
+    try:
+        yield temp
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _schema_lock(data_dir: Path) -> Iterator[None]:
+    """Exclusive advisory lock of a store's ``schema.json`` (released when the process dies)."""
+    with open(data_dir / f".{SCHEMA_FILE}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _schema_columns(entry: object, name: str) -> tuple[list[dict], dict]:
+    """Validate a schema entry; return its attribute entries and its class entry."""
+    problem = None
+    if not isinstance(entry, dict) or not isinstance(entry.get("attributes"), list):
+        problem = "it needs an 'attributes' list"
+    elif not isinstance(entry.get("class"), dict) or "name" not in entry["class"]:
+        problem = "it needs a 'class' object with a 'name'"
+    else:
+        for attr in entry["attributes"]:
+            if not isinstance(attr, dict) or "name" not in attr or attr.get("type") not in (
+                "numeric",
+                "nominal",
+            ):
+                problem = f"attribute {attr!r} needs a 'name' and a type numeric|nominal"
+                break
+    if problem:
+        raise DatasetError(f"The schema.json entry of dataset '{name}' is malformed: {problem}.")
+    return entry["attributes"], entry["class"]
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """Read a store file with every value as a string (missing = empty field)."""
+    try:
+        # The pyarrow engine rejects rows with too few fields; the C engine pads them with NaN.
+        return pd.read_csv(
+            path, dtype=str, keep_default_na=False, na_values=[""], engine="pyarrow"
+        )
+    except (OSError, EOFError, zlib.error, ValueError) as ex:
+        raise DatasetError(
+            f"{path} does not parse as a gzip'd CSV file ({type(ex).__name__}: {ex}). "
+            "Replace it with a good copy, or delete it to fetch the dataset again from OpenML "
+            "(when its config has an openml_id)."
+        ) from ex
+
+
+def _check_columns(frame: pd.DataFrame, columns: list[str], class_name: str, path: Path) -> None:
+    """Raise when the file's header differs from the schema's columns."""
+    if class_name not in frame.columns:
+        raise DatasetError(
+            f"The class column '{class_name}' is absent from {path}; its columns are "
+            f"{list(frame.columns)}. Put the class in a column named '{class_name}' or fix "
+            "the class name in schema.json."
+        )
+    missing = [c for c in columns if c not in frame.columns]
+    extra = [c for c in frame.columns if c not in columns]
+    if missing or extra or len(frame.columns) != len(columns):
+        raise DatasetError(
+            f"{path} does not match its schema.json entry: columns in the schema but not in the "
+            f"file: {missing}; in the file but not in the schema: {extra}. Make the file's header "
+            "and the schema list the same columns."
+        )
+
+
+def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
+    """Convert a numeric column, raising on tokens that are not numbers."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    bad = numbers.isna() & values.notna()
+    if bad.any():
+        rows = bad[bad].index[:3]
+        examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in rows)
+        raise DatasetError(
+            f"Column '{column}' of {path} is declared numeric in schema.json but holds "
+            f"{int(bad.sum())} non-numeric values ({examples}). Declare it nominal, or fix the "
+            "values (a missing value is an empty field)."
+        )
+    return numbers.astype("float64")
+
+
+def _check_declared_values(values: pd.Series, declared: list, column: str, path: Path) -> None:
+    """Raise when a nominal column holds values its schema entry does not declare."""
+    unknown = pd.unique(values[values.notna() & ~values.isin([str(v) for v in declared])])
+    if len(unknown):
+        raise DatasetError(
+            f"Column '{column}' of {path} holds values not declared in schema.json: "
+            f"{sorted(unknown)[:5]} (declared: {declared[:10]}). Add them to the declared values "
+            "or fix the file."
+        )

@@ -1,0 +1,270 @@
+"""The dataset store reader and writer, and every bad-input error of load_dataset."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import numpy as np
+import pandas as pd
+import pytest
+
+from bncbench.data import Dataset, load_dataset, resolve_data_dir
+from bncbench.data.store import read_store_table, write_store_table
+from bncbench.errors import ConfigError, DatasetError
+
+GOOD_CSV = "x,colour,class\n1.5,red,a\n,blue,b\n3,red,b\n"
+
+
+def spec(name, **kw):
+    return {"name": name, "source": "store", "openml_id": None, "openml_target": None,
+            "drop": [], **kw}
+
+
+def good_store(make_store):
+    return make_store("toy", GOOD_CSV, numeric=["x"], nominal={"colour": ["red", "blue"]})
+
+
+# --- resolve_data_dir --------------------------------------------------------------------
+
+
+def test_resolve_data_dir_prefers_value_then_env_then_user_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BNCBENCH_DATA_DIR", str(tmp_path / "env"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert resolve_data_dir(tmp_path / "given") == tmp_path / "given"
+    assert resolve_data_dir(None) == tmp_path / "env"
+    monkeypatch.delenv("BNCBENCH_DATA_DIR")
+    assert resolve_data_dir(None) == tmp_path / "xdg" / "bncbench" / "datasets"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert resolve_data_dir(None) == tmp_path / "home" / ".cache" / "bncbench" / "datasets"
+
+
+def test_resolve_data_dir_makes_relative_paths_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_data_dir("store") == tmp_path / "store"
+
+
+# --- reading a good store ----------------------------------------------------------------
+
+
+def test_load_types_columns_and_keeps_tokens(make_store):
+    ds = load_dataset(spec("toy"), good_store(make_store))
+    assert isinstance(ds, Dataset) and ds.name == "toy"
+    assert ds.numeric == ["x"]
+    assert ds.X["x"].dtype == np.float64
+    assert ds.X["x"].isna().tolist() == [False, True, False]
+    assert ds.X["colour"].tolist() == ["red", "blue", "red"]
+    assert ds.y.tolist() == ["a", "b", "b"] and ds.y.name == "class"
+
+
+def test_numeric_looking_nominal_codes_stay_as_written(make_store):
+    store = make_store("codes", "code,class\n01,a\n1,b\n", nominal={"code": ["01", "1"]})
+    assert load_dataset(spec("codes"), store).X["code"].tolist() == ["01", "1"]
+
+
+def test_drop_removes_columns(make_store):
+    ds = load_dataset(spec("toy", drop=["colour"]), good_store(make_store))
+    assert list(ds.X.columns) == ["x"] and ds.numeric == ["x"]
+    ds = load_dataset(spec("toy", drop=["x"]), good_store(make_store))
+    assert list(ds.X.columns) == ["colour"] and ds.numeric == []
+
+
+def test_write_then_read_round_trip_keeps_other_entries(make_store, tmp_path):
+    store = good_store(make_store)
+    frame = pd.DataFrame(
+        {"v": [0.1, np.nan, 2.0], "w": ["p, q", np.nan, '"r"'], "class": ["a", "b", "a"]}
+    )
+    entry = {
+        "attributes": [
+            {"name": "v", "type": "numeric", "values": None},
+            {"name": "w", "type": "nominal", "values": ["p, q", '"r"']},
+        ],
+        "class": {"name": "class", "type": "nominal", "values": ["a", "b"]},
+    }
+    write_store_table(store, "new", frame, entry)
+    read, numeric, class_name = read_store_table(store, "new")
+    pd.testing.assert_frame_equal(read, frame, check_dtype=False)
+    assert numeric == ["v"] and class_name == "class"
+    assert set(json.loads((store / "schema.json").read_text())) == {"toy", "new"}
+    assert sorted(p.name for p in store.iterdir()) == [
+        ".schema.json.lock", "new.csv.gz", "schema.json", "toy.csv.gz"]
+    assert gzip.open(store / "new.csv.gz").read().startswith(b"v,w,class\n")
+
+
+def test_interrupted_write_leaves_no_partial_file(make_store):
+    store = good_store(make_store)
+    schema_before = (store / "schema.json").read_text()
+    frame = pd.DataFrame({"v": [1.0, 2.0], "class": ["a", "b"]})
+    entry_that_fails_to_serialise = {"attributes": {"not", "json"}}
+    with pytest.raises(TypeError):
+        write_store_table(store, "half", frame, entry_that_fails_to_serialise)
+    assert not (store / "half.csv.gz").exists()
+    assert [p.name for p in store.iterdir() if p.suffix == ".tmp"] == []
+    assert (store / "schema.json").read_text() == schema_before
+
+
+# --- unknown dataset ---------------------------------------------------------------------
+
+
+def test_unknown_dataset_names_the_data_dir_and_how_to_set_it(make_store):
+    store = good_store(make_store)
+    with pytest.raises(DatasetError) as err:
+        load_dataset(spec("tyo"), store)
+    message = str(err.value)
+    assert "'tyo' not found" in message and str(store) in message
+    assert "data_dir=" in message and "BNCBENCH_DATA_DIR" in message
+    assert "openml_id" in message and "did you mean ['toy']" in message
+
+
+def test_unknown_dataset_in_absent_data_dir(tmp_path):
+    with pytest.raises(DatasetError, match="does not exist"):
+        load_dataset(spec("toy"), tmp_path / "nowhere")
+
+
+# --- files that do not parse -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        pytest.param(lambda raw: b"\x1f\x8b\x08\x00" + b"garbage" * 20, id="bad-gzip-stream"),
+        pytest.param(lambda raw: raw[: len(raw) // 2], id="truncated-gzip"),
+        pytest.param(lambda raw: gzip.decompress(raw), id="not-gzip"),
+        pytest.param(lambda raw: b"", id="empty-file"),
+    ],
+)
+def test_corrupted_file_is_reported(make_store, corrupt):
+    store = make_store("toy", GOOD_CSV * 200, numeric=["x"], nominal={"colour": ["red", "blue"]})
+    path = store / "toy.csv.gz"
+    path.write_bytes(corrupt(path.read_bytes()))
+    with pytest.raises(DatasetError, match="does not parse as a gzip'd CSV file") as err:
+        load_dataset(spec("toy"), store)
+    assert str(path) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "row", ["1,red", "1,red,a,extra"], ids=["too-few-fields", "too-many-fields"]
+)
+def test_ragged_rows_are_reported(make_store, row):
+    store = make_store("toy", GOOD_CSV + row + "\n", numeric=["x"], nominal={"colour": ["red"]})
+    with pytest.raises(DatasetError, match="does not parse") as err:
+        load_dataset(spec("toy"), store)
+    assert "Expected 3 columns" in str(err.value)
+
+
+def test_non_utf8_file_is_reported(make_store):
+    store = make_store("toy", "x,class\n1,caf\xe9\n".encode("latin-1"), numeric=["x"])
+    with pytest.raises(DatasetError, match="does not parse"):
+        load_dataset(spec("toy"), store)
+
+
+# --- schema that does not match its file -------------------------------------------------
+
+
+def test_schema_without_entry(make_store):
+    store = good_store(make_store)
+    (store / "schema.json").write_text("{}")
+    with pytest.raises(DatasetError, match="has no entry for dataset 'toy'"):
+        load_dataset(spec("toy"), store)
+
+
+def test_schema_that_is_not_json(make_store):
+    store = good_store(make_store)
+    (store / "schema.json").write_text("{not json")
+    with pytest.raises(DatasetError, match="schema.json is not valid JSON"):
+        load_dataset(spec("toy"), store)
+
+
+def test_schema_entry_malformed(make_store):
+    store = make_store("toy", GOOD_CSV, numeric=["x"], nominal={"colour": ["red", "blue"]})
+    schema = json.loads((store / "schema.json").read_text())
+    schema["toy"]["attributes"][0]["type"] = "real"
+    (store / "schema.json").write_text(json.dumps(schema))
+    with pytest.raises(DatasetError, match="entry of dataset 'toy' is malformed"):
+        load_dataset(spec("toy"), store)
+
+
+def test_schema_columns_missing_and_extra(make_store):
+    store = make_store("toy", GOOD_CSV, numeric=["x", "y"])
+    with pytest.raises(DatasetError) as err:
+        load_dataset(spec("toy"), store)
+    message = str(err.value)
+    assert "does not match its schema.json entry" in message
+    assert "not in the file: ['y']" in message and "not in the schema: ['colour']" in message
+
+
+def test_numeric_column_with_non_numeric_values(make_store):
+    store = make_store("toy", "x,class\n1,a\n2,b\nn/a,a\n", numeric=["x"])
+    with pytest.raises(DatasetError) as err:
+        load_dataset(spec("toy"), store)
+    message = str(err.value)
+    assert "'x'" in message and "declared numeric" in message and "line 4: 'n/a'" in message
+
+
+def test_nominal_value_not_declared(make_store):
+    store = make_store("toy", GOOD_CSV, numeric=["x"], nominal={"colour": ["red"]})
+    with pytest.raises(DatasetError, match=r"'colour'.*not declared.*\['blue'\]"):
+        load_dataset(spec("toy"), store)
+
+
+# --- class column ------------------------------------------------------------------------
+
+
+def test_class_column_absent(make_store):
+    store = make_store("toy", "x,label\n1,a\n2,b\n", numeric=["x"])
+    with pytest.raises(DatasetError, match="class column 'class' is absent") as err:
+        load_dataset(spec("toy"), store)
+    assert "['x', 'label']" in str(err.value)
+
+
+def test_class_column_with_single_value(make_store):
+    store = make_store("toy", "x,class\n1,a\n2,a\n,a\n", numeric=["x"], classes=["a", "b"])
+    with pytest.raises(DatasetError, match="single value 'a'"):
+        load_dataset(spec("toy"), store)
+
+
+def test_rows_with_missing_class_are_dropped_with_a_warning(make_store, caplog):
+    store = make_store("toy", "x,class\n1,a\n2,\n3,b\n4,\n", numeric=["x"])
+    with caplog.at_level(logging.WARNING, logger="bncbench.data"):
+        ds = load_dataset(spec("toy"), store)
+    assert ds.X["x"].tolist() == [1.0, 3.0] and ds.y.tolist() == ["a", "b"]
+    assert list(ds.X.index) == [0, 1]
+    assert "dropped 2 of 4 rows whose class is missing" in caplog.text
+
+
+def test_all_classes_missing_is_an_error(make_store):
+    store = make_store("toy", "x,class\n1,\n2,\n", numeric=["x"])
+    with pytest.raises(DatasetError, match="Every row of dataset 'toy' has a missing class"):
+        load_dataset(spec("toy"), store)
+
+
+# --- malformed specs ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"openml-id": 3}, r"unknown keys \['openml-id'\]"),
+        ({"source": "uci"}, r"source 'uci'; use one of \['store', 'sklearn'\]"),
+        ({"openml_id": "61"}, "openml_id '61'; it must be an integer"),
+        ({"name": ""}, "needs a 'name'"),
+        ({"drop": ["nope"]}, r"drop in conf/dataset/toy.yaml names \['nope'\]"),
+        ({"drop": ["class"]}, r"names \['class'\].*attributes are \['x', 'colour'\]"),
+    ],
+)
+def test_malformed_spec_is_a_config_error(make_store, bad, message):
+    with pytest.raises(ConfigError, match=message):
+        load_dataset({**spec("toy"), **bad}, good_store(make_store))
+
+
+def test_spec_may_be_an_omegaconf_node(make_store):
+    from omegaconf import OmegaConf
+
+    node = OmegaConf.create(spec("toy", drop=["colour"]))
+    assert list(load_dataset(node, good_store(make_store)).X.columns) == ["x"]
+
+
+def test_data_dir_none_reads_the_env_var(make_store, monkeypatch):
+    monkeypatch.setenv("BNCBENCH_DATA_DIR", str(good_store(make_store)))
+    assert load_dataset(spec("toy"), None).X.shape == (3, 2)
