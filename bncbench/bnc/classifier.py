@@ -3,6 +3,8 @@
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import make_estimator
@@ -57,20 +59,18 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
-        X = _as_frame(X)
-        y = pd.Series(np.asarray(y, dtype=object), index=X.index)
-        if len(X) == 0:
-            raise DatasetError("cannot fit on zero rows.")
+        X, y = self._validated(X, y, reset=True)
+        y = pd.Series(column_or_1d(y), index=X.index)
         if y.isna().any():
             raise DatasetError("the class has missing values; drop those rows before fitting.")
+        check_classification_targets(y)
         estimator = make_estimator(self.estimator, dict(self.estimator_params or {}))
         self.encoder_ = CategoryEncoder().fit(X)
         self.class_encoder_ = CategoryEncoder().fit(y.to_frame("class"))
-        self.classes_ = self.class_encoder_.categories_[0]
+        self.classes_ = np.asarray(list(self.class_encoder_.categories_[0]))
         codes = np.column_stack([self.encoder_.transform(X), self.class_encoder_.transform(y.to_frame("class"))])
         cards = self.encoder_.cardinalities_
         parent_indices = self._learn_structure(codes, cards)
-        self.feature_names_in_ = np.array(X.columns, dtype=object)
         self.parents_ = {name: [X.columns[p] for p in ps] for name, ps in zip(X.columns, parent_indices)}
         self.network_ = CountedNetwork(parent_indices, cards, len(self.classes_)).add(codes)
         rng = np.random.default_rng(self.random_state)
@@ -104,19 +104,41 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         _check_acyclic(parents, columns)
         return parents
 
+    def _validated(self, X, y="no_validation", reset=False):
+        """Checks in scikit-learn's way; a DataFrame keeps its column types, anything else becomes one."""
+        is_frame = isinstance(X, pd.DataFrame)
+        validated = validate_data(
+            self, X, y, reset=reset, dtype=None, ensure_all_finite="allow-nan", skip_check_array=is_frame
+        )
+        with_y = not isinstance(y, str)
+        X_checked = X if is_frame else pd.DataFrame(validated[0] if with_y else validated)
+        if len(X_checked) == 0:
+            raise DatasetError("cannot fit on zero rows." if reset else "cannot predict zero rows.")
+        return (X_checked, validated[1] if with_y and not is_frame else y) if with_y else X_checked
+
     def _codes(self, X):
-        X = _as_frame(X)
-        missing = [c for c in self.feature_names_in_ if c not in X.columns]
+        check_is_fitted(self)
+        X = self._validated(X)
+        missing = [c for c in self.encoder_.columns_ if c not in X.columns]
         if missing:
             raise DatasetError(f"X lacks the columns {missing} that the classifier was fitted on.")
-        return self.encoder_.transform(X[list(self.feature_names_in_)])
+        return self.encoder_.transform(X[self.encoder_.columns_])
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior ``P(y | x)`` for each row; columns follow ``classes_``."""
-        return self.packed_.predict_proba(self._codes(X))
+        codes = self._codes(X)
+        return self.packed_.predict_proba(codes)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # a missing value is a value of its own
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        return tags
 
     def predict(self, X) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def cpt(self, attribute) -> pd.DataFrame:
         """Estimated table ``P(attribute | class, parents)`` over the parent contexts seen in training.
@@ -126,7 +148,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         """
         if attribute not in self.parents_:
             raise KeyError(f"{attribute!r} is not an attribute; attributes: {list(self.parents_)}.")
-        i = list(self.feature_names_in_).index(attribute)
+        i = self.encoder_.columns_.index(attribute)
         tree = self.network_.trees[1 + i]
         names = ["class", *self.parents_[attribute]]
         values = [self.classes_, *(self.encoder_.categories_[p] for p in tree.variables[1:])]
@@ -141,12 +163,6 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         table = pd.DataFrame(self.tables_[1 + i][-1], index=index, columns=self.encoder_.categories_[i])
         table.columns.name = attribute
         return table.sort_index()
-
-
-def _as_frame(X) -> pd.DataFrame:
-    if isinstance(X, pd.DataFrame):
-        return X
-    return pd.DataFrame(np.asarray(X, dtype=object), columns=[f"x{i}" for i in range(np.shape(X)[1])])
 
 
 def _check_acyclic(parents, columns):
