@@ -5,6 +5,7 @@ and losses and the sign test's p-value, in bold when significant.
 """
 
 from collections.abc import Iterable, Mapping
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import numpy as np
@@ -57,25 +58,11 @@ def wdl_table(
 
 def to_frame(wdls: Iterable[WinDrawLoss]) -> pd.DataFrame:
     """Tidy table, one row per (comparison, metric); ``missing_datasets`` joined by ``;``."""
-    return pd.DataFrame(
-        [
-            {
-                "comparison": _label(w),
-                "a": w.a,
-                "b": w.b,
-                "metric": w.metric,
-                "wins": w.wins,
-                "draws": w.draws,
-                "losses": w.losses,
-                "n": w.n,
-                "p_value": w.p_value,
-                "significant": w.significant,
-                "missing": len(w.missing),
-                "missing_datasets": ";".join(w.missing),
-            }
-            for w in wdls
-        ]
-    )
+    frame = pd.DataFrame([asdict(w) for w in wdls], columns=[f.name for f in fields(WinDrawLoss)])
+    frame.insert(0, "comparison", frame["a"] + " vs " + frame["b"])
+    frame["missing_datasets"] = frame["missing"].map(";".join)
+    frame["missing"] = frame["missing"].map(len)
+    return frame
 
 
 def to_markdown(wdls: Iterable[WinDrawLoss]) -> str:
@@ -111,9 +98,10 @@ def write_report(cfg: DictConfig) -> Path:
     Parameters
     ----------
     cfg : DictConfig
-        The composed bncbench config; reads ``tracking_uri``, ``report_dir``, ``experiment.name``,
-        ``experiment.comparisons``, ``experiment.metrics``, ``experiment.datasets`` and
-        ``experiment.models`` (both optional), ``report.draws``, ``report.round``, ``report.alpha``.
+        The composed bncbench config (:func:`bncbench.config.compose` checks its model names); reads
+        ``tracking_uri``, ``report_dir``, ``experiment.name``, ``experiment.comparisons``,
+        ``experiment.metrics``, ``experiment.datasets`` (optional: default, every dataset logged),
+        ``report.draws``, ``report.round`` and ``report.alpha``.
 
     Returns
     -------
@@ -124,18 +112,10 @@ def write_report(cfg: DictConfig) -> Path:
     Raises
     ------
     ConfigError
-        If the store, the experiment or a metric is missing, the experiment has no finished run, a
-        comparison names a model outside ``experiment.models``, or a report option is invalid.
+        If the store, the experiment or a metric is missing, the experiment has no finished run, or
+        a report option is invalid.
     """
     experiment = cfg.experiment
-    models = OmegaConf.select(cfg, "experiment.models")
-    if models is not None:
-        unknown = sorted({name for c in experiment.comparisons for name in _pair(c)} - set(models))
-        if unknown:
-            raise ConfigError(
-                f"experiment.comparisons of {experiment.name!r} name models not in "
-                f"experiment.models: {', '.join(unknown)}; use one of {', '.join(models)}"
-            )
     results = load_results(cfg.tracking_uri, experiment.name)
     if results.empty:
         raise ConfigError(
@@ -154,11 +134,10 @@ def write_report(cfg: DictConfig) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "results.csv", index=False)
     to_frame(wdls).to_csv(out / "wdl.csv", index=False)
-    (out / "wdl.md").write_text(
-        f"# Win–draw–loss: {experiment.name}\n\n{_legend(**options)}\n\n{to_markdown(wdls)}"
-    )
+    markdown = f"# Win–draw–loss: {experiment.name}\n\n{_legend(**options)}\n\n{to_markdown(wdls)}"
+    (out / "wdl.md").write_text(markdown, encoding="utf-8")
     caption = _legend(**options, dash="--", less_equal=r"$\le$")
-    (out / "wdl.tex").write_text(to_latex(wdls, caption=caption))
+    (out / "wdl.tex").write_text(to_latex(wdls, caption=caption), encoding="utf-8")
     return out
 
 

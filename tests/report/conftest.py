@@ -54,18 +54,20 @@ def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", st
     return run_id
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def store(tmp_path_factory):
-    """A SQLite MLflow store with an experiment ``empty`` and an experiment ``toy``: models ``a``
-    and ``b`` on datasets d0..d3.
+    """A SQLite MLflow store with three experiments.
+
+    ``empty`` has no run. ``smoke`` (as conf/experiment/smoke.yaml) has two cells on sklearn-iris:
+    nb_m_estimate beats nb_laplace. ``toy`` has models ``a`` and ``b`` on datasets d0..d3:
 
     - d0: a wins; d1: b wins; d2: draw (means equal but for summation order);
     - d3: ``b``'s only run FAILED, so d3 is missing for b;
     - (d0, a) also has an older FINISHED run with a worse loss, which must be ignored;
     - a RUNNING run (killed cell) of (d1, a) with a better loss, which must be ignored.
 
-    Returns ``(tracking_uri, tmp_dir, run_ids)`` with run_ids keyed by (dataset, model) of the
-    runs that count.
+    Returns ``(tracking_uri, run_ids)``, run_ids of the ``toy`` runs that count, keyed by
+    (dataset, model).
     """
     tmp = tmp_path_factory.mktemp("mlflow")
     uri = f"sqlite:///{tmp}/mlflow.db"
@@ -91,4 +93,8 @@ def store(tmp_path_factory):
     log_cell(client, exp, "d0", "a", folds["bad"], start=1000)
     log_cell(client, exp, "d3", "b", folds["good"], status="FAILED", start=100)
     log_cell(client, exp, "d1", "a", folds["good"], status="RUNNING", start=3000)
-    return uri, tmp, run_ids
+    smoke = client.create_experiment("smoke", artifact_location=(tmp / "smoke").as_uri())
+    log_loss = {"good": {"log_loss": [0.5] * 10}, "bad": {"log_loss": [0.6] * 10}}
+    for model, fit in [("nb_m_estimate", "good"), ("nb_laplace", "bad")]:
+        log_cell(client, smoke, "sklearn-iris", model, folds[fit] | log_loss[fit], start=100)
+    return uri, run_ids

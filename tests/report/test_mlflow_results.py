@@ -7,7 +7,7 @@ from bncbench.report.results import load_fold_metrics, load_results
 
 
 def test_one_row_per_finished_cell(store):
-    uri, _, run_ids = store
+    uri, run_ids = store
     results = load_results(uri, "toy")
     assert list(results.columns) == [
         "dataset",
@@ -27,7 +27,7 @@ def test_one_row_per_finished_cell(store):
 
 
 def test_fold_metrics(store):
-    uri, _, run_ids = store
+    uri, run_ids = store
     runs = [run_ids[("d2", "a")], run_ids[("d0", "b")]]
     folds = load_fold_metrics(uri, runs, ["zero_one_loss"])
     assert list(folds.columns) == ["run_id", "metric", "fold", "value"]
@@ -45,8 +45,11 @@ def test_missing_store_is_not_created(tmp_path):
 
 
 def test_unknown_experiment_lists_existing(store):
-    uri, _, _ = store
-    with pytest.raises(ConfigError, match=r"no MLflow experiment 'toi'.*existing: .*toy.*run the"):
+    uri, _ = store
+    with pytest.raises(
+        ConfigError,
+        match=r"no MLflow experiment 'toi'.*existing: Default, empty, smoke, toy\); run the",
+    ):
         load_results(uri, "toi")
 
 

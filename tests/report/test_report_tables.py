@@ -58,11 +58,11 @@ def test_csv_frame(wdls):
     assert list(frame["missing_datasets"]) == ["", "", "d9", "d9"]
 
 
-def config(uri, tmp, **experiment):
+def config(uri, report_dir, **experiment):
     return OmegaConf.create(
         {
             "tracking_uri": uri,
-            "report_dir": str(tmp / "reports"),
+            "report_dir": str(report_dir),
             "experiment": {
                 "name": "toy",
                 "datasets": ["d0", "d1", "d2", "d3"],
@@ -76,10 +76,10 @@ def config(uri, tmp, **experiment):
     )
 
 
-def test_write_report_from_mlflow(store):
-    uri, tmp, _ = store
-    out = write_report(config(uri, tmp))
-    assert out == tmp / "reports" / "toy"
+def test_write_report_from_mlflow(store, tmp_path):
+    uri, _ = store
+    out = write_report(config(uri, tmp_path))
+    assert out == tmp_path / "toy"
     assert sorted(p.name for p in out.iterdir()) == ["results.csv", "wdl.csv", "wdl.md", "wdl.tex"]
 
     results = pd.read_csv(out / "results.csv")
@@ -106,27 +106,36 @@ def test_write_report_from_mlflow(store):
     assert "bold: p $\\le$ 0.05" in latex
 
 
-def test_write_report_options(store):
-    uri, tmp, _ = store
-    cfg = config(uri, tmp)
+def test_write_report_options(store, tmp_path):
+    uri, _ = store
+    cfg = config(uri, tmp_path)
     cfg.report.draws, cfg.report.round = "split", 0
-    wdl = pd.read_csv(write_report(cfg) / "wdl.csv")
+    out = write_report(cfg)
+    wdl = pd.read_csv(out / "wdl.csv")
     assert list(wdl["draws"]) == [3, 3]
     assert list(wdl["n"]) == [2, 2]
-    assert "draws split evenly" in (tmp / "reports" / "toy" / "wdl.md").read_text()
+    assert "equal after rounding to 0 decimals" in (out / "wdl.md").read_text()
+    assert "draws split evenly between A and B (an odd one dropped)" in (out / "wdl.md").read_text()
+
+
+def test_write_report_without_comparisons(store, tmp_path):
+    uri, _ = store
+    out = write_report(config(uri, tmp_path, comparisons=[]))
+    assert pd.read_csv(out / "results.csv").shape == (7, 6)
+    assert pd.read_csv(out / "wdl.csv").empty
+    assert (out / "wdl.md").read_text().endswith("| comparison |\n| --- |\n")
 
 
 @pytest.mark.parametrize(
     ("experiment", "match"),
     [
-        ({"comparisons": [{"a": "a", "b": "rf"}]}, "name models not in experiment.models: rf"),
         ({"comparisons": [{"a": "a"}]}, r"a comparison must be a mapping \{a: model, b: model\}"),
         ({"metrics": ["auc"]}, "no metric 'auc'"),
         ({"name": "empty"}, "experiment 'empty' has no finished run"),
         ({"name": "nope"}, "no MLflow experiment 'nope'"),
     ],
 )
-def test_write_report_errors(store, experiment, match):
-    uri, tmp, _ = store
+def test_write_report_errors(store, tmp_path, experiment, match):
+    uri, _ = store
     with pytest.raises(ConfigError, match=match):
-        write_report(config(uri, tmp, **experiment))
+        write_report(config(uri, tmp_path, **experiment))

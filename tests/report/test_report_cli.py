@@ -1,0 +1,48 @@
+"""``python -m bncbench.report``: composes the project's config and writes the report."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import bncbench
+from bncbench.report.__main__ import main
+
+
+def test_cli_writes_report_of_composed_experiment(store, tmp_path, capsys):
+    uri, _ = store
+    assert main(["experiment=smoke", f"tracking_uri={uri}", f"report_dir={tmp_path}"]) == 0
+    assert capsys.readouterr().out == f"report written to {tmp_path / 'smoke'}\n"
+    lines = (tmp_path / "smoke" / "wdl.md").read_text().splitlines()
+    assert lines[-7:] == [
+        "| comparison | zero_one_loss | rmse | log_loss |",
+        "| --- | --- | --- | --- |",
+        "| nb_m_estimate vs nb_laplace |" + " 1–0–0 (p = 1, 2 missing) |" * 3,
+        "| tan_m_estimate vs tan_laplace |" + " 0–0–0 (p = 1, 3 missing) |" * 3,
+        "| kdb1_m_estimate vs kdb1_laplace |" + " 0–0–0 (p = 1, 3 missing) |" * 3,
+        "| tan_m_estimate vs nb_m_estimate |" + " 0–0–0 (p = 1, 3 missing) |" * 3,
+        "| kdb1_m_estimate vs nb_m_estimate |" + " 0–0–0 (p = 1, 3 missing) |" * 3,
+    ]
+
+
+def test_cli_user_error_is_one_message(tmp_path, capsys):
+    missing = tmp_path / "none.db"
+    assert main(["experiment=smoke", f"tracking_uri=sqlite:///{missing}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: no MLflow store at {missing}")
+    assert not missing.exists()
+
+
+def test_python_m_exit_code_and_no_traceback():
+    root = Path(bncbench.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-m", "bncbench.report", "experiment=nope"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: unknown experiment 'nope'; valid experiment names: ")
+    assert "Traceback" not in done.stderr
