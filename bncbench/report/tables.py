@@ -58,8 +58,9 @@ def wdl_table(
 
 def to_frame(wdls: Iterable[WinDrawLoss]) -> pd.DataFrame:
     """Tidy table, one row per (comparison, metric); ``missing_datasets`` joined by ``;``."""
+    wdls = list(wdls)
     frame = pd.DataFrame([asdict(w) for w in wdls], columns=[f.name for f in fields(WinDrawLoss)])
-    frame.insert(0, "comparison", frame["a"] + " vs " + frame["b"])
+    frame.insert(0, "comparison", [_label(w) for w in wdls])
     frame["missing_datasets"] = frame["missing"].map(";".join)
     frame["missing"] = frame["missing"].map(len)
     return frame
