@@ -41,9 +41,9 @@ def _descend_or_create(prev_nodes, values, children, n_nodes, new_parents):
 
 
 @njit(cache=True)
-def _accumulate(nodes, values, counts):
+def _accumulate(nodes, values, counts, weight):
     for i in range(nodes.shape[0]):
-        counts[nodes[i], values[i]] += 1.0
+        counts[nodes[i], values[i]] += weight
 
 
 def _grow_rows(array: np.ndarray, n_rows: int, fill: float) -> np.ndarray:
@@ -92,12 +92,23 @@ class ContextTree:
     def empty_copy(self) -> "ContextTree":
         return ContextTree(self.child, self.n_values, self.variables, self.cards)
 
-    def add(self, columns: np.ndarray) -> "ContextTree":
-        """Add data to the counts, given column-major as an (n_columns, n_rows) int64 array."""
+    def copy(self) -> "ContextTree":
+        twin = self.empty_copy()
+        twin.parent, twin.children, twin.counts = (
+            [a.copy() for a in arrays] for arrays in (self.parent, self.children, self.counts)
+        )
+        return twin
+
+    def add(self, columns: np.ndarray, weight: float = 1.0) -> "ContextTree":
+        """Add data to the counts, given column-major as an (n_columns, n_rows) int64 array.
+
+        ``weight=-1`` removes rows that were added before (incremental cross-validation); a context
+        whose count drops to zero stays in the tree and is treated as unseen at prediction.
+        """
         n_rows = columns.shape[1]
         values = columns[self.child]
         nodes = np.zeros(n_rows, dtype=np.int64)
-        _accumulate(nodes, values, self.counts[0])
+        _accumulate(nodes, values, self.counts[0], weight)
         for level, column in enumerate(self.variables, start=1):
             n_nodes = self.parent[level].shape[0] if level < len(self.parent) else 0
             new_parents = np.empty(n_rows, dtype=np.int64)
@@ -112,7 +123,7 @@ class ContextTree:
                 self.counts[level] = _grow_rows(self.counts[level], n_total, 0.0)
                 if level < self.depth:
                     self.children[level] = _grow_rows(self.children[level], n_total, -1)
-            _accumulate(nodes, values, self.counts[level])
+            _accumulate(nodes, values, self.counts[level], weight)
         return self
 
     @property

@@ -1,8 +1,8 @@
 """Class posteriors of a Bayesian network classifier from its filled context trees.
 
 All trees are packed into flat arrays so that one numba kernel walks them: for each row and class, each
-table is read at the deepest context of the row that occurred in training (an unseen parent combination
-backs off to its deepest seen ancestor). A value never seen in training for the child of a table (code
+table is read at the deepest context of the row that occurred in training (an unseen parent combination,
+or one whose rows were all removed, backs off to its deepest seen ancestor). A value never seen in training for the child of a table (code
 ``UNSEEN``) carries no evidence and that table is skipped for the row. Everything is in log space and the
 posterior is normalised with log-sum-exp.
 """
@@ -75,7 +75,8 @@ class PackedNetwork:
                     width = level_children.shape[1]
                     child_start.append(n_children + np.arange(n_level, dtype=np.int64) * width)
                     n_children += level_children.size
-                    children.append(np.where(level_children >= 0, level_children + level_offsets[level + 1], -1).ravel())
+                    seen = np.append(tree.counts[level + 1].sum(axis=1) > 0, False)  # index -1 -> False
+                    children.append(np.where(seen[level_children], level_children + level_offsets[level + 1], -1).ravel())
                 else:
                     child_start.append(np.full(n_level, -1, dtype=np.int64))
             n_nodes = level_offsets[-1]

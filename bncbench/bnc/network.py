@@ -40,15 +40,24 @@ class CountedNetwork:
         ]
         self.trees = [class_tree, *attribute_trees]
 
-    def add(self, codes: np.ndarray) -> "CountedNetwork":
+    def add(self, codes: np.ndarray, weight: float = 1.0) -> "CountedNetwork":
         """Count the rows of an (n, d + 1) int64 code matrix whose last column is the class."""
         columns = np.ascontiguousarray(codes.T, dtype=np.int64)
         for tree in self.trees:
-            tree.add(columns)
+            tree.add(columns, weight)
         return self
+
+    def remove(self, codes: np.ndarray) -> "CountedNetwork":
+        """Take back rows added before, e.g. to score them as held-out data."""
+        return self.add(codes, weight=-1.0)
 
     def empty_copy(self) -> "CountedNetwork":
         return CountedNetwork(self.parents, self.cards, self.n_classes)
+
+    def copy(self) -> "CountedNetwork":
+        twin = self.empty_copy()
+        twin.trees = [tree.copy() for tree in self.trees]
+        return twin
 
     @property
     def n_rows(self) -> float:

@@ -61,3 +61,22 @@ def test_chunked_counting_equals_counting_at_once():
         assert set(ca) == set(cb)
         for key in ca:
             np.testing.assert_array_equal(ca[key], cb[key])
+
+
+def test_removing_rows_predicts_exactly_like_never_counting_them():
+    from bncbench.bnc.estimators.m_estimate import MEstimate
+    from bncbench.bnc.inference import PackedNetwork
+
+    rng = np.random.default_rng(2)
+    cards = [3, 4, 2, 5]
+    full = np.column_stack([_random_codes(rng, 400, cards), rng.integers(0, 3, 400)])
+    parents = [[1, 2], [2], [], [0, 1, 2]]
+    removed, kept = full[:60], full[60:]
+    by_removal = CountedNetwork(parents, cards, 3).add(full).remove(removed)
+    from_scratch = CountedNetwork(parents, cards, 3).add(kept)
+    estimator = MEstimate(m=1.0)
+    for probe in (removed, kept[:50]):
+        np.testing.assert_allclose(
+            PackedNetwork(by_removal, estimator.tables_for(by_removal, 1.0)).predict_proba(probe),
+            PackedNetwork(from_scratch, estimator.tables_for(from_scratch, 1.0)).predict_proba(probe),
+        )

@@ -81,7 +81,7 @@ class MEstimate:
             return 1.0
         holdout = np.zeros(n, dtype=bool)
         holdout[rng.choice(n, size=n_holdout, replace=False)] = True
-        rest = network.empty_copy().add(codes[~holdout])
+        rest = network.copy().remove(codes[holdout])
         held_codes, held_y = codes[holdout], codes[holdout, -1]
         loss = LOSSES[self.selection_loss]
         self.holdout_losses_ = {
