@@ -83,6 +83,9 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
             return loader.get_group_options(group, config_name=CONFIG_NAME, overrides=overrides)
 
         check_experiment(cfg, options)
+        for model in cfg.experiment.models:
+            model_cfg = hydra_compose(CONFIG_NAME, overrides=[*overrides, f"model={model}"]).model
+            check_model(str(model), model_cfg)
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg
@@ -118,8 +121,27 @@ def check_experiment(cfg: DictConfig, options) -> None:
         if outside:
             raise ConfigError(
                 f"experiment {name!r}: comparison {OmegaConf.to_container(comparison)} names {outside}, "
-                f"which are not in experiment.models ({', '.join(sorted(models))})."
+                f"which are not in experiment.models ({', '.join(sorted(models))}); add them there, or "
+                "leave the comparison out (experiment.comparisons=[...] or [] on the command line)."
             )
+
+
+def check_model(name: str, model: DictConfig) -> None:
+    """Check a model config's structure and estimator (names and parameters) without fitting."""
+    from bncbench.bnc.estimators import make_estimator
+    from bncbench.bnc.structures import STRUCTURES
+
+    model = OmegaConf.to_container(model, resolve=True)
+    structure = model.get("structure")
+    if not isinstance(structure, dict) and structure not in STRUCTURES:
+        raise ConfigError(
+            f"model {name!r} (conf/model/{name}.yaml): unknown structure {structure!r}; valid structures: "
+            f"{', '.join(sorted(STRUCTURES))}, or a mapping {{attribute: [parents]}}."
+        )
+    try:
+        make_estimator(model.get("estimator"), model.get("estimator_params") or {})
+    except ConfigError as err:
+        raise ConfigError(f"model {name!r} (conf/model/{name}.yaml): {err}") from None
 
 
 def _check_overrides(overrides: list[str]) -> None:
@@ -148,8 +170,6 @@ def _missing_config_message(err: MissingConfigException) -> str:
     missing = err.missing_cfg_file or ""
     group, _, name = missing.rpartition("/")
     if group and err.options is not None:
-        return (
-            f"unknown {group} {name!r}; valid {group} names: {', '.join(sorted(err.options))} "
-            f"(files in conf/{group}/)."
-        )
+        where = "" if group.startswith("hydra/") else f" (files in conf/{group}/)"
+        return f"unknown {group} {name!r}; valid {group} names: {', '.join(sorted(err.options)) or 'none'}{where}."
     return f"{str(err).splitlines()[0]} (configs are in {config_dir()})."
