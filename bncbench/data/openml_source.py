@@ -30,9 +30,7 @@ CLASS_COLUMN = "class"
 _FETCH_ERRORS = (PyOpenMLError, requests.RequestException, OSError, ValueError, arff.ArffException)
 
 
-def fetch_openml_into_store(
-    name: str, openml_id: int, target: str | None, data_dir: Path
-) -> None:
+def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_dir: Path) -> None:
     """Download OpenML dataset ``openml_id`` and write it into the store as dataset ``name``.
 
     Parameters

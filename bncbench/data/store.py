@@ -24,6 +24,7 @@ import pandas as pd
 from bncbench.errors import DatasetError
 
 SCHEMA_FILE = "schema.json"
+TYPES = ("numeric", "nominal")
 DATA_DIR_ENV = "BNCBENCH_DATA_DIR"
 DATA_DIR_HINT = (
     f"set the data directory with the config option data_dir=... or the environment variable "
@@ -192,10 +193,7 @@ def _schema_columns(entry: object, name: str) -> tuple[list[dict], dict]:
         problem = "it needs a 'class' object with a 'name'"
     else:
         for attr in entry["attributes"]:
-            if not isinstance(attr, dict) or "name" not in attr or attr.get("type") not in (
-                "numeric",
-                "nominal",
-            ):
+            if not isinstance(attr, dict) or "name" not in attr or attr.get("type") not in TYPES:
                 problem = f"attribute {attr!r} needs a 'name' and a type numeric|nominal"
                 break
     if problem:
@@ -207,9 +205,7 @@ def _read_csv(path: Path) -> pd.DataFrame:
     """Read a store file with every value as a string (missing = empty field)."""
     try:
         # The pyarrow engine rejects rows with too few fields; the C engine pads them with NaN.
-        return pd.read_csv(
-            path, dtype=str, keep_default_na=False, na_values=[""], engine="pyarrow"
-        )
+        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], engine="pyarrow")
     except (OSError, EOFError, zlib.error, ValueError) as ex:
         raise DatasetError(
             f"{path} does not parse as a gzip'd CSV file ({type(ex).__name__}: {ex}). "

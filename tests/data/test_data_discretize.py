@@ -102,8 +102,12 @@ def test_transformer_fits_numeric_columns_and_passes_nominal_through():
 def test_transform_uses_training_cut_points_only():
     disc = MDLDiscretizer().fit(toy_frame(), TOY_Y)
     test = pd.DataFrame(
-        {"x": [-5.0, 1.7, 2.5, 100.0, np.nan], "noise": [np.nan, 0.0, 7.0, -1.0, 0.0],
-         "colour": ["green", "red", None, "blue", "red"], "count": [0, 1, 2, 3, 4]}
+        {
+            "x": [-5.0, 1.7, 2.5, 100.0, np.nan],
+            "noise": [np.nan, 0.0, 7.0, -1.0, 0.0],
+            "colour": ["green", "red", None, "blue", "red"],
+            "count": [0, 1, 2, 3, 4],
+        }
     )
     out = disc.transform(test)
     assert out["x"].tolist() == [0, 1, 2, 2, 3]

@@ -36,14 +36,21 @@ def openml_cache(tmp_path):
 
 def shared_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, dict]:
     """A shared store file as strings, and its schema entry."""
-    frame = pd.read_csv(data_dir / f"{name}.csv.gz", dtype=str, keep_default_na=False,
-                        na_values=[""])
+    frame = pd.read_csv(
+        data_dir / f"{name}.csv.gz", dtype=str, keep_default_na=False, na_values=[""]
+    )
     return frame, json.loads((data_dir / "schema.json").read_text())[name]
 
 
-def cache_openml_dataset(cache: Path, did: int, name: str, frame: pd.DataFrame,
-                         nominal: dict[str, list[str]], default_target: str | None,
-                         data_format: str) -> None:
+def cache_openml_dataset(
+    cache: Path,
+    did: int,
+    name: str,
+    frame: pd.DataFrame,
+    nominal: dict[str, list[str]],
+    default_target: str | None,
+    data_format: str,
+) -> None:
     """Write the files openml-python caches for dataset ``did``.
 
     ``frame`` holds every column as strings (NaN = missing); columns not in ``nominal`` are
@@ -53,11 +60,14 @@ def cache_openml_dataset(cache: Path, did: int, name: str, frame: pd.DataFrame,
     directory.mkdir(parents=True)
     parquet_url = (
         f"<oml:parquet_url>https://data.openml.org/datasets/0000/{did:04d}/dataset_{did}.pq"
-        "</oml:parquet_url>" if data_format == "parquet" else ""
+        "</oml:parquet_url>"
+        if data_format == "parquet"
+        else ""
     )
     target = (
         f"<oml:default_target_attribute>{escape(default_target)}</oml:default_target_attribute>"
-        if default_target else ""
+        if default_target
+        else ""
     )
     (directory / "description.xml").write_text(
         '<oml:data_set_description xmlns:oml="http://openml.org/openml">'
@@ -83,28 +93,35 @@ def cache_openml_dataset(cache: Path, did: int, name: str, frame: pd.DataFrame,
         )
     (directory / "features.xml").write_text(
         '<oml:data_features xmlns:oml="http://openml.org/openml">'
-        + "".join(features) + "</oml:data_features>",
+        + "".join(features)
+        + "</oml:data_features>",
         encoding="utf-8",
     )
-    typed = pd.DataFrame({
-        column: pd.Categorical(frame[column], categories=nominal[column])
-        if column in nominal else pd.to_numeric(frame[column]).astype("float64")
-        for column in frame.columns
-    })
+    typed = pd.DataFrame(
+        {
+            column: pd.Categorical(frame[column], categories=nominal[column])
+            if column in nominal
+            else pd.to_numeric(frame[column]).astype("float64")
+            for column in frame.columns
+        }
+    )
     if data_format == "parquet":
         typed.to_parquet(directory / f"dataset_{did}.pq")
         return
     rows = [
         [None if pd.isna(v) else v for v in row]
-        for row in frame.astype(object).itertuples(index=False)
+        for row in typed.astype(object).itertuples(index=False)
     ]
-    rows = [[v if c in nominal or v is None else float(v) for c, v in zip(frame.columns, row)]
-            for row in rows]
-    (directory / "dataset.arff").write_text(arff.dumps({
-        "relation": name,
-        "attributes": [(c, nominal[c] if c in nominal else "REAL") for c in frame.columns],
-        "data": rows,
-    }), encoding="utf-8")
+    (directory / "dataset.arff").write_text(
+        arff.dumps(
+            {
+                "relation": name,
+                "attributes": [(c, nominal[c] if c in nominal else "REAL") for c in frame.columns],
+                "data": rows,
+            }
+        ),
+        encoding="utf-8",
+    )
 
 
 def config(name: str) -> dict:
@@ -118,8 +135,7 @@ def assert_same_dataset(fetched, shared):
     assert (fetched.X.dtypes[fetched.numeric] == np.float64).all()
 
 
-def test_bupa_from_cached_arff_with_a_non_default_target(shared_data_dir, openml_cache,
-                                                          tmp_path):
+def test_bupa_from_cached_arff_with_a_non_default_target(shared_data_dir, openml_cache, tmp_path):
     # OpenML 8 (liver-disorders) has the class in the numeric column selector, and drinks as
     # its default target; conf/dataset/bupa.yaml says openml_target: selector.
     frame, entry = shared_table(shared_data_dir, "bupa")
@@ -135,14 +151,21 @@ def test_bupa_from_cached_arff_with_a_non_default_target(shared_data_dir, openml
     assert written["class"] == {"name": "class", "type": "nominal", "values": ["1", "2"]}
     assert written["openml_id"] == 8 and written["openml_target"] == "selector"
     assert sorted(p.name for p in store.iterdir()) == [
-        ".schema.json.lock", "bupa.csv.gz", "schema.json"]
+        ".schema.json.lock",
+        "bupa.csv.gz",
+        "schema.json",
+    ]
 
 
-def test_labor_from_cached_parquet_with_nominal_and_missing_values(shared_data_dir,
-                                                                   openml_cache, tmp_path):
+def test_labor_from_cached_parquet_with_nominal_and_missing_values(
+    shared_data_dir, openml_cache, tmp_path
+):
     frame, entry = shared_table(shared_data_dir, "labor")
-    nominal = {a["name"]: a["values"] for a in [*entry["attributes"], entry["class"]]
-               if a["type"] == "nominal"}
+    nominal = {
+        a["name"]: a["values"]
+        for a in [*entry["attributes"], entry["class"]]
+        if a["type"] == "nominal"
+    }
     cache_openml_dataset(openml_cache, 4, "labor", frame, nominal, "class", "parquet")
     store = tmp_path / "store"
 
@@ -169,15 +192,23 @@ def test_true_false_nominal_values_keep_their_spelling(shared_data_dir, openml_c
     fetched = load_dataset(config("vote"), tmp_path / "store")
 
     shared = load_dataset(config("vote"), shared_data_dir)
-    pd.testing.assert_frame_equal(fetched.X, shared.X.apply(lambda c: c.map(spelling)),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        fetched.X, shared.X.apply(lambda c: c.map(spelling)), check_dtype=False
+    )
     pd.testing.assert_series_equal(fetched.y, shared.y, check_dtype=False)
 
 
 def test_the_store_copy_is_used_once_fetched(shared_data_dir, openml_cache, tmp_path):
     frame, _ = shared_table(shared_data_dir, "bupa")
-    cache_openml_dataset(openml_cache, 8, "liver-disorders",
-                         frame.rename(columns={"class": "selector"}), {}, "drinks", "arff")
+    cache_openml_dataset(
+        openml_cache,
+        8,
+        "liver-disorders",
+        frame.rename(columns={"class": "selector"}),
+        {},
+        "drinks",
+        "arff",
+    )
     store = tmp_path / "store"
     first = load_dataset(config("bupa"), store)
     (openml_cache / "8" / "dataset.arff").unlink()
@@ -189,8 +220,11 @@ def test_the_store_copy_is_used_once_fetched(shared_data_dir, openml_cache, tmp_
 def cached_labor(shared_data_dir, openml_cache):
     """Cache OpenML dataset 4 as labor, with a default target given by the test."""
     frame, entry = shared_table(shared_data_dir, "labor")
-    nominal = {a["name"]: a["values"] for a in [*entry["attributes"], entry["class"]]
-               if a["type"] == "nominal"}
+    nominal = {
+        a["name"]: a["values"]
+        for a in [*entry["attributes"], entry["class"]]
+        if a["type"] == "nominal"
+    }
 
     def cache(default_target):
         cache_openml_dataset(openml_cache, 4, "labor", frame, nominal, default_target, "parquet")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,8 +18,14 @@ GOOD_CSV = "x,colour,class\n1.5,red,a\n,blue,b\n3,red,b\n"
 
 
 def spec(name, **kw):
-    return {"name": name, "source": "store", "openml_id": None, "openml_target": None,
-            "drop": [], **kw}
+    return {
+        "name": name,
+        "source": "store",
+        "openml_id": None,
+        "openml_target": None,
+        "drop": [],
+        **kw,
+    }
 
 
 def good_store(make_store):
@@ -88,7 +95,11 @@ def test_write_then_read_round_trip_keeps_other_entries(make_store, tmp_path):
     assert numeric == ["v"] and class_name == "class"
     assert set(json.loads((store / "schema.json").read_text())) == {"toy", "new"}
     assert sorted(p.name for p in store.iterdir()) == [
-        ".schema.json.lock", "new.csv.gz", "schema.json", "toy.csv.gz"]
+        ".schema.json.lock",
+        "new.csv.gz",
+        "schema.json",
+        "toy.csv.gz",
+    ]
     assert gzip.open(store / "new.csv.gz").read().startswith(b"v,w,class\n")
 
 
