@@ -133,8 +133,15 @@ def _read_spec(spec: Mapping) -> tuple[str, str, int | None, str | None, list[st
     openml_id = spec.get("openml_id")
     if openml_id is not None and (isinstance(openml_id, bool) or not isinstance(openml_id, int)):
         raise ConfigError(f"{where} has openml_id {openml_id!r}; it must be an integer or null.")
-    drop = list(spec.get("drop") or [])
-    return name, source, openml_id, spec.get("openml_target"), drop
+    openml_target = spec.get("openml_target")
+    if openml_target is not None and not isinstance(openml_target, str):
+        raise ConfigError(
+            f"{where} has openml_target {openml_target!r}; it must be a string or null."
+        )
+    drop = spec.get("drop") or []
+    if isinstance(drop, str) or not all(isinstance(column, str) for column in drop):
+        raise ConfigError(f"{where} has drop {drop!r}; it must be a list of column names.")
+    return name, source, openml_id, openml_target, list(drop)
 
 
 def _not_found_message(name: str, store: Path) -> str:

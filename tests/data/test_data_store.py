@@ -260,6 +260,8 @@ def test_all_classes_missing_is_an_error(make_store):
         ({"source": "uci"}, r"source 'uci'; use one of \['store', 'sklearn'\]"),
         ({"openml_id": "61"}, "openml_id '61'; it must be an integer"),
         ({"name": ""}, "needs a 'name'"),
+        ({"openml_target": 3}, "openml_target 3; it must be a string"),
+        ({"drop": "colour"}, "drop 'colour'; it must be a list of column names"),
         ({"drop": ["nope"]}, r"drop in conf/dataset/toy.yaml names \['nope'\]"),
         ({"drop": ["class"]}, r"names \['class'\].*attributes are \['x', 'colour'\]"),
     ],
