@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from time import time
 from urllib.parse import urlparse
 
 from mlflow.entities import Metric, Param, RunStatus, RunTag
@@ -150,8 +151,6 @@ def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> 
 
 def log_metrics(client: MlflowClient, run_id: str, metrics: list[tuple[str, float, int]]) -> None:
     """Log ``(key, value, step)`` triples in batches."""
-    from time import time
-
     now = int(time() * 1000)
     items = [Metric(key, float(value), now, int(step)) for key, value, step in metrics]
     for start in range(0, len(items), _BATCH):

@@ -1,0 +1,76 @@
+"""Fixtures shared by the runner, tracking, config and CLI tests.
+
+The datasets come from ``$BNCBENCH_DATA_DIR``, else from ``../shared/datasets`` beside the repository;
+CLI tests run ``python -m bncbench`` in a subprocess with that directory in the environment.
+"""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_datasets() -> Path:
+    if os.environ.get("BNCBENCH_DATA_DIR"):
+        return Path(os.environ["BNCBENCH_DATA_DIR"]).resolve()
+    return (REPO_ROOT.parent / "shared" / "datasets").resolve()
+
+
+@pytest.fixture(scope="session")
+def run_cli():
+    """``run_cli(*args, cwd=..., module="bncbench")``: run a bncbench command, return the CompletedProcess.
+
+    ``result.output`` is stdout and stderr together.
+    """
+    env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets())}
+    env.pop("HYDRA_FULL_ERROR", None)
+
+    def run(*args: str, cwd: Path, module: str = "bncbench", timeout: float = 300) -> subprocess.CompletedProcess:
+        result = subprocess.run(
+            [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        )
+        result.output = result.stdout + result.stderr
+        return result
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def make_store():
+    """``make_store(directory, {name: (csv text or bytes before gzip, schema entry)})`` writes a store."""
+
+    def write(directory: Path, tables: dict) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, (content, _) in tables.items():
+            data = content.encode() if isinstance(content, str) else content
+            (directory / f"{name}.csv.gz").write_bytes(gzip.compress(data))
+        (directory / "schema.json").write_text(json.dumps({name: entry for name, (_, entry) in tables.items()}))
+        return directory
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def simple_schema() -> dict:
+    """Schema entry of a table with a numeric attribute ``a``, a nominal ``b`` and the class ``class``."""
+    return {
+        "attributes": [{"name": "a", "type": "numeric"}, {"name": "b", "type": "nominal", "values": ["x", "y"]}],
+        "class": {"name": "class", "type": "nominal", "values": ["p", "q"]},
+    }
+
+
+@pytest.fixture(scope="session")
+def simple_table():
+    """``simple_table(n, classes)``: CSV text of ``n`` rows matching ``simple_schema``."""
+
+    def table(n: int = 40, classes=("p", "q")) -> str:
+        rows = [f"{i % 7}.5,{'xy'[i % 2]},{classes[i % len(classes)]}" for i in range(n)]
+        return "a,b,class\n" + "\n".join(rows) + "\n"
+
+    return table

@@ -1,0 +1,128 @@
+"""Every config composes: each experiment, each model, and the primary config's Hydra settings."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+from omegaconf import OmegaConf
+
+from bncbench import BNClassifier
+from bncbench.config import CONFIG_NAME, compose, config_dir, sweep_choices
+from bncbench.errors import ConfigError
+from bncbench.runner import MODEL_ARGS
+
+EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+MODELS = sorted(p.stem for p in (config_dir() / "model").glob("*.yaml"))
+
+
+def test_configs_are_found():
+    assert (config_dir() / "config.yaml").is_file()
+    assert {"smoke", "kdb"} <= set(EXPERIMENTS)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_experiment_composes(name):
+    cfg = compose([f"experiment={name}"])  # also checks every dataset, model and comparison name
+    experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
+    assert experiment["name"] == name
+    assert experiment["datasets"] and experiment["models"]
+    assert set(experiment["metrics"]) <= {"zero_one_loss", "rmse", "log_loss"}
+
+
+def test_default_experiment_is_smoke_with_enough_cells():
+    cfg = compose([])
+    assert cfg.experiment.name == "smoke"
+    assert list(cfg.experiment.datasets) == ["sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"]
+    models = set(cfg.experiment.models)
+    assert {"nb_laplace", "nb_m_estimate", "tan_laplace", "tan_m_estimate", "kdb1_laplace", "kdb1_m_estimate"} <= models
+    assert len(cfg.experiment.datasets) * len(models) >= 6
+
+
+def test_kdb_experiment_compares_each_kdb_with_nb_and_tan():
+    cfg = compose(["experiment=kdb"])
+    assert len(cfg.experiment.datasets) == 68
+    models = list(cfg.experiment.models)
+    kdbs = [f"kdb{k}_m_estimate" for k in range(1, 6)]
+    assert models == ["nb_m_estimate", "tan_m_estimate", *kdbs]
+    pairs = {(c.a, c.b) for c in cfg.experiment.comparisons}
+    assert pairs == {(k, base) for k in kdbs for base in ("nb_m_estimate", "tan_m_estimate")}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_model_config_fits(name):
+    cfg = compose([f"experiment.models=[{name}]", "experiment.comparisons=[]"])
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        model = hydra_compose(CONFIG_NAME, [f"model={name}"]).model
+    assert model.name == name
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.integers(0, 3, (60, 4)).astype(str), columns=list("abcd"))
+    y = np.where(X["a"] == "0", "p", "q")
+    args = OmegaConf.to_container(model, resolve=True)
+    proba = BNClassifier(**{k: args[k] for k in MODEL_ARGS}, random_state=0).fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert cfg.experiment.models == [name]
+
+
+def test_model_names_follow_structure_and_estimator():
+    expected = {f"{s}_{e}" for s in ["nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5"] for e in ["laplace", "m_estimate"]}
+    assert expected | {"nb_mle"} <= set(MODELS)
+
+
+def test_primary_config_hydra_settings():
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        cfg = hydra_compose(CONFIG_NAME, [], return_hydra_config=True)
+    assert cfg.hydra.job.name == "bncbench"
+    assert cfg.hydra.job.chdir is False
+    assert cfg.hydra.mode.name == "MULTIRUN"
+    assert cfg.hydra.runtime.choices["hydra/launcher"] == "joblib"
+    assert cfg.hydra.callbacks.experiment._target_ == "bncbench.runner.ExperimentCallback"
+    assert cfg.hydra.sweeper.params.dataset == "sklearn-iris,sklearn-wine,sklearn-breast-cancer"
+    assert cfg.tracking_uri == "sqlite:///runs/mlflow.db"
+    assert cfg.report_dir == "reports"
+    assert cfg.artifact_location.startswith("runs")
+
+
+def test_sweep_choices():
+    assert sweep_choices(["a", "b-c"]) == "a,b-c"
+    with pytest.raises(ConfigError):
+        sweep_choices("a")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: kdb, smoke"),
+        (["suite=nope"], "unknown suite 'nope'"),
+        (["hydra/launcher=nope"], "valid hydra/launcher names: basic, joblib"),
+        (["experiment.datasets=[nope]"], "unknown dataset 'nope'; valid dataset names:"),
+        (["experiment.models=[nope]"], "unknown model 'nope'; valid model names:"),
+        (["experiment.datasets=[]"], "must be a non-empty list"),
+        (["experiment.datasets=[iris,iris]"], "more than once"),
+        (["experiment.models=[nb_mle]"], "not in experiment.models"),
+        (["dataset=iris"], "override experiment.datasets instead"),
+        (["model=nb_mle"], "override experiment.models instead"),
+        (["cv.seed=1,2"], "is a sweep"),
+        (["hydra.mode=RUN"], "always runs as a Hydra multirun"),
+        (["cv.seed=="], "cannot parse"),
+    ],
+)
+def test_bad_overrides_name_the_problem(overrides, expected):
+    with pytest.raises(ConfigError, match=expected.replace("[", r"\[")):
+        compose(overrides)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("structure", "forest", "unknown structure 'forest'; valid structures: kdb, nb, tan"),
+        ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: laplace, m_estimate, mle"),
+        ("estimator_params", {"beta": 1}, "does not take"),
+    ],
+)
+def test_bad_model_configs_are_refused_before_running(tmp_path, field, value, expected):
+    model = {"name": "bad", "structure": "nb", "k": 0, "structure_params": {}, "estimator": "mle", "estimator_params": {}}
+    (tmp_path / "model").mkdir()
+    OmegaConf.save(OmegaConf.create({**model, field: value}), tmp_path / "model" / "bad.yaml")
+    with pytest.raises(ConfigError, match=f"model 'bad'.*{expected}"):
+        compose([f"hydra.searchpath=[file://{tmp_path}]", "experiment.models=[bad]", "experiment.comparisons=[]"])

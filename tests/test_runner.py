@@ -1,0 +1,149 @@
+"""The 5x2 cross-validation of one cell, its metrics, and logging a cell to a real SQLite store."""
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+
+from bncbench import tracking
+from bncbench.config import CONFIG_NAME, config_dir
+from bncbench.data import Dataset, load_dataset
+from bncbench.metrics import PROBABILITY_FLOOR
+from bncbench.runner import cross_validate, repetition_seeds, run_cell, summarise
+
+NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
+IRIS = {"name": "sklearn-iris", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_dataset(IRIS, None)
+
+
+@pytest.fixture(scope="module")
+def iris_cv(iris):
+    return cross_validate(iris, {**NB, "structure": "kdb", "k": 1}, repetitions=5, folds=2, seed=1)
+
+
+def test_five_times_two_folds(iris, iris_cv):
+    metrics = iris_cv.metrics
+    assert list(metrics.columns) == ["zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds"]
+    assert len(metrics) == 10
+    assert (metrics[["fit_seconds", "predict_seconds"]] > 0).all().all()
+    assert metrics["zero_one_loss"].between(0, 0.2).all()  # kDB-1 on iris is accurate
+    predictions = iris_cv.predictions
+    assert len(predictions) == 5 * len(iris.y)
+    for repetition, rows in predictions.groupby("repetition"):
+        assert sorted(rows["row"]) == list(range(len(iris.y)))  # each row tested once per repetition
+        assert rows["fold"].nunique() == 2
+        for _, fold in rows.groupby("fold"):  # stratified: each class split evenly
+            assert fold["y_true"].value_counts().tolist() == [25, 25, 25]
+    assert iris_cv.seeds == repetition_seeds(1, 5)
+    assert [s["fold"] for s in iris_cv.structures] == list(range(10))
+    assert set(iris_cv.structures[0]["parents"]) == set(iris.X.columns)
+
+
+def test_metrics_agree_with_the_predictions(iris, iris_cv):
+    predictions = iris_cv.predictions
+    proba = predictions[[f"proba_{c}" for c in sorted(iris.y.unique())]].to_numpy()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    p_true = proba[np.arange(len(proba)), np.searchsorted(sorted(iris.y.unique()), predictions["y_true"])]
+    by_fold = pd.DataFrame(
+        {"fold": predictions["fold"], "error": predictions["y_true"] != predictions["y_pred"],
+         "sq": (1 - p_true) ** 2, "nll": -np.log(p_true)}
+    ).groupby("fold")
+    np.testing.assert_allclose(by_fold["error"].mean(), iris_cv.metrics["zero_one_loss"])
+    np.testing.assert_allclose(np.sqrt(by_fold["sq"].mean()), iris_cv.metrics["rmse"])  # SkDB Eq. 1
+    np.testing.assert_allclose(by_fold["nll"].mean(), iris_cv.metrics["log_loss"])
+
+
+def test_same_seed_same_numbers_other_seed_other_folds(iris, iris_cv):
+    again = cross_validate(iris, {**NB, "structure": "kdb", "k": 1}, seed=1)
+    losses = ["zero_one_loss", "rmse", "log_loss"]
+    pd.testing.assert_frame_equal(again.metrics[losses], iris_cv.metrics[losses])
+    pd.testing.assert_frame_equal(again.predictions, iris_cv.predictions)
+    other = cross_validate(iris, NB, seed=2)
+    assert not other.predictions["row"].equals(iris_cv.predictions["row"])
+    assert repetition_seeds(2, 5) != repetition_seeds(1, 5)
+
+
+def test_a_class_absent_from_a_training_fold_has_probability_zero():
+    # "r" has one row: whichever fold tests it was trained without it.
+    y = pd.Series(["p", "q"] * 10 + ["r"], name="class")
+    X = pd.DataFrame({"a": [str(i % 3) for i in range(21)], "b": ["x"] * 21})
+    cv = cross_validate(Dataset("tiny", X, y, []), NB, repetitions=2, folds=2, seed=0)
+    rare = cv.predictions[cv.predictions["y_true"] == "r"]
+    assert len(rare) == 2 and (rare["proba_r"] == 0).all()
+    assert np.isfinite(cv.metrics["log_loss"]).all()
+    tested = cv.metrics.loc[rare["fold"]]
+    assert (tested["log_loss"] >= -np.log(PROBABILITY_FLOOR) / 11).all()  # clipped, not infinite
+
+
+def cell_cfg(tmp_path, dataset="sklearn-iris", model="nb_laplace"):
+    """A cell's config as a job of the experiment's sweep composes it."""
+    overrides = [f"dataset={dataset}", f"model={model}", f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+                 f"artifact_location={tmp_path}/artifacts"]
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        return hydra_compose(CONFIG_NAME, overrides)
+
+
+def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path):
+    cfg = cell_cfg(tmp_path)
+    client = tracking.open_store(cfg.tracking_uri)
+    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
+    (run,) = client.search_runs([exp])
+    assert run.info.status == "FINISHED"
+    assert run.info.run_name == "sklearn-iris/nb_laplace"
+    assert run.data.tags["cfg_hash"] == tracking.cfg_hash(cfg)
+    assert {"dataset.name", "model.estimator", "cv.seed", "cv.seeds", "data_dir"} <= set(run.data.params)
+    assert json.loads(run.data.params["cv.seeds"]) == repetition_seeds(cfg.cv.seed, 5)
+    folds = [m.value for m in client.get_metric_history(run.info.run_id, "fold/rmse")]
+    assert len(folds) == 10 and run.data.metrics["rmse"] == pytest.approx(np.mean(folds))
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "skipped"
+    assert len(client.search_runs([exp])) == 1
+
+
+def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path):
+    cfg = cell_cfg(tmp_path)
+    cfg.dataset.name = "no-such-dataset"
+    cfg.dataset.source = "store"
+    cfg.data_dir = str(tmp_path / "empty_store")
+    client = tracking.open_store(cfg.tracking_uri)
+    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
+    assert run_cell(cfg, client, exp, "no-such-dataset", "nb_laplace") == "failed"
+    (run,) = client.search_runs([exp])
+    assert run.info.status == "FAILED"
+    assert "Dataset 'no-such-dataset' not found" in run.data.tags["error"]
+    # user errors carry their message only, no traceback artifact
+    assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["config.yaml"]
+
+
+def test_summary_classifies_cells(tmp_path):
+    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+    exp = tracking.prepare_experiment(client, "e", str(tmp_path))
+
+    def run(dataset, model, status):
+        run_id = tracking.start_run(client, exp, f"{dataset}/{model}", {"dataset": dataset, "model": model})
+        if status != "RUNNING":
+            client.set_terminated(run_id, status)
+        if status == "FAILED":
+            tracking.set_tags(client, run_id, {"error": "boom"})
+
+    run("d1", "m1", "FINISHED")
+    since = client.search_runs([exp])[0].info.start_time + 1
+    time.sleep(0.01)
+    run("d1", "m2", "FINISHED")
+    run("d2", "m1", "FAILED")
+    run("d2", "m2", "RUNNING")
+    summary = summarise(client, exp, ["d1", "d2", "d3"], ["m1", "m2"], since)
+    assert summary.skipped == ["d1/m1"]
+    assert summary.finished == ["d1/m2"]
+    assert summary.failed == {"d2/m1": "boom", "d2/m2": "run ended RUNNING",
+                              "d3/m1": "not run (see the log of its Hydra job)",
+                              "d3/m2": "not run (see the log of its Hydra job)"}
+    assert summary.total == 6

@@ -1,0 +1,126 @@
+"""MLflow bookkeeping on a real SQLite store: opening it, experiments, cfg_hash, resume look-ups."""
+
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from bncbench import tracking
+from bncbench.errors import ConfigError
+
+
+def cell_config(**changes):
+    cfg = {
+        "dataset": {"name": "iris", "source": "store", "openml_id": 61, "openml_target": None, "drop": []},
+        "model": {"name": "nb_laplace", "structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace",
+                  "estimator_params": {}},
+        "cv": {"repetitions": 5, "folds": 2, "seed": 1},
+        "data_dir": "/data",
+        "tracking_uri": "sqlite:///runs/mlflow.db",
+    }
+    for dotted, value in changes.items():
+        node = cfg
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    return OmegaConf.create(cfg)
+
+
+def test_open_store_creates_the_database_and_its_directory(tmp_path):
+    db = tmp_path / "new" / "dir" / "mlflow.db"
+    client = tracking.open_store(f"sqlite:///{db}")
+    assert db.is_file()
+    assert client.tracking_uri == f"sqlite:///{db}"
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("sqlite:///{tmp}/a_file/mlflow.db", "cannot open the tracking store"),
+        ("{tmp}/mlruns", "file store, which MLflow 3 no longer supports"),
+        ("nosuchscheme://host/x", "cannot open the tracking store"),
+    ],
+)
+def test_a_store_that_cannot_be_opened_names_the_uri_and_the_fix(tmp_path, uri, expected):
+    (tmp_path / "a_file").write_text("not a directory")
+    uri = uri.format(tmp=tmp_path)
+    with pytest.raises(ConfigError) as err:
+        tracking.open_store(uri)
+    assert expected in str(err.value)
+    assert uri in str(err.value)
+    assert "tracking_uri=sqlite:///" in str(err.value)
+
+
+def test_prepare_experiment_puts_artifacts_under_the_given_directory(tmp_path):
+    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+    first = tracking.prepare_experiment(client, "smoke", str(tmp_path / "runs" / "artifacts"))
+    assert tracking.prepare_experiment(client, "smoke", "elsewhere") == first
+    location = client.get_experiment(first).artifact_location
+    assert location == (tmp_path / "runs" / "artifacts" / "smoke").as_uri()
+    assert tracking.experiment_id(client, "smoke") == first
+
+
+def test_a_deleted_experiment_says_how_to_restore_it(tmp_path):
+    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+    client.delete_experiment(tracking.prepare_experiment(client, "smoke", str(tmp_path)))
+    with pytest.raises(ConfigError, match="mlflow experiments restore"):
+        tracking.prepare_experiment(client, "smoke", str(tmp_path))
+
+
+def test_cfg_hash_covers_dataset_model_and_cv_only():
+    base = tracking.cfg_hash(cell_config())
+    assert tracking.cfg_hash(cell_config(data_dir="/elsewhere", tracking_uri="sqlite:///x.db")) == base
+    for change in [{"dataset.name": "zoo"}, {"model.estimator": "m_estimate"}, {"model.estimator_params": {"alpha": 2}},
+                   {"cv.seed": 2}, {"cv.repetitions": 10}]:
+        assert tracking.cfg_hash(cell_config(**change)) != base, change
+
+
+def test_cfg_hash_ignores_key_order():
+    cfg = cell_config()
+    reordered = OmegaConf.create({"cv": cfg.cv, "model": dict(reversed(list(cfg.model.items()))), "dataset": cfg.dataset})
+    assert tracking.cfg_hash(reordered) == tracking.cfg_hash(cfg)
+
+
+def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path):
+    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+    exp = tracking.prepare_experiment(client, "e", str(tmp_path))
+    assert tracking.finished_run(client, exp, "h1") is None
+    stale = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
+    failed = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
+    tracking.end_run(client, failed, failed=True)
+    assert tracking.finished_run(client, exp, "h1") is None  # RUNNING and FAILED runs do not count
+
+    assert tracking.abandon_running(client, exp, "h1", "killed") == 1
+    assert client.get_run(stale).info.status == "KILLED"
+    assert client.get_run(stale).data.tags["error"] == "killed"
+
+    done = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
+    tracking.end_run(client, done, failed=False)
+    assert tracking.finished_run(client, exp, "h1").info.run_id == done
+    assert tracking.finished_run(client, exp, "h2") is None
+    assert [r.info.run_id for r in tracking.cell_runs(client, exp)] == [stale, failed, done]
+
+
+def test_logging_helpers(tmp_path):
+    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+    run = tracking.start_run(client, tracking.prepare_experiment(client, "e", str(tmp_path)), "d/m", {"model": "m"})
+    tracking.log_params(client, run, {f"p{i}": i for i in range(150)})
+    tracking.log_metrics(client, run, [("fold/rmse", 0.5, 0), ("fold/rmse", 0.25, 1), ("rmse", 0.375, 0)])
+    tracking.set_tags(client, run, {"error": "x" * 10_000})
+    data = client.get_run(run).data
+    assert len(data.params) == 150
+    assert [m.value for m in client.get_metric_history(run, "fold/rmse")] == [0.5, 0.25]
+    assert len(data.tags["error"]) == tracking.MAX_TAG_LENGTH
+
+
+def test_flatten():
+    assert tracking.flatten({"a": {"b": 1, "c": {}}, "d": [1, "x"], "e": None}) == {
+        "a.b": "1", "a.c": "{}", "d": '[1, "x"]', "e": "None"
+    }
+
+
+def test_store_path_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tracking.open_store("sqlite:///runs/mlflow.db")
+    assert Path("runs/mlflow.db").is_file()
