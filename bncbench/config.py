@@ -104,7 +104,9 @@ def check_experiment(cfg: DictConfig, options) -> None:
         except OmegaConfBaseException as err:
             raise ConfigError(f"experiment {name!r}: experiment.{field} is not set ({err}).") from None
         if not isinstance(names, ListConfig) or not names:
-            raise ConfigError(f"experiment {name!r}: experiment.{field} must be a non-empty list of {group} names.")
+            raise ConfigError(
+                f"experiment {name!r}: experiment.{field} must be a non-empty list of {group} names."
+            )
         valid = set(options(group))
         unknown = [str(n) for n in names if str(n) not in valid]
         if unknown:
@@ -117,7 +119,9 @@ def check_experiment(cfg: DictConfig, options) -> None:
             raise ConfigError(f"experiment {name!r}: experiment.{field} lists {repeated} more than once.")
     models = {str(m) for m in experiment.models}
     for comparison in experiment.get("comparisons") or []:
-        outside = [str(comparison.get(side)) for side in ("a", "b") if str(comparison.get(side)) not in models]
+        outside = [
+            str(comparison.get(side)) for side in ("a", "b") if str(comparison.get(side)) not in models
+        ]
         if outside:
             raise ConfigError(
                 f"experiment {name!r}: comparison {OmegaConf.to_container(comparison)} names {outside}, "
@@ -155,7 +159,8 @@ def _check_overrides(overrides: list[str]) -> None:
             field = next(f for f, g in NAMED_GROUPS.items() if g == key)
             raise ConfigError(
                 f"'{override.input_line}': the experiment chooses the {key}s of its cells; to run a subset, "
-                f"override experiment.{field} instead, e.g. experiment.{field}=[{override.get_value_element_as_str()}]."
+                f"override experiment.{field} instead, e.g. "
+                f"experiment.{field}=[{override.get_value_element_as_str()}]."
             )
         if override.is_sweep_override():
             raise ConfigError(
@@ -171,5 +176,6 @@ def _missing_config_message(err: MissingConfigException) -> str:
     group, _, name = missing.rpartition("/")
     if group and err.options is not None:
         where = "" if group.startswith("hydra/") else f" (files in conf/{group}/)"
-        return f"unknown {group} {name!r}; valid {group} names: {', '.join(sorted(err.options)) or 'none'}{where}."
+        valid = ", ".join(sorted(err.options)) or "none"
+        return f"unknown {group} {name!r}; valid {group} names: {valid}{where}."
     return f"{str(err).splitlines()[0]} (configs are in {config_dir()})."

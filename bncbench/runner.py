@@ -27,7 +27,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bncbench import tracking
 from bncbench.bnc.classifier import BNClassifier
-from bncbench.data import MDLDiscretizer, load_dataset
+from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.errors import BncbenchError
 from bncbench.metrics import LOSSES
 
@@ -56,7 +56,9 @@ def repetition_seeds(seed: int, repetitions: int) -> list[int]:
     return [int(s) for s in np.random.SeedSequence(int(seed)).generate_state(int(repetitions))]
 
 
-def cross_validate(dataset, model_args: dict, repetitions: int = 5, folds: int = 2, seed: int = 1) -> CrossValidation:
+def cross_validate(
+    dataset, model_args: dict, repetitions: int = 5, folds: int = 2, seed: int = 1
+) -> CrossValidation:
     """``repetitions`` x stratified ``folds``-fold CV of ``BNClassifier(**model_args)`` on ``dataset``.
 
     Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts; the
@@ -92,7 +94,9 @@ def cross_validate(dataset, model_args: dict, repetitions: int = 5, folds: int =
             fold_metrics.append({**losses, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
             structures.append({"fold": index, "repetition": repetition, "parents": parents})
-    return CrossValidation(seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures)
+    return CrossValidation(
+        seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures
+    )
 
 
 def _fit_predict(dataset, train, test, model_args, random_state, classes):
@@ -147,7 +151,9 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     if done is not None:
         log.info("%s: skipped, finished as run %s", name, done.info.run_id)
         return "skipped"
-    tracking.abandon_running(client, experiment_id, hash_, "left RUNNING by an interrupted process; run again")
+    tracking.abandon_running(
+        client, experiment_id, hash_, "left RUNNING by an interrupted process; run again"
+    )
     tags = {
         "dataset": dataset_name,
         "model": model_name,
@@ -175,7 +181,13 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
     cv = cfg.cv
     seeds = repetition_seeds(cv.seed, cv.repetitions)
     params = tracking.flatten(tracking.semantic_config(cfg))
-    params.update({"cv.seeds": json.dumps(seeds), "data_dir": str(cfg.data_dir), "experiment.name": str(cfg.experiment.name)})
+    params.update(
+        {
+            "cv.seeds": json.dumps(seeds),
+            "data_dir": str(resolve_data_dir(cfg.data_dir)),
+            "experiment.name": cfg.experiment.name,
+        }
+    )
     tracking.log_params(client, run_id, params)
     client.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 
@@ -183,7 +195,11 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
     model_args = {key: OmegaConf.to_container(cfg.model, resolve=True)[key] for key in MODEL_ARGS}
     result = cross_validate(dataset, model_args, cv.repetitions, cv.folds, cv.seed)
 
-    metrics = [(f"fold/{name}", value, fold) for name in result.metrics for fold, value in enumerate(result.metrics[name])]
+    metrics = [
+        (f"fold/{name}", value, fold)
+        for name in result.metrics
+        for fold, value in enumerate(result.metrics[name])
+    ]
     metrics += [(name, result.metrics[name].mean(), 0) for name in result.metrics]
     tracking.log_metrics(client, run_id, metrics)
     with tempfile.TemporaryDirectory() as tmp:
@@ -267,7 +283,10 @@ class ExperimentCallback(Callback):
         experiment = config.experiment
         client = tracking.open_store(config.tracking_uri)
         summary = summarise(
-            client, tracking.experiment_id(client, experiment.name), experiment.datasets, experiment.models,
+            client,
+            tracking.experiment_id(client, experiment.name),
+            experiment.datasets,
+            experiment.models,
             self.started_ms or 0,
         )
         report_ok = _write_report(config)

@@ -87,7 +87,9 @@ def experiment_id(client: MlflowClient, name: str) -> str:
     """Id of the existing MLflow experiment ``name``."""
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
-        raise ConfigError(f"no MLflow experiment {name!r} in {client.tracking_uri!r}; run the experiment first.")
+        raise ConfigError(
+            f"no MLflow experiment {name!r} in {client.tracking_uri!r}; run the experiment first."
+        )
     return experiment.experiment_id
 
 
@@ -126,7 +128,9 @@ def abandon_running(client: MlflowClient, experiment_id: str, hash_: str, reason
 
 def start_run(client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str]) -> str:
     """Create a RUNNING run and return its id."""
-    return client.create_run(experiment_id, run_name=run_name, tags={k: str(v) for k, v in tags.items()}).info.run_id
+    return client.create_run(
+        experiment_id, run_name=run_name, tags={k: str(v) for k, v in tags.items()}
+    ).info.run_id
 
 
 def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
@@ -162,7 +166,9 @@ def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None
 
 
 def end_run(client: MlflowClient, run_id: str, failed: bool) -> None:
-    client.set_terminated(run_id, status=RunStatus.to_string(RunStatus.FAILED if failed else RunStatus.FINISHED))
+    client.set_terminated(
+        run_id, status=RunStatus.to_string(RunStatus.FAILED if failed else RunStatus.FINISHED)
+    )
 
 
 def cell_runs(client: MlflowClient, experiment_id: str) -> list:

@@ -31,9 +31,16 @@ def run_cli():
     env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets())}
     env.pop("HYDRA_FULL_ERROR", None)
 
-    def run(*args: str, cwd: Path, module: str = "bncbench", timeout: float = 300) -> subprocess.CompletedProcess:
+    def run(
+        *args: str, cwd: Path, module: str = "bncbench", timeout: float = 300
+    ) -> subprocess.CompletedProcess:
         result = subprocess.run(
-            [sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+            [sys.executable, "-m", module, *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         result.output = result.stdout + result.stderr
         return result
@@ -50,7 +57,9 @@ def make_store():
         for name, (content, _) in tables.items():
             data = content.encode() if isinstance(content, str) else content
             (directory / f"{name}.csv.gz").write_bytes(gzip.compress(data))
-        (directory / "schema.json").write_text(json.dumps({name: entry for name, (_, entry) in tables.items()}))
+        (directory / "schema.json").write_text(
+            json.dumps({name: entry for name, (_, entry) in tables.items()})
+        )
         return directory
 
     return write
@@ -60,7 +69,10 @@ def make_store():
 def simple_schema() -> dict:
     """Schema entry of a table with a numeric attribute ``a``, a nominal ``b`` and the class ``class``."""
     return {
-        "attributes": [{"name": "a", "type": "numeric"}, {"name": "b", "type": "nominal", "values": ["x", "y"]}],
+        "attributes": [
+            {"name": "a", "type": "numeric"},
+            {"name": "b", "type": "nominal", "values": ["x", "y"]},
+        ],
         "class": {"name": "class", "type": "nominal", "values": ["p", "q"]},
     }
 

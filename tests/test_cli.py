@@ -8,7 +8,14 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 SMOKE_DATASETS = ["sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"]
-SMOKE_MODELS = ["nb_laplace", "nb_m_estimate", "tan_laplace", "tan_m_estimate", "kdb1_laplace", "kdb1_m_estimate"]
+SMOKE_MODELS = [
+    "nb_laplace",
+    "nb_m_estimate",
+    "tan_laplace",
+    "tan_m_estimate",
+    "kdb1_laplace",
+    "kdb1_m_estimate",
+]
 METRICS = ["zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds"]
 
 
@@ -37,14 +44,19 @@ def test_smoke_runs_every_cell(smoke):
     cwd, _, result = smoke
     assert result.returncode == 0, result.output
     assert "Traceback" not in result.output
-    assert last_line(result) == "bncbench: experiment 'smoke': 18 cells, 18 run, 0 skipped (finished before), 0 failed."
+    assert (
+        last_line(result)
+        == "bncbench: experiment 'smoke': 18 cells, 18 run, 0 skipped (finished before), 0 failed."
+    )
     assert "Joblib.Parallel" in result.output
     assert (cwd / "reports" / "smoke" / "wdl.md").is_file()
 
 
 def test_smoke_logs_each_cell_as_one_run(smoke_runs):
     client, experiment, runs = smoke_runs
-    assert sorted(r.info.run_name for r in runs) == sorted(f"{d}/{m}" for d in SMOKE_DATASETS for m in SMOKE_MODELS)
+    assert sorted(r.info.run_name for r in runs) == sorted(
+        f"{d}/{m}" for d in SMOKE_DATASETS for m in SMOKE_MODELS
+    )
     for run in runs:
         tags, params, metrics = run.data.tags, run.data.params, run.data.metrics
         assert run.info.status == "FINISHED"
@@ -75,7 +87,11 @@ def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
     assert experiment.artifact_location == (cwd / "runs" / "artifacts" / "smoke").as_uri()
     run = next(r for r in runs if r.info.run_name == "sklearn-iris/kdb1_laplace")
     run_id = run.info.run_id
-    assert sorted(a.path for a in client.list_artifacts(run_id)) == ["config.yaml", "predictions.parquet", "structure.json"]
+    assert sorted(a.path for a in client.list_artifacts(run_id)) == [
+        "config.yaml",
+        "predictions.parquet",
+        "structure.json",
+    ]
     local = cwd / "downloaded"
     local.mkdir()
 
@@ -97,8 +113,14 @@ def test_rerun_skips_every_finished_cell(smoke, run_cli):
     cwd, uri, _ = smoke
     result = run_cli(f"tracking_uri={uri}", "hydra/launcher=basic", cwd=cwd)
     assert result.returncode == 0, result.output
-    assert last_line(result) == "bncbench: experiment 'smoke': 18 cells, 0 run, 18 skipped (finished before), 0 failed."
-    assert len(MlflowClient(uri).search_runs([MlflowClient(uri).get_experiment_by_name("smoke").experiment_id])) == 18
+    assert (
+        last_line(result)
+        == "bncbench: experiment 'smoke': 18 cells, 0 run, 18 skipped (finished before), 0 failed."
+    )
+    assert (
+        len(MlflowClient(uri).search_runs([MlflowClient(uri).get_experiment_by_name("smoke").experiment_id]))
+        == 18
+    )
 
 
 def test_a_run_left_running_is_run_again(smoke, run_cli):
@@ -108,11 +130,18 @@ def test_a_run_left_running_is_run_again(smoke, run_cli):
     (done,) = client.search_runs([experiment_id], "attributes.run_name = 'sklearn-iris/nb_laplace'")
     client.delete_run(done.info.run_id)  # as if the process was killed before the run finished:
     stale = client.create_run(experiment_id, run_name=done.info.run_name, tags=done.data.tags).info.run_id
-    result = run_cli(f"tracking_uri={uri}", "experiment.datasets=[sklearn-iris]", "hydra/launcher=basic", cwd=cwd)
+    result = run_cli(
+        f"tracking_uri={uri}", "experiment.datasets=[sklearn-iris]", "hydra/launcher=basic", cwd=cwd
+    )
     assert result.returncode == 0, result.output
-    assert last_line(result) == "bncbench: experiment 'smoke': 6 cells, 1 run, 5 skipped (finished before), 0 failed."
+    assert (
+        last_line(result)
+        == "bncbench: experiment 'smoke': 6 cells, 1 run, 5 skipped (finished before), 0 failed."
+    )
     assert client.get_run(stale).info.status == "KILLED"
-    (again,) = client.search_runs([experiment_id], "attributes.run_name = 'sklearn-iris/nb_laplace' and attributes.status = 'FINISHED'")
+    (again,) = client.search_runs(
+        [experiment_id], "attributes.run_name = 'sklearn-iris/nb_laplace' and attributes.status = 'FINISHED'"
+    )
     assert again.data.tags["cfg_hash"] == done.data.tags["cfg_hash"]
     assert again.data.metrics["rmse"] == pytest.approx(done.data.metrics["rmse"])  # deterministic
 
@@ -121,12 +150,18 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, make_store, 
     store = make_store(tmp_path / "store", {"iris": ("", simple_schema)})
     (store / "iris.csv.gz").write_bytes(b"\x1f\x8b garbage")  # a broken gzip stream
     result = run_cli(
-        "experiment.datasets=[iris,sklearn-iris]", "experiment.models=[nb_laplace,nb_mle]",
-        "experiment.comparisons=[{a: nb_laplace, b: nb_mle}]", f"data_dir={tmp_path / 'store'}",
-        f"tracking_uri=sqlite:///{tmp_path}/mlflow.db", cwd=tmp_path,
+        "experiment.datasets=[iris,sklearn-iris]",
+        "experiment.models=[nb_laplace,nb_mle]",
+        "experiment.comparisons=[{a: nb_laplace, b: nb_mle}]",
+        f"data_dir={tmp_path / 'store'}",
+        f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+        cwd=tmp_path,
     )
     assert result.returncode == 1, result.output
-    assert last_line(result) == "bncbench: experiment 'smoke': 4 cells, 2 run, 0 skipped (finished before), 2 failed."
+    assert (
+        last_line(result)
+        == "bncbench: experiment 'smoke': 4 cells, 2 run, 0 skipped (finished before), 2 failed."
+    )
     assert "bncbench: FAILED iris/nb_laplace, iris/nb_mle: " in result.output
     assert "Traceback" not in result.output
     client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
@@ -140,16 +175,24 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, make_store, 
 def bad_data(tmp_path_factory, run_cli, make_store, simple_schema, simple_table):
     """One run over four store datasets, each broken in its own way."""
     cwd = tmp_path_factory.mktemp("bad_data")
-    store = make_store(cwd / "store", {
-        "iris": ("", simple_schema),                                                    # made unparsable below
-        "zoo": (simple_table().replace("a,b,class", "a,c,class"), simple_schema),       # schema mismatch
-        "tae": (simple_table().replace("a,b,class", "a,b,label"), simple_schema),       # no class column
-        "haberman": (simple_table(classes=("p",)), simple_schema),                      # a single class
-    })
+    store = make_store(
+        cwd / "store",
+        {
+            "iris": ("", simple_schema),  # made unparsable below
+            "zoo": (simple_table().replace("a,b,class", "a,c,class"), simple_schema),  # schema mismatch
+            "tae": (simple_table().replace("a,b,class", "a,b,label"), simple_schema),  # no class column
+            "haberman": (simple_table(classes=("p",)), simple_schema),  # a single class
+        },
+    )
     (store / "iris.csv.gz").write_bytes(b"\x1f\x8b garbage")  # a broken gzip stream, not a gzip'd file
     result = run_cli(
-        "experiment.datasets=[iris,zoo,tae,haberman]", "experiment.models=[nb_mle]", "experiment.comparisons=[]",
-        f"data_dir={store}", f"tracking_uri=sqlite:///{cwd}/mlflow.db", "hydra/launcher=basic", cwd=cwd,
+        "experiment.datasets=[iris,zoo,tae,haberman]",
+        "experiment.models=[nb_mle]",
+        "experiment.comparisons=[]",
+        f"data_dir={store}",
+        f"tracking_uri=sqlite:///{cwd}/mlflow.db",
+        "hydra/launcher=basic",
+        cwd=cwd,
     )
     return result
 
@@ -166,9 +209,14 @@ def bad_data(tmp_path_factory, run_cli, make_store, simple_schema, simple_table)
 def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
     assert bad_data.returncode == 1
     assert "Traceback" not in bad_data.output
-    (line,) = [x for x in bad_data.stdout.splitlines() if x.startswith(f"bncbench: FAILED {dataset}/nb_mle: ")]
+    (line,) = [
+        x for x in bad_data.stdout.splitlines() if x.startswith(f"bncbench: FAILED {dataset}/nb_mle: ")
+    ]
     assert message in line
-    assert last_line(bad_data) == "bncbench: experiment 'smoke': 4 cells, 0 run, 0 skipped (finished before), 4 failed."
+    assert (
+        last_line(bad_data)
+        == "bncbench: experiment 'smoke': 4 cells, 0 run, 0 skipped (finished before), 4 failed."
+    )
 
 
 @pytest.mark.parametrize(
@@ -178,7 +226,10 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
         (["experiment.datasets=[irsi]"], "unknown dataset 'irsi'; valid dataset names: abalone, adult,"),
         (["experiment.models=[nb]"], "unknown model 'nb'; valid model names: kdb1_laplace,"),
         (["model=nb_mle"], "override experiment.models instead"),
-        (["tracking_uri=sqlite:///{tmp}/a_file/mlflow.db"], "cannot open the tracking store 'sqlite:///{tmp}/a_file/mlflow.db'"),
+        (
+            ["tracking_uri=sqlite:///{tmp}/a_file/mlflow.db"],
+            "cannot open the tracking store 'sqlite:///{tmp}/a_file/mlflow.db'",
+        ),
         (["tracking_uri={tmp}/mlruns"], "is a file store"),
     ],
 )
@@ -202,10 +253,21 @@ def test_bad_input_gives_one_line_and_status_2(tmp_path, run_cli, args, message)
 )
 def test_unknown_structure_or_estimator_is_refused_before_running(tmp_path, run_cli, field, value, message):
     (tmp_path / "conf" / "model").mkdir(parents=True)
-    model = {"name": "bad", "structure": "nb", "k": 0, "structure_params": {}, "estimator": "mle", "estimator_params": {}}
+    model = {
+        "name": "bad",
+        "structure": "nb",
+        "k": 0,
+        "structure_params": {},
+        "estimator": "mle",
+        "estimator_params": {},
+    }
     (tmp_path / "conf" / "model" / "bad.yaml").write_text(json.dumps({**model, field: value}))
-    result = run_cli(f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment.models=[bad]",
-                     "experiment.comparisons=[]", cwd=tmp_path)
+    result = run_cli(
+        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
+        "experiment.models=[bad]",
+        "experiment.comparisons=[]",
+        cwd=tmp_path,
+    )
     assert result.returncode == 2, result.output
     (line,) = result.stderr.strip().splitlines()
     assert message in line and "conf/model/bad.yaml" in line

@@ -35,7 +35,14 @@ def test_default_experiment_is_smoke_with_enough_cells():
     assert cfg.experiment.name == "smoke"
     assert list(cfg.experiment.datasets) == ["sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"]
     models = set(cfg.experiment.models)
-    assert {"nb_laplace", "nb_m_estimate", "tan_laplace", "tan_m_estimate", "kdb1_laplace", "kdb1_m_estimate"} <= models
+    assert {
+        "nb_laplace",
+        "nb_m_estimate",
+        "tan_laplace",
+        "tan_m_estimate",
+        "kdb1_laplace",
+        "kdb1_m_estimate",
+    } <= models
     assert len(cfg.experiment.datasets) * len(models) >= 6
 
 
@@ -65,7 +72,11 @@ def test_every_model_config_fits(name):
 
 
 def test_model_names_follow_structure_and_estimator():
-    expected = {f"{s}_{e}" for s in ["nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5"] for e in ["laplace", "m_estimate"]}
+    expected = {
+        f"{s}_{e}"
+        for s in ["nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5"]
+        for e in ["laplace", "m_estimate"]
+    }
     assert expected | {"nb_mle"} <= set(MODELS)
 
 
@@ -121,8 +132,17 @@ def test_bad_overrides_name_the_problem(overrides, expected):
     ],
 )
 def test_bad_model_configs_are_refused_before_running(tmp_path, field, value, expected):
-    model = {"name": "bad", "structure": "nb", "k": 0, "structure_params": {}, "estimator": "mle", "estimator_params": {}}
+    model = {
+        "name": "bad",
+        "structure": "nb",
+        "k": 0,
+        "structure_params": {},
+        "estimator": "mle",
+        "estimator_params": {},
+    }
     (tmp_path / "model").mkdir()
     OmegaConf.save(OmegaConf.create({**model, field: value}), tmp_path / "model" / "bad.yaml")
     with pytest.raises(ConfigError, match=f"model 'bad'.*{expected}"):
-        compose([f"hydra.searchpath=[file://{tmp_path}]", "experiment.models=[bad]", "experiment.comparisons=[]"])
+        compose(
+            [f"hydra.searchpath=[file://{tmp_path}]", "experiment.models=[bad]", "experiment.comparisons=[]"]
+        )

@@ -37,7 +37,7 @@ def test_five_times_two_folds(iris, iris_cv):
     assert metrics["zero_one_loss"].between(0, 0.2).all()  # kDB-1 on iris is accurate
     predictions = iris_cv.predictions
     assert len(predictions) == 5 * len(iris.y)
-    for repetition, rows in predictions.groupby("repetition"):
+    for _, rows in predictions.groupby("repetition"):
         assert sorted(rows["row"]) == list(range(len(iris.y)))  # each row tested once per repetition
         assert rows["fold"].nunique() == 2
         for _, fold in rows.groupby("fold"):  # stratified: each class split evenly
@@ -53,8 +53,12 @@ def test_metrics_agree_with_the_predictions(iris, iris_cv):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     p_true = proba[np.arange(len(proba)), np.searchsorted(sorted(iris.y.unique()), predictions["y_true"])]
     by_fold = pd.DataFrame(
-        {"fold": predictions["fold"], "error": predictions["y_true"] != predictions["y_pred"],
-         "sq": (1 - p_true) ** 2, "nll": -np.log(p_true)}
+        {
+            "fold": predictions["fold"],
+            "error": predictions["y_true"] != predictions["y_pred"],
+            "sq": (1 - p_true) ** 2,
+            "nll": -np.log(p_true),
+        }
     ).groupby("fold")
     np.testing.assert_allclose(by_fold["error"].mean(), iris_cv.metrics["zero_one_loss"])
     np.testing.assert_allclose(np.sqrt(by_fold["sq"].mean()), iris_cv.metrics["rmse"])  # SkDB Eq. 1
@@ -85,8 +89,12 @@ def test_a_class_absent_from_a_training_fold_has_probability_zero():
 
 def cell_cfg(tmp_path, dataset="sklearn-iris", model="nb_laplace"):
     """A cell's config as a job of the experiment's sweep composes it."""
-    overrides = [f"dataset={dataset}", f"model={model}", f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
-                 f"artifact_location={tmp_path}/artifacts"]
+    overrides = [
+        f"dataset={dataset}",
+        f"model={model}",
+        f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+        f"artifact_location={tmp_path}/artifacts",
+    ]
     with initialize_config_dir(str(config_dir()), version_base="1.3"):
         return hydra_compose(CONFIG_NAME, overrides)
 
@@ -143,7 +151,10 @@ def test_summary_classifies_cells(tmp_path):
     summary = summarise(client, exp, ["d1", "d2", "d3"], ["m1", "m2"], since)
     assert summary.skipped == ["d1/m1"]
     assert summary.finished == ["d1/m2"]
-    assert summary.failed == {"d2/m1": "boom", "d2/m2": "run ended RUNNING",
-                              "d3/m1": "not run (see the log of its Hydra job)",
-                              "d3/m2": "not run (see the log of its Hydra job)"}
+    assert summary.failed == {
+        "d2/m1": "boom",
+        "d2/m2": "run ended RUNNING",
+        "d3/m1": "not run (see the log of its Hydra job)",
+        "d3/m2": "not run (see the log of its Hydra job)",
+    }
     assert summary.total == 6

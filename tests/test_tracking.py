@@ -12,8 +12,14 @@ from bncbench.errors import ConfigError
 def cell_config(**changes):
     cfg = {
         "dataset": {"name": "iris", "source": "store", "openml_id": 61, "openml_target": None, "drop": []},
-        "model": {"name": "nb_laplace", "structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace",
-                  "estimator_params": {}},
+        "model": {
+            "name": "nb_laplace",
+            "structure": "nb",
+            "k": 0,
+            "structure_params": {},
+            "estimator": "laplace",
+            "estimator_params": {},
+        },
         "cv": {"repetitions": 5, "folds": 2, "seed": 1},
         "data_dir": "/data",
         "tracking_uri": "sqlite:///runs/mlflow.db",
@@ -71,14 +77,21 @@ def test_a_deleted_experiment_says_how_to_restore_it(tmp_path):
 def test_cfg_hash_covers_dataset_model_and_cv_only():
     base = tracking.cfg_hash(cell_config())
     assert tracking.cfg_hash(cell_config(data_dir="/elsewhere", tracking_uri="sqlite:///x.db")) == base
-    for change in [{"dataset.name": "zoo"}, {"model.estimator": "m_estimate"}, {"model.estimator_params": {"alpha": 2}},
-                   {"cv.seed": 2}, {"cv.repetitions": 10}]:
+    for change in [
+        {"dataset.name": "zoo"},
+        {"model.estimator": "m_estimate"},
+        {"model.estimator_params": {"alpha": 2}},
+        {"cv.seed": 2},
+        {"cv.repetitions": 10},
+    ]:
         assert tracking.cfg_hash(cell_config(**change)) != base, change
 
 
 def test_cfg_hash_ignores_key_order():
     cfg = cell_config()
-    reordered = OmegaConf.create({"cv": cfg.cv, "model": dict(reversed(list(cfg.model.items()))), "dataset": cfg.dataset})
+    reordered = OmegaConf.create(
+        {"cv": cfg.cv, "model": dict(reversed(list(cfg.model.items()))), "dataset": cfg.dataset}
+    )
     assert tracking.cfg_hash(reordered) == tracking.cfg_hash(cfg)
 
 
@@ -104,7 +117,9 @@ def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path):
 
 def test_logging_helpers(tmp_path):
     client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
-    run = tracking.start_run(client, tracking.prepare_experiment(client, "e", str(tmp_path)), "d/m", {"model": "m"})
+    run = tracking.start_run(
+        client, tracking.prepare_experiment(client, "e", str(tmp_path)), "d/m", {"model": "m"}
+    )
     tracking.log_params(client, run, {f"p{i}": i for i in range(150)})
     tracking.log_metrics(client, run, [("fold/rmse", 0.5, 0), ("fold/rmse", 0.25, 1), ("rmse", 0.375, 0)])
     tracking.set_tags(client, run, {"error": "x" * 10_000})
@@ -116,7 +131,10 @@ def test_logging_helpers(tmp_path):
 
 def test_flatten():
     assert tracking.flatten({"a": {"b": 1, "c": {}}, "d": [1, "x"], "e": None}) == {
-        "a.b": "1", "a.c": "{}", "d": '[1, "x"]', "e": "None"
+        "a.b": "1",
+        "a.c": "{}",
+        "d": '[1, "x"]',
+        "e": "None",
     }
 
 
