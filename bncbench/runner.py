@@ -213,7 +213,7 @@ def run_job(cfg: DictConfig) -> str:
     """Hydra task function: one cell. Never raises; see ``run_cell``."""
     try:
         dataset_name, model_name = cell_names(cfg)
-        client = tracking.open_store(cfg.tracking_uri)
+        client = tracking.open_store(cfg.tracking_uri, check=False)  # checked before the sweep
         experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, cfg.artifact_location)
         return run_cell(cfg, client, experiment_id, dataset_name, model_name)
     except Exception as err:  # not even a run could be logged; the summary reports the cell as not run

@@ -11,7 +11,9 @@ URI) is used, because Hydra's joblib workers run one cell after another in the s
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from time import time
 from urllib.parse import urlparse
@@ -30,8 +32,11 @@ MAX_TAG_LENGTH = 5000
 _BATCH = 1000
 
 
-def open_store(tracking_uri: str) -> MlflowClient:
+def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     """A client on ``tracking_uri``, creating a SQLite database (and its directory) when absent.
+
+    With ``check``, one request is made at once, without MLflow's retries (minutes when a server is
+    down), so that a store that cannot be opened is reported before anything runs.
 
     Raises
     ------
@@ -55,11 +60,27 @@ def open_store(tracking_uri: str) -> MlflowClient:
         )
     try:
         client = MlflowClient(tracking_uri=str(tracking_uri))
-        client.search_experiments(max_results=1)
+        if check:
+            with _environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT="20"):
+                client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {reason}. {fix}") from None
     return client
+
+
+@contextmanager
+def _environment(**variables: str):
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def prepare_experiment(client: MlflowClient, name: str, artifact_location: str | None) -> str:

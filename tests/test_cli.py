@@ -231,6 +231,7 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
             "cannot open the tracking store 'sqlite:///{tmp}/a_file/mlflow.db'",
         ),
         (["tracking_uri={tmp}/mlruns"], "is a file store"),
+        (["tracking_uri=http://127.0.0.1:1"], "cannot open the tracking store 'http://127.0.0.1:1'"),
     ],
 )
 def test_bad_input_gives_one_line_and_status_2(tmp_path, run_cli, args, message):
