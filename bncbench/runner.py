@@ -15,6 +15,7 @@ import time
 import traceback
 import warnings
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.errors import BncbenchError
 from bncbench.metrics import LOSSES
+from bncbench.report import write_report
 
 log = logging.getLogger(__name__)
 
@@ -264,49 +266,62 @@ class ExperimentCallback(Callback):
     ``on_multirun_start`` creates the MLflow store and experiment once, before any worker starts
     (concurrent first connections to a new SQLite file race in its schema migration).
     ``on_multirun_end`` prints the summary, writes the report and exits with status 1 if a cell
-    failed. Hydra turns exceptions raised in callbacks into warnings, so errors leave as SystemExit.
+    failed or the report could not be written.
     """
 
     def __init__(self) -> None:
         self.started_ms: int | None = None
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        try:
+        with _exit_on_error():
             client = tracking.open_store(config.tracking_uri)
             tracking.prepare_experiment(client, config.experiment.name, config.artifact_location)
-        except BncbenchError as err:
-            print(f"bncbench: error: {err}", file=sys.stderr)
-            raise SystemExit(2) from None
         self.started_ms = int(time.time() * 1000)
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
-        experiment = config.experiment
-        client = tracking.open_store(config.tracking_uri)
-        summary = summarise(
-            client,
-            tracking.experiment_id(client, experiment.name),
-            experiment.datasets,
-            experiment.models,
-            self.started_ms or 0,
-        )
-        report_ok = _write_report(config)
-        _print_failures(summary)
-        print(
-            f"bncbench: experiment {experiment.name!r}: {summary.total} cells, {len(summary.finished)} run, "
-            f"{len(summary.skipped)} skipped (finished before), {len(summary.failed)} failed."
-        )
+        with _exit_on_error():
+            experiment = config.experiment
+            client = tracking.open_store(config.tracking_uri)
+            summary = summarise(
+                client,
+                tracking.experiment_id(client, experiment.name),
+                experiment.datasets,
+                experiment.models,
+                self.started_ms or 0,
+            )
+            report_ok = _write_report(config)
+            _print_failures(summary)
+            print(
+                f"bncbench: experiment {experiment.name!r}: {summary.total} cells, "
+                f"{len(summary.finished)} run, {len(summary.skipped)} skipped (finished before), "
+                f"{len(summary.failed)} failed."
+            )
         if summary.failed or not report_ok:
             raise SystemExit(1)
 
 
-def _write_report(config: DictConfig) -> bool:
-    from bncbench.report import write_report
+@contextmanager
+def _exit_on_error():
+    """Leave with an exit status: Hydra would turn an exception raised in a callback into a warning."""
+    try:
+        yield
+    except BncbenchError as err:
+        print(f"bncbench: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Exception:
+        traceback.print_exc()
+        raise SystemExit(1) from None
 
+
+def _write_report(config: DictConfig) -> bool:
     cfg = OmegaConf.masked_copy(config, [key for key in config if key != "hydra"])
     try:
         print(f"bncbench: report written to {write_report(cfg)}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {err}", file=sys.stderr)
+        return False
+    except Exception:  # a bug in the report must not hide the summary of the cells
+        traceback.print_exc()
         return False
     return True
 
