@@ -49,8 +49,8 @@ def run_cli():
 
 
 @pytest.fixture(scope="session")
-def make_store():
-    """``make_store(directory, {name: (csv text or bytes before gzip, schema entry)})`` writes a store."""
+def write_store():
+    """``write_store(directory, {name: (csv text or bytes before gzip, schema entry)})`` writes a store."""
 
     def write(directory: Path, tables: dict) -> Path:
         directory.mkdir(parents=True, exist_ok=True)

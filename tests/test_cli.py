@@ -146,8 +146,8 @@ def test_a_run_left_running_is_run_again(smoke, run_cli):
     assert again.data.metrics["rmse"] == pytest.approx(done.data.metrics["rmse"])  # deterministic
 
 
-def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, make_store, simple_schema):
-    store = make_store(tmp_path / "store", {"iris": ("", simple_schema)})
+def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store, simple_schema):
+    store = write_store(tmp_path / "store", {"iris": ("", simple_schema)})
     (store / "iris.csv.gz").write_bytes(b"\x1f\x8b garbage")  # a broken gzip stream
     result = run_cli(
         "experiment.datasets=[iris,sklearn-iris]",
@@ -172,10 +172,10 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, make_store, 
 
 
 @pytest.fixture(scope="module")
-def bad_data(tmp_path_factory, run_cli, make_store, simple_schema, simple_table):
+def bad_data(tmp_path_factory, run_cli, write_store, simple_schema, simple_table):
     """One run over four store datasets, each broken in its own way."""
     cwd = tmp_path_factory.mktemp("bad_data")
-    store = make_store(
+    store = write_store(
         cwd / "store",
         {
             "iris": ("", simple_schema),  # made unparsable below
