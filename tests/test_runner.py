@@ -158,3 +158,21 @@ def test_summary_classifies_cells(tmp_path):
         "d3/m2": "not run (see the log of its Hydra job)",
     }
     assert summary.total == 6
+
+
+def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("kernel exploded")
+
+    monkeypatch.setattr("bncbench.runner.cross_validate", broken)
+    cfg = cell_cfg(tmp_path)
+    client = tracking.open_store(cfg.tracking_uri)
+    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"
+    (run,) = client.search_runs([exp])
+    assert run.info.status == "FAILED"
+    assert run.data.tags["error"] == "RuntimeError: kernel exploded"
+    (tmp_path / "dl").mkdir()
+    error_file = client.download_artifacts(run.info.run_id, "error.txt", str(tmp_path / "dl"))
+    assert "Traceback" in open(error_file).read()
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"  # a failed cell runs again
