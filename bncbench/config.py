@@ -11,6 +11,7 @@ handing over to Hydra so that a wrong name is one line naming the valid ones, no
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -65,18 +66,14 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
     Raises
     ------
     ConfigError
-        An unknown experiment, suite, dataset or model name (the message lists the valid ones), an
-        override that does not parse, or an experiment that lacks its datasets or models.
+        An unknown experiment, suite, dataset, model, structure or estimator name (the message lists
+        the valid ones), an override or config file that does not parse, or an experiment that lacks
+        its datasets or models.
     """
     overrides = list(overrides)
     _check_overrides(overrides)
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="bncbench"):
-        try:
-            cfg = hydra_compose(CONFIG_NAME, overrides=overrides, return_hydra_config=True)
-        except MissingConfigException as err:
-            raise ConfigError(_missing_config_message(err)) from None
-        except (HydraException, OmegaConfBaseException) as err:
-            raise ConfigError(f"invalid configuration: {err}") from None
+        cfg = _compose(overrides)
         loader = GlobalHydra.instance().config_loader()
 
         def options(group):
@@ -84,11 +81,22 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
 
         check_experiment(cfg, options)
         for model in cfg.experiment.models:
-            model_cfg = hydra_compose(CONFIG_NAME, overrides=[*overrides, f"model={model}"]).model
-            check_model(str(model), model_cfg)
+            check_model(str(model), _compose([*overrides, f"model={model}"]).model)
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg
+
+
+def _compose(overrides: list[str]) -> DictConfig:
+    try:
+        return hydra_compose(CONFIG_NAME, overrides=overrides, return_hydra_config=True)
+    except MissingConfigException as err:
+        raise ConfigError(_missing_config_message(err)) from None
+    except (HydraException, OmegaConfBaseException) as err:
+        raise ConfigError(f"invalid configuration: {err}") from None
+    except yaml.YAMLError as err:
+        where = " ".join(str(err).split())
+        raise ConfigError(f"a config file is not valid YAML: {where}; fix that file.") from None
 
 
 def check_experiment(cfg: DictConfig, options) -> None:

@@ -146,3 +146,16 @@ def test_bad_model_configs_are_refused_before_running(tmp_path, field, value, ex
         compose(
             [f"hydra.searchpath=[file://{tmp_path}]", "experiment.models=[bad]", "experiment.comparisons=[]"]
         )
+
+
+def test_a_config_file_that_is_not_yaml_is_named(tmp_path):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "broken.yaml").write_text("name: broken\nstructure: [nb\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML: .*model/broken\.yaml"):
+        compose(
+            [
+                f"hydra.searchpath=[file://{tmp_path}]",
+                "experiment.models=[broken]",
+                "experiment.comparisons=[]",
+            ]
+        )
