@@ -37,7 +37,6 @@ log = logging.getLogger(__name__)
 
 #: Arguments of ``BNClassifier`` read from a model config.
 MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_params")
-TIMINGS = ("fit_seconds", "predict_seconds")
 
 
 @dataclass
