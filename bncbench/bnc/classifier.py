@@ -149,7 +149,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if attribute not in self.parents_:
             raise KeyError(f"{attribute!r} is not an attribute; attributes: {list(self.parents_)}.")
         i = self.encoder_.columns_.index(attribute)
-        tree = self.network_.trees[1 + i]
+        tree = self.network_.tree_of(i)
         names = ["class", *self.parents_[attribute]]
         values = [self.classes_, *(self.encoder_.categories_[p] for p in tree.variables[1:])]
         keys = np.zeros((tree.parent[-1].shape[0], tree.depth), dtype=np.int64)
@@ -160,7 +160,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             nodes = parent
         labels = [values[j][keys[:, j]] for j in range(tree.depth)]
         index = pd.MultiIndex.from_arrays(labels, names=names) if tree.depth > 1 else pd.Index(labels[0], name="class")
-        table = pd.DataFrame(self.tables_[1 + i][-1], index=index, columns=self.encoder_.categories_[i])
+        tables = self.tables_[self.network_.trees.index(tree)]
+        table = pd.DataFrame(tables[-1], index=index, columns=self.encoder_.categories_[i])
         table.columns.name = attribute
         return table.sort_index()
 

@@ -126,6 +126,14 @@ class ContextTree:
             _accumulate(nodes, values, self.counts[level], weight)
         return self
 
+    def truncated(self, depth: int) -> "ContextTree":
+        """A copy keeping the first ``depth`` conditioning variables (levels 0..depth)."""
+        twin = ContextTree(self.child, self.n_values, self.variables[:depth], self.cards[:depth])
+        twin.parent = [a.copy() for a in self.parent[: depth + 1]]
+        twin.children = [a.copy() for a in self.children[:depth]]
+        twin.counts = [a.copy() for a in self.counts[: depth + 1]]
+        return twin
+
     @property
     def n_nodes(self) -> int:
         return sum(p.shape[0] for p in self.parent)

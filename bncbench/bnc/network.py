@@ -21,24 +21,42 @@ class CountedNetwork:
         Number of values of each attribute.
     n_classes : int
         Number of class values.
+    attributes : list of int, optional
+        The attributes that are part of the model, in tree order (default: all). The others are
+        ignored, as after attribute selection.
     """
 
-    def __init__(self, parents, cards, n_classes):
+    def __init__(self, parents, cards, n_classes, attributes=None):
         self.parents = [list(p) for p in parents]
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         self.class_column = len(self.parents)
+        self.attributes = list(range(len(self.parents)) if attributes is None else attributes)
         class_tree = ContextTree(self.class_column, self.n_classes, (), ())
         attribute_trees = [
             ContextTree(
                 child,
                 int(self.cards[child]),
-                (self.class_column, *parents_of_child),
-                (self.n_classes, *(int(self.cards[p]) for p in parents_of_child)),
+                (self.class_column, *self.parents[child]),
+                (self.n_classes, *(int(self.cards[p]) for p in self.parents[child])),
             )
-            for child, parents_of_child in enumerate(self.parents)
+            for child in self.attributes
         ]
         self.trees = [class_tree, *attribute_trees]
+
+    def tree_of(self, attribute: int) -> ContextTree:
+        """The tree of ``P(X_attribute | Y, parents)``."""
+        return self.trees[1 + self.attributes.index(attribute)]
+
+    def restricted(self, attributes, k: int) -> "CountedNetwork":
+        """The sub-model on ``attributes`` in which each keeps only its first ``k`` parents.
+
+        Its counts are read off this network's trees (their top levels), without a pass over the data.
+        """
+        parents = [ps[:k] for ps in self.parents]
+        sub = CountedNetwork(parents, self.cards, self.n_classes, attributes)
+        sub.trees = [self.trees[0].copy(), *(self.tree_of(a).truncated(1 + len(parents[a])) for a in attributes)]
+        return sub
 
     def add(self, codes: np.ndarray, weight: float = 1.0) -> "CountedNetwork":
         """Count the rows of an (n, d + 1) int64 code matrix whose last column is the class."""
@@ -52,7 +70,7 @@ class CountedNetwork:
         return self.add(codes, weight=-1.0)
 
     def empty_copy(self) -> "CountedNetwork":
-        return CountedNetwork(self.parents, self.cards, self.n_classes)
+        return CountedNetwork(self.parents, self.cards, self.n_classes, self.attributes)
 
     def copy(self) -> "CountedNetwork":
         twin = self.empty_copy()
