@@ -9,8 +9,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import make_estimator
 from bncbench.bnc.inference import PackedNetwork
-from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.structures import STRUCTURES
+from bncbench.bnc.structures import STRUCTURES, counted
 from bncbench.errors import ConfigError, DatasetError
 
 
@@ -19,11 +18,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb"} or dict
+    structure : {"nb", "tan", "kdb", "skdb"} or dict
         Structure learner, or a dict mapping every attribute name to the ordered list of its attribute
         parents (the class is always a parent).
-    k : int, default 1
-        Maximum number of attribute parents for ``"kdb"``.
+    k : int, optional
+        Maximum number of attribute parents: for ``"kdb"`` (default 1) and for ``"skdb"`` (its k_max,
+        default 5).
     structure_params : dict
         Extra arguments of the structure learner.
     estimator : {"mle", "laplace", "m_estimate"}
@@ -38,7 +38,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     classes_ : ndarray
         Class labels, in the order of ``predict_proba``'s columns.
     parents_ : dict
-        Attribute name -> ordered list of its attribute parents.
+        Attribute name -> ordered list of its attribute parents, for the attributes in the model (all,
+        except after selective kDB's attribute selection).
+    structure_info_ : dict
+        What the structure learner found besides the parents, e.g. ``"selection"`` for ``"skdb"``
+        (chosen number of attributes, k and the leave-one-out loss grid).
     estimator_ : object
         The fitted parameter estimator (e.g. ``estimator_.selected_m_`` for m-estimates).
 
@@ -49,7 +53,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     values backs off to the deepest context seen in training.
     """
 
-    def __init__(self, structure="nb", k=1, structure_params=None, estimator="m_estimate",
+    def __init__(self, structure="nb", k=None, structure_params=None, estimator="m_estimate",
                  estimator_params=None, random_state=None):
         self.structure = structure
         self.k = k
@@ -70,9 +74,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = np.asarray(list(self.class_encoder_.categories_[0]))
         codes = np.column_stack([self.encoder_.transform(X), self.class_encoder_.transform(y.to_frame("class"))])
         cards = self.encoder_.cardinalities_
-        parent_indices = self._learn_structure(codes, cards)
-        self.parents_ = {name: [X.columns[p] for p in ps] for name, ps in zip(X.columns, parent_indices)}
-        self.network_ = CountedNetwork(parent_indices, cards, len(self.classes_)).add(codes)
+        self.network_, self.structure_info_ = self._learn_structure(codes, cards)
+        columns = self.encoder_.columns_
+        self.parents_ = {columns[a]: [columns[p] for p in self.network_.parents[a]] for a in self.network_.attributes}
         rng = np.random.default_rng(self.random_state)
         self.tables_ = estimator.tables(self.network_, codes, rng)
         self.estimator_ = estimator
@@ -80,17 +84,16 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _learn_structure(self, codes, cards):
-        attributes = codes[:, :-1]
-        y = np.ascontiguousarray(codes[:, -1])
+        n_classes = len(self.classes_)
         if isinstance(self.structure, dict):
-            return self._given_structure(list(self.encoder_.columns_))
+            return counted(self._given_structure(list(self.encoder_.columns_)), codes, cards, n_classes), {}
         if self.structure not in STRUCTURES:
             raise ConfigError(
                 f"unknown structure {self.structure!r}; valid structures: {', '.join(sorted(STRUCTURES))} "
                 "or a dict {attribute: [parents]}."
             )
         learner = STRUCTURES[self.structure]
-        return learner(attributes, y, cards, len(self.classes_), self.k, dict(self.structure_params or {}))
+        return learner(codes, cards, n_classes, self.k, dict(self.structure_params or {}))
 
     def _given_structure(self, columns):
         position = {name: i for i, name in enumerate(columns)}
@@ -147,7 +150,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         columns are the attribute's values.
         """
         if attribute not in self.parents_:
-            raise KeyError(f"{attribute!r} is not an attribute; attributes: {list(self.parents_)}.")
+            raise KeyError(f"{attribute!r} is not an attribute of the model; attributes: {list(self.parents_)}.")
         i = self.encoder_.columns_.index(attribute)
         tree = self.network_.tree_of(i)
         names = ["class", *self.parents_[attribute]]

@@ -1,8 +1,10 @@
 """Structure learners: which attributes each attribute depends on, besides the class.
 
-Each learner returns, for every attribute (column index), the ordered list of its attribute parents;
-the class is an implicit parent of every attribute. The order is the order of the context tree's levels
-below the class (HDP paper Sect. 3.3).
+A learner takes the integer code matrix (class in the last column), the attributes' cardinalities, the
+number of classes, ``k`` and its ``structure_params``, and returns the counted network of the structure
+(``CountedNetwork``: for every attribute in the model the ordered list of its attribute parents, the
+class being an implicit parent of each, and the counts) with a dict of what else it learned. The parent
+order is the order of the context tree's levels below the class (HDP paper Sect. 3.3).
 """
 
 from collections.abc import Callable
@@ -11,37 +13,45 @@ import numpy as np
 from scipy.sparse.csgraph import breadth_first_order, minimum_spanning_tree
 
 from bncbench.bnc.information import conditional_mutual_information, mutual_information_with_class
+from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc import selective_kdb
 from bncbench.errors import ConfigError
 
 
-def naive_bayes(codes, y, cards, n_classes, k, params) -> list[list[int]]:
+def counted(parents, codes, cards, n_classes) -> CountedNetwork:
+    """The network of a given structure, counted on ``codes``."""
+    return CountedNetwork(parents, cards, n_classes).add(codes)
+
+
+def naive_bayes(codes, cards, n_classes, k, params):
     """Naive Bayes: no attribute parents."""
     _reject_params("nb", params, set())
-    return [[] for _ in range(codes.shape[1])]
+    return counted([[] for _ in cards], codes, cards, n_classes), {}
 
 
-def tree_augmented(codes, y, cards, n_classes, k, params) -> list[list[int]]:
+def tree_augmented(codes, cards, n_classes, k, params):
     """TAN (Friedman et al. 1997): Chow-Liu maximum spanning tree on ``I(X_i; X_j | Y)``.
 
     The tree is rooted at the attribute with the highest ``I(X_i; Y)`` and every other attribute takes
     its neighbour towards the root as its single parent.
     """
     _reject_params("tan", params, set())
-    d = codes.shape[1]
+    attributes, y = _split(codes)
+    d = attributes.shape[1]
     if d < 2:
-        return [[] for _ in range(d)]
-    cmi = conditional_mutual_information(codes, y, cards, n_classes)
+        return naive_bayes(codes, cards, n_classes, k, {})
+    cmi = conditional_mutual_information(attributes, y, cards, n_classes)
     # scipy treats a zero weight as a missing edge; a constant shift keeps every edge present and does
     # not change which spanning tree is minimal, since all spanning trees have d - 1 edges.
     weights = cmi.max() + 1.0 - cmi
     np.fill_diagonal(weights, 0.0)
     tree = minimum_spanning_tree(weights)
-    root = int(np.argmax(mutual_information_with_class(codes, y, cards, n_classes)))
+    root = int(np.argmax(mutual_information_with_class(attributes, y, cards, n_classes)))
     _, predecessors = breadth_first_order(tree, root, directed=False, return_predecessors=True)
-    return [[] if i == root else [int(predecessors[i])] for i in range(d)]
+    return counted([[] if i == root else [int(predecessors[i])] for i in range(d)], codes, cards, n_classes), {}
 
 
-def k_dependence(codes, y, cards, n_classes, k, params) -> list[list[int]]:
+def k_dependence(codes, cards, n_classes, k, params):
     """kDB-k (Sahami 1996; SkDB paper Algorithm 2).
 
     Attributes are taken in decreasing ``I(X_i; Y)``; each takes as parents the ``min(i, k)`` earlier
@@ -49,23 +59,50 @@ def k_dependence(codes, y, cards, n_classes, k, params) -> list[list[int]]:
     earlier attribute in the order.
     """
     _reject_params("kdb", params, set())
-    if int(k) < 0:
+    parents, _ = _kdb_parents(codes, cards, n_classes, 1 if k is None else k)
+    return counted(parents, codes, cards, n_classes), {}
+
+
+def _kdb_parents(codes, cards, n_classes, k):
+    k = int(k)
+    if k < 0:
         raise ConfigError(f"kDB needs k >= 0, got k={k}.")
-    order = attribute_order(codes, y, cards, n_classes)
-    cmi = conditional_mutual_information(codes, y, cards, n_classes) if k > 0 else None
-    parents: list[list[int]] = [[] for _ in range(codes.shape[1])]
+    attributes, y = _split(codes)
+    order = attribute_order(attributes, y, cards, n_classes)
+    cmi = conditional_mutual_information(attributes, y, cards, n_classes) if k > 0 else None
+    parents: list[list[int]] = [[] for _ in range(attributes.shape[1])]
     for position, attribute in enumerate(order):
         earlier = order[:position]
         if k > 0 and position > 0:
             ranked = earlier[np.argsort(-cmi[attribute, earlier], kind="stable")]
-            parents[attribute] = [int(p) for p in ranked[: int(k)]]
-    return parents
+            parents[attribute] = [int(p) for p in ranked[:k]]
+    return parents, order
+
+
+def selective_k_dependence(codes, cards, n_classes, k, params):
+    """Selective kDB (SkDB paper Algorithm 4): kDB-``k`` (default 5), then the top-l attributes and the
+    k' <= k with the lowest leave-one-out loss (``selective_kdb``).
+
+    ``structure_params``: ``loss`` ("rmse" default, "zero_one_loss", "log_loss") and ``m`` (the
+    m-estimate's m used for selection, default 1 as in the SkDB paper's Appendix B).
+    """
+    _reject_params("skdb", params, {"loss", "m"})
+    k_max = 5 if k is None else int(k)
+    parents, order = _kdb_parents(codes, cards, n_classes, k_max)
+    network = counted(parents, codes, cards, n_classes)
+    selection = selective_kdb.select(network, codes, order, k_max, params.get("m", 1.0), params.get("loss", "rmse"))
+    chosen = [int(a) for a in order[: selection.n_attributes]]
+    return network.restricted(chosen, selection.k), {"selection": selection}
 
 
 def attribute_order(codes, y, cards, n_classes) -> np.ndarray:
     """Attributes in decreasing ``I(X_i; Y)``, ties by column order."""
     mi = mutual_information_with_class(codes, y, cards, n_classes)
     return np.argsort(-mi, kind="stable")
+
+
+def _split(codes):
+    return codes[:, :-1], np.ascontiguousarray(codes[:, -1])
 
 
 def _reject_params(name: str, params, accepted: set) -> None:
@@ -77,6 +114,11 @@ def _reject_params(name: str, params, accepted: set) -> None:
         )
 
 
-StructureLearner = Callable[..., list[list[int]]]
+StructureLearner = Callable[..., tuple[CountedNetwork, dict]]
 
-STRUCTURES: dict[str, StructureLearner] = {"nb": naive_bayes, "tan": tree_augmented, "kdb": k_dependence}
+STRUCTURES: dict[str, StructureLearner] = {
+    "nb": naive_bayes,
+    "tan": tree_augmented,
+    "kdb": k_dependence,
+    "skdb": selective_k_dependence,
+}

@@ -22,6 +22,11 @@ def chain_data():
     return codes, y.astype(np.int64), np.array([3, 2, 2, 2])
 
 
+def _parents(learner, codes, y, cards, k, params=None):
+    network, _ = learner(np.column_stack([codes, y]), cards, 2, k, params or {})
+    return network.parents
+
+
 def _spanning_tree_weight(parents, weights):
     return sum(weights[i, p] for i, ps in enumerate(parents) for p in ps)
 
@@ -45,12 +50,12 @@ def _all_spanning_trees(d):
 
 def test_naive_bayes_has_no_attribute_parents(chain_data):
     codes, y, cards = chain_data
-    assert naive_bayes(codes, y, cards, 2, 1, {}) == [[], [], [], []]
+    assert _parents(naive_bayes, codes, y, cards, 1) == [[], [], [], []]
 
 
 def test_tan_is_a_maximum_weight_spanning_tree_rooted_at_the_most_informative_attribute(chain_data):
     codes, y, cards = chain_data
-    parents = tree_augmented(codes, y, cards, 2, 1, {})
+    parents = _parents(tree_augmented, codes, y, cards, 1)
     cmi = conditional_mutual_information(codes, y, cards, 2)
     mi = mutual_information_with_class(codes, y, cards, 2)
     assert parents[int(np.argmax(mi))] == []
@@ -66,18 +71,18 @@ def test_kdb_follows_algorithm_2(chain_data):
     order = list(np.argsort(-mi, kind="stable"))
     assert order[0] == 3  # a is the most informative attribute
     for k in range(4):
-        parents = k_dependence(codes, y, cards, 2, k, {})
+        parents = _parents(k_dependence, codes, y, cards, k)
         for position, attribute in enumerate(order):
             earlier = order[:position]
             expected = sorted(earlier, key=lambda j: (-cmi[attribute, j], earlier.index(j)))[:k]
             assert parents[attribute] == expected
-    assert k_dependence(codes, y, cards, 2, 1, {})[2] == [3]  # b's parent is a
-    assert k_dependence(codes, y, cards, 2, 1, {})[1] == [2]  # c's parent is b
+    assert _parents(k_dependence, codes, y, cards, 1)[2] == [3]  # b's parent is a
+    assert _parents(k_dependence, codes, y, cards, 1)[1] == [2]  # c's parent is b
 
 
 def test_structures_reject_unknown_parameters(chain_data):
     codes, y, cards = chain_data
     with pytest.raises(ConfigError, match="does not take structure_params"):
-        k_dependence(codes, y, cards, 2, 1, {"scroe": "aic"})
+        _parents(k_dependence, codes, y, cards, 1, {"scroe": "aic"})
     with pytest.raises(ConfigError, match="k >= 0"):
-        k_dependence(codes, y, cards, 2, -1, {})
+        _parents(k_dependence, codes, y, cards, -1)

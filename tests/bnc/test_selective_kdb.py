@@ -1,0 +1,82 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bncbench import BNClassifier
+from bncbench.bnc.estimators.m_estimate import MEstimate
+from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc.selective_kdb import leave_one_out_losses
+from bncbench.bnc.structures import _kdb_parents
+from bncbench.metrics import LOSSES
+
+
+@pytest.fixture(scope="module")
+def small_problem():
+    rng = np.random.default_rng(5)
+    n = 60
+    y = rng.integers(0, 3, n)
+    a = (y + (rng.random(n) < 0.3)) % 3
+    b = np.where(rng.random(n) < 0.7, a % 2, rng.integers(0, 2, n))
+    c = rng.integers(0, 4, n)
+    d = (b + c + y) % 2
+    codes = np.column_stack([a, b, c, d, y]).astype(np.int64)
+    cards = np.array([3, 2, 4, 2])
+    return codes, cards
+
+
+def _brute_force_grid(codes, cards, parents, order, k_max, m, loss):
+    """Refit the model without each row, for every (k', l), and score the row."""
+    n, d = codes.shape[0], len(cards)
+    proba = np.zeros((k_max + 1, d + 1, n, 3))
+    for i in range(n):
+        rest = np.delete(codes, i, axis=0)
+        for k in range(k_max + 1):
+            for l in range(d + 1):
+                network = CountedNetwork([p[:k] for p in parents], cards, 3, list(order[:l])).add(rest)
+                tables = MEstimate(m=m).tables_for(network, m)
+                proba[k, l, i] = PackedNetwork(network, tables).predict_proba(codes[i : i + 1])[0]
+    return np.array([[LOSSES[loss](proba[k, l], codes[:, -1]) for l in range(d + 1)] for k in range(k_max + 1)])
+
+
+@pytest.mark.parametrize("loss", ["rmse", "zero_one_loss", "log_loss"])
+@pytest.mark.parametrize("m", [1.0, 0.2])
+def test_incremental_leave_one_out_equals_refitting_without_each_row(small_problem, loss, m):
+    codes, cards = small_problem
+    k_max = 2
+    parents, order = _kdb_parents(codes, cards, 3, k_max)
+    network = CountedNetwork(parents, cards, 3).add(codes)
+    incremental = leave_one_out_losses(network, codes, order, k_max, m, loss)
+    np.testing.assert_allclose(incremental, _brute_force_grid(codes, cards, parents, order, k_max, m, loss), rtol=1e-9)
+
+
+def test_skdb_keeps_the_best_attributes_and_k(small_problem):
+    codes, cards = small_problem
+    X = pd.DataFrame(codes[:, :-1], columns=list("abcd")).astype(str)
+    y = codes[:, -1]
+    clf = BNClassifier(structure="skdb", k=2, estimator="m_estimate", estimator_params={"m": 1.0}).fit(X, y)
+    selection = clf.structure_info_["selection"]
+    grid = selection.losses
+    assert grid.shape == (3, 5)
+    best = grid.to_numpy().min()
+    assert grid.loc[selection.k, selection.n_attributes] == best
+    # ties go to fewer attributes, then to smaller k
+    for l in range(selection.n_attributes + 1):
+        for k in range(3):
+            if (l, k) < (selection.n_attributes, selection.k):
+                assert grid.loc[k, l] > best
+    assert len(clf.parents_) == selection.n_attributes
+    assert all(len(p) <= selection.k for p in clf.parents_.values())
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_skdb_drops_noise_attributes():
+    rng = np.random.default_rng(0)
+    n = 2000
+    y = rng.integers(0, 2, n)
+    X = pd.DataFrame({"signal": np.where(rng.random(n) < 0.85, y, 1 - y)})
+    for i in range(6):
+        X[f"noise{i}"] = rng.integers(0, 4, n)
+    clf = BNClassifier(structure="skdb", k=2, estimator="laplace").fit(X.astype(str), y)
+    assert "signal" in clf.parents_
+    assert len(clf.parents_) < X.shape[1]
