@@ -25,23 +25,31 @@ _ROWS_PER_BLOCK = 2048
 
 @njit(cache=True)
 def _row_loss(scores, true_class, loss_code):
-    """Loss of one row given its log class scores (unnormalised)."""
-    top = np.max(scores)
+    """Loss of one row given its log class scores (unnormalised; all -inf means uniform)."""
+    n_classes = scores.shape[0]
+    best = 0
+    for c in range(1, n_classes):
+        if scores[c] > scores[best]:
+            best = c
+    top = scores[best]
     if top == -np.inf:
-        proba = np.full(scores.shape[0], 1.0 / scores.shape[0])
+        p_true = 1.0 / n_classes
+        best = 0
     else:
-        proba = np.exp(scores - top)
-        proba /= proba.sum()
+        total = 0.0
+        for c in range(n_classes):
+            total += np.exp(scores[c] - top)
+        p_true = np.exp(scores[true_class] - top) / total
     if loss_code == 0:
-        return (1.0 - proba[true_class]) ** 2
+        return (1.0 - p_true) ** 2
     if loss_code == 1:
-        return 0.0 if np.argmax(proba) == true_class else 1.0
-    return -np.log(max(proba[true_class], _FLOOR))
+        return 0.0 if best == true_class else 1.0
+    return -np.log(max(p_true, _FLOOR))
 
 
 @njit(cache=True)
 def _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths, variables,
-                             child_columns, child_start, children, table_start, counts, n_values, out):
+                             child_columns, child_start, children, table_start, counts, totals, n_values, out):
     """m-estimates of ``P(x_i | c, first k' parents)`` for k' = 0..k_max with row i taken out.
 
     Row i is in the root's counts, and below it on the walked path only under its own class. A context
@@ -60,23 +68,12 @@ def _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, d
             column = variables[tree, level - 1]
             value = c if column == class_column else codes[i, column]
             child = children[child_start[node] + value]
-            if child < 0:
+            if child < 0 or totals[child] - removed <= 0.0:
                 alive = False
             else:
-                start = table_start[child]
-                total = 0.0
-                for v in range(r):
-                    total += counts[start + v]
-                if total - removed <= 0.0:
-                    alive = False
-                else:
-                    node = child
+                node = child
         if alive and (level <= 1 or counts[table_start[node] + x] - removed > 0.0):
-            start = table_start[node]
-            total = -removed
-            for v in range(r):
-                total += counts[start + v]
-            estimate = (counts[start + x] - removed + m / r) / (total + m)
+            estimate = (counts[table_start[node] + x] - removed + m / r) / (totals[node] - removed + m)
         if level >= 1:
             out[level - 1] = estimate
     for k in range(depths[tree], k_max + 1):
@@ -85,7 +82,7 @@ def _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, d
 
 @njit(cache=True, parallel=True)
 def _loocv_block(codes, rows, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
-                 variables, child_columns, child_start, children, table_start, counts, n_values, n_rows):
+                 variables, child_columns, child_start, children, table_start, counts, totals, n_values, n_rows):
     """Per-row losses (rows, k_max + 1, d + 1) of every (k', l) model for a block of rows."""
     d = order.shape[0]
     losses = np.zeros((rows.shape[0], k_max + 1, d + 1))
@@ -105,7 +102,7 @@ def _loocv_block(codes, rows, order, k_max, m, loss_code, n_classes, class_colum
             for c in range(n_classes):
                 _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
                                          variables, child_columns, child_start, children, table_start,
-                                         counts, n_values, estimates)
+                                         counts, totals, n_values, estimates)
                 for k in range(k_max + 1):
                     scores[k, c] += np.log(estimates[k])
             for k in range(k_max + 1):
@@ -122,6 +119,7 @@ def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np
     """
     packed = PackedNetwork(network, [tree.counts for tree in network.trees])
     counts = np.concatenate([c.ravel() for tree in network.trees for c in tree.counts])
+    totals = np.concatenate([c.sum(axis=1) for tree in network.trees for c in tree.counts])  # by node
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
     n_values = np.array([tree.n_values for tree in network.trees], dtype=np.int64)
@@ -132,7 +130,8 @@ def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np
         block = _loocv_block(
             codes, rows, tree_order, k_max, float(m), LOSS_CODES[loss], network.n_classes,
             network.class_column, packed.roots, packed.depths, packed.variables, packed.child_columns,
-            packed.child_start, packed.children, packed.table_start, counts, n_values, float(codes.shape[0]),
+            packed.child_start, packed.children, packed.table_start, counts, totals, n_values,
+            float(codes.shape[0]),
         )
         total += block.sum(axis=0)  # blocks are summed in a fixed order: same result on any thread count
     mean = total / codes.shape[0]

@@ -1,11 +1,11 @@
-"""Fit and predict times of kDB-5 with m-estimates (issue: the backbone's speed targets).
+"""Fit and predict times of kDB-5 and selective kDB (k_max 5) with m-estimates.
 
 Cases: connect-4 (67,557 rows, 42 attributes; fit on all rows, predict all rows) and half of adult
 (one fold of a stratified 2-fold split, MDL-discretised on the training half; fit on it, predict the
 other half). Each time is the median of ``--repeats`` runs after a warm-up; numba's compilation is
 measured separately, in a fresh process with an empty cache.
 
-    python benchmarks/kdb_speed.py [--data-dir ../shared/datasets] [--repeats 5]
+    python benchmarks/structure_speed.py [--data-dir ../shared/datasets] [--repeats 5]
 """
 
 import argparse
@@ -22,7 +22,10 @@ from sklearn.model_selection import StratifiedKFold
 from bncbench import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset
 
-MODEL = dict(structure="kdb", k=5, estimator="m_estimate", random_state=0)
+MODELS = {
+    "kDB-5": dict(structure="kdb", k=5, estimator="m_estimate", random_state=0),
+    "SkDB k_max=5": dict(structure="skdb", k=5, estimator="m_estimate", random_state=0),
+}
 
 _COMPILE_SNIPPET = """
 import time, numpy as np, pandas as pd
@@ -51,12 +54,13 @@ def timed(function, repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure(name, X_train, y_train, X_test, repeats):
-    fitted = BNClassifier(**MODEL).fit(X_train, y_train)
-    fit = timed(lambda: BNClassifier(**MODEL).fit(X_train, y_train), repeats)
-    predict = timed(lambda: fitted.predict_proba(X_test), repeats)
-    print(f"{name:<28} rows {len(X_train):>6}/{len(X_test):<6} fit {fit:6.3f} s  predict {predict:6.3f} s  "
-          f"total {fit + predict:6.3f} s")
+def measure(case, X_train, y_train, X_test, repeats):
+    for name, model in MODELS.items():
+        fitted = BNClassifier(**model).fit(X_train, y_train)
+        fit = timed(lambda: BNClassifier(**model).fit(X_train, y_train), repeats)
+        predict = timed(lambda: fitted.predict_proba(X_test), repeats)
+        print(f"{name:<13} {case:<14} rows {len(X_train):>6}/{len(X_test):<6} fit {fit:6.3f} s  "
+              f"predict {predict:6.3f} s  total {fit + predict:6.3f} s")
 
 
 def main():
@@ -72,13 +76,13 @@ def main():
 
     spec = dict(source="store", openml_id=None, openml_target=None, drop=[])
     connect4 = load_dataset(dict(spec, name="connect-4"), args.data_dir)
-    measure("kDB-5 m-est connect-4", connect4.X, connect4.y, connect4.X, args.repeats)
+    measure("connect-4", connect4.X, connect4.y, connect4.X, args.repeats)
 
     adult = load_dataset(dict(spec, name="adult"), args.data_dir)
     train, test = next(StratifiedKFold(2, shuffle=True, random_state=0).split(adult.X, adult.y))
     discretiser = MDLDiscretizer().fit(adult.X.iloc[train], adult.y.iloc[train])
     X_train, X_test = discretiser.transform(adult.X.iloc[train]), discretiser.transform(adult.X.iloc[test])
-    measure("kDB-5 m-est half of adult", X_train, adult.y.iloc[train], X_test, args.repeats)
+    measure("half of adult", X_train, adult.y.iloc[train], X_test, args.repeats)
     print(f"numba threads: {__import__('numba').get_num_threads()}, numpy {np.__version__}")
 
 
