@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
+from bncbench.bnc.estimators.m_estimate import MEstimate
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.errors import ConfigError
 
@@ -48,22 +49,24 @@ def _row_loss(scores, true_class, loss_code):
 
 
 @njit(cache=True)
-def _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths, variables,
-                             child_columns, child_start, children, table_start, counts, totals, n_values, out):
-    """m-estimates of ``P(x_i | c, first k' parents)`` for k' = 0..k_max with row i taken out.
+def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths, variables,
+                                 child_columns, child_start, children, table_start, counts, totals,
+                                 log_tables, n_values, out):
+    """Logs of the m-estimates of ``P(x_i | c, first k' parents)``, k' = 0..k_max, row i taken out.
 
-    Row i is in the root's counts, and below it on the walked path only under its own class. A context
-    left without rows backs off to its parent; a value without count in a context below the class level
-    takes the parent's estimate.
+    Row i is in the root's counts, and below it on the walked path only under its own class: for any
+    other class the estimates are those of all the data (``log_tables``). A context left without rows
+    backs off to its parent; a value without count in a context below the class level takes the
+    parent's estimate.
     """
-    own_class = 1.0 if c == codes[i, class_column] else 0.0
+    own_class = c == codes[i, class_column]
     x = codes[i, child_columns[tree]]
     r = n_values[tree]
     node = roots[tree]
-    estimate = 0.0
+    log_estimate = 0.0
     alive = True
     for level in range(depths[tree] + 1):
-        removed = 1.0 if level == 0 else own_class
+        removed = 1.0 if level == 0 or own_class else 0.0
         if level > 0 and alive:
             column = variables[tree, level - 1]
             value = c if column == class_column else codes[i, column]
@@ -72,17 +75,21 @@ def _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, d
                 alive = False
             else:
                 node = child
-        if alive and (level <= 1 or counts[table_start[node] + x] - removed > 0.0):
-            estimate = (counts[table_start[node] + x] - removed + m / r) / (totals[node] - removed + m)
+        if alive and level > 0 and not own_class:
+            log_estimate = log_tables[table_start[node] + x]
+        elif alive and (level <= 1 or counts[table_start[node] + x] - removed > 0.0):
+            count = counts[table_start[node] + x] - removed
+            log_estimate = np.log((count + m / r) / (totals[node] - removed + m))
         if level >= 1:
-            out[level - 1] = estimate
+            out[level - 1] = log_estimate
     for k in range(depths[tree], k_max + 1):
-        out[k] = estimate
+        out[k] = log_estimate
 
 
 @njit(cache=True, parallel=True)
 def _loocv_block(codes, rows, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
-                 variables, child_columns, child_start, children, table_start, counts, totals, n_values, n_rows):
+                 variables, child_columns, child_start, children, table_start, counts, totals, log_tables,
+                 n_values, n_rows):
     """Per-row losses (rows, k_max + 1, d + 1) of every (k', l) model for a block of rows."""
     d = order.shape[0]
     losses = np.zeros((rows.shape[0], k_max + 1, d + 1))
@@ -90,7 +97,7 @@ def _loocv_block(codes, rows, order, k_max, m, loss_code, n_classes, class_colum
         i = rows[b]
         y = codes[i, class_column]
         scores = np.empty((k_max + 1, n_classes))
-        estimates = np.empty(k_max + 1)
+        log_estimates = np.empty(k_max + 1)
         for c in range(n_classes):
             count = counts[table_start[roots[0]] + c] - (1.0 if c == y else 0.0)
             prior = np.log((count + m / n_classes) / (n_rows - 1.0 + m))
@@ -100,11 +107,11 @@ def _loocv_block(codes, rows, order, k_max, m, loss_code, n_classes, class_colum
         for position in range(d):
             tree = order[position]
             for c in range(n_classes):
-                _leave_one_out_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
-                                         variables, child_columns, child_start, children, table_start,
-                                         counts, totals, n_values, estimates)
+                _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
+                                             variables, child_columns, child_start, children, table_start,
+                                             counts, totals, log_tables, n_values, log_estimates)
                 for k in range(k_max + 1):
-                    scores[k, c] += np.log(estimates[k])
+                    scores[k, c] += log_estimates[k]
             for k in range(k_max + 1):
                 losses[b, k, position + 1] = _row_loss(scores[k], y, loss_code)
     return losses
@@ -117,7 +124,8 @@ def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np
     ``order`` lists the attributes in decreasing mutual information with the class. RMSE is the
     root of the mean squared error on the true class (SkDB paper Eq. 1); the other losses are means.
     """
-    packed = PackedNetwork(network, [tree.counts for tree in network.trees])
+    tables = MEstimate(m=m, backoff="value").tables_for(network, m)
+    packed = PackedNetwork(network, tables)
     counts = np.concatenate([c.ravel() for tree in network.trees for c in tree.counts])
     totals = np.concatenate([c.sum(axis=1) for tree in network.trees for c in tree.counts])  # by node
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
@@ -130,7 +138,7 @@ def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np
         block = _loocv_block(
             codes, rows, tree_order, k_max, float(m), LOSS_CODES[loss], network.n_classes,
             network.class_column, packed.roots, packed.depths, packed.variables, packed.child_columns,
-            packed.child_start, packed.children, packed.table_start, counts, totals, n_values,
+            packed.child_start, packed.children, packed.table_start, counts, totals, packed.log_tables, n_values,
             float(codes.shape[0]),
         )
         total += block.sum(axis=0)  # blocks are summed in a fixed order: same result on any thread count
