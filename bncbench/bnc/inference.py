@@ -7,6 +7,8 @@ or one whose rows were all removed, backs off to its deepest seen ancestor). A v
 posterior is normalised with log-sum-exp.
 """
 
+import copy
+
 import numpy as np
 from numba import njit, prange
 from scipy.special import logsumexp
@@ -35,29 +37,21 @@ def _table_cell(codes, i, c, t, class_column, roots, depths, variables, child_co
 
 @njit(cache=True, parallel=True)
 def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start,
-               children, table_start, log_tables):
-    out = np.zeros((codes.shape[0], n_classes))
+               children, table_start, tree_groups, n_groups, log_tables):
+    """(n, n_classes, n_groups) sums of the log tables of each group of trees; group -1 is in all."""
+    out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
         for c in range(n_classes):
-            total = 0.0
             for t in range(roots.shape[0]):
                 cell = _table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
                                    child_start, children, table_start)
-                if cell >= 0:
-                    total += log_tables[cell]
-            out[i, c] = total
-    return out
-
-
-@njit(cache=True, parallel=True)
-def _table_cells(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start,
-                 children, table_start):
-    out = np.empty((codes.shape[0], n_classes, roots.shape[0]), dtype=np.int64)
-    for i in prange(codes.shape[0]):
-        for c in range(n_classes):
-            for t in range(roots.shape[0]):
-                out[i, c, t] = _table_cell(codes, i, c, t, class_column, roots, depths, variables,
-                                           child_columns, child_start, children, table_start)
+                if cell < 0:
+                    continue
+                if tree_groups[t] < 0:
+                    for g in range(n_groups):
+                        out[i, c, g] += log_tables[cell]
+                else:
+                    out[i, c, tree_groups[t]] += log_tables[cell]
     return out
 
 
@@ -89,6 +83,9 @@ class PackedNetwork:
         trees = network.trees
         self.n_classes = network.n_classes
         self.class_column = network.class_column
+        self.tree_groups = np.asarray(network.tree_groups, dtype=np.int64)
+        self.n_groups = max(int(self.tree_groups.max()) + 1, 1)
+        self.combine = network.combine
         max_depth = max(tree.depth for tree in trees)
         self.depths = np.array([tree.depth for tree in trees], dtype=np.int64)
         self.child_columns = np.array([tree.child for tree in trees], dtype=np.int64)
@@ -119,25 +116,21 @@ class PackedNetwork:
         self.table_start = np.concatenate(table_start)
         self.log_tables = flat_log_tables(tables)
 
-    def _structure(self):
-        return (self.n_classes, self.class_column, self.roots, self.depths, self.variables, self.child_columns,
-                self.child_start, self.children, self.table_start)
+    def with_tables(self, tables) -> "PackedNetwork":
+        """The same network with other probability tables (e.g. for another value of a smoothing
+        parameter), without packing the trees again."""
+        twin = copy.copy(self)
+        twin.log_tables = flat_log_tables(tables)
+        return twin
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) array of ``log P(y, x)`` up to the tables skipped for unseen values."""
-        return _log_joint(np.ascontiguousarray(codes, dtype=np.int64), *self._structure(), self.log_tables)
-
-    def table_cells(self, codes: np.ndarray) -> np.ndarray:
-        """(n, n_classes, n_trees) indices into the flat tables that ``log_joint`` sums (-1: skipped).
-
-        They depend on the counts only, so tables estimated in several ways (e.g. for each candidate
-        m) can be scored on the same rows by ``log_joint_at`` without walking the trees again.
-        """
-        return _table_cells(np.ascontiguousarray(codes, dtype=np.int64), *self._structure())
-
-    @staticmethod
-    def log_joint_at(cells: np.ndarray, log_tables: np.ndarray) -> np.ndarray:
-        return np.where(cells >= 0, log_tables[cells], 0.0).sum(axis=2)
+        grouped = _log_joint(
+            np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, self.roots,
+            self.depths, self.variables, self.child_columns, self.child_start, self.children,
+            self.table_start, self.tree_groups, self.n_groups, self.log_tables,
+        )
+        return self.combine(grouped, codes)
 
     def predict_proba(self, codes: np.ndarray) -> np.ndarray:
         return posterior(self.log_joint(codes))

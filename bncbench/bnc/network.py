@@ -44,6 +44,15 @@ class CountedNetwork:
         ]
         self.trees = [class_tree, *attribute_trees]
 
+    @property
+    def tree_groups(self) -> np.ndarray:
+        """Group of each tree in the joint probability: one group, every tree in it."""
+        return np.zeros(len(self.trees), dtype=np.int64)
+
+    def combine(self, grouped_log_joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """``log P(y, x)`` from the (n, n_classes, n_groups) sums of each group's log tables."""
+        return grouped_log_joint[:, :, 0]
+
     def tree_of(self, attribute: int) -> ContextTree:
         """The tree of ``P(X_attribute | Y, parents)``."""
         return self.trees[1 + self.attributes.index(attribute)]

@@ -14,7 +14,7 @@ tables use all rows. The class prior is the m-estimate ``(n(y) + m / c) / (N + m
 import numpy as np
 
 from bncbench.bnc.estimators.dirichlet import smoothed
-from bncbench.bnc.inference import PackedNetwork, flat_log_tables, posterior
+from bncbench.bnc.inference import PackedNetwork
 from bncbench.errors import ConfigError
 from bncbench.metrics import LOSSES
 
@@ -83,10 +83,10 @@ class MEstimate:
         holdout[rng.choice(n, size=n_holdout, replace=False)] = True
         rest = network.copy().remove(codes[holdout])
         packed = PackedNetwork(rest, self.tables_for(rest, self.m_grid[0]))
-        cells = packed.table_cells(codes[holdout])
+        held_codes, held_y = codes[holdout], codes[holdout, -1]
         loss = LOSSES[self.selection_loss]
         self.holdout_losses_ = {
-            m: loss(posterior(packed.log_joint_at(cells, flat_log_tables(self.tables_for(rest, m)))), codes[holdout, -1])
+            m: loss(packed.with_tables(self.tables_for(rest, m)).predict_proba(held_codes), held_y)
             for m in self.m_grid
         }
         return min(self.m_grid, key=lambda m: self.holdout_losses_[m])
