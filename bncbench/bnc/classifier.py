@@ -18,7 +18,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "skdb"} or dict
+    structure : {"nb", "tan", "kdb", "skdb", "aode"} or dict
         Structure learner, or a dict mapping every attribute name to the ordered list of its attribute
         parents (the class is always a parent).
     k : int, optional
@@ -42,7 +42,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         except after selective kDB's attribute selection).
     structure_info_ : dict
         What the structure learner found besides the parents, e.g. ``"selection"`` for ``"skdb"``
-        (chosen number of attributes, k and the leave-one-out loss grid).
+        (chosen number of attributes, k and the leave-one-out loss grid) or ``"super_parents"`` for
+        ``"aode"`` (whose ``parents_`` and ``cpt`` are those of its naive Bayes fallback).
     estimator_ : object
         The fitted parameter estimator (e.g. ``estimator_.selected_m_`` for m-estimates).
 
@@ -76,6 +77,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         cards = self.encoder_.cardinalities_
         self.network_, self.structure_info_ = self._learn_structure(codes, cards)
         columns = self.encoder_.columns_
+        if "super_parents" in self.structure_info_:
+            self.structure_info_["super_parents"] = [columns[a] for a in self.structure_info_["super_parents"]]
         self.parents_ = {columns[a]: [columns[p] for p in self.network_.parents[a]] for a in self.network_.attributes}
         rng = np.random.default_rng(self.random_state)
         self.tables_ = estimator.tables(self.network_, codes, rng)

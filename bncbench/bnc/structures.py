@@ -10,11 +10,12 @@ order is the order of the context tree's levels below the class (HDP paper Sect.
 from collections.abc import Callable
 
 import numpy as np
-from scipy.sparse.csgraph import breadth_first_order, minimum_spanning_tree
+from scipy.sparse.csgraph import breadth_first_order, connected_components, minimum_spanning_tree
 
 from bncbench.bnc.information import conditional_mutual_information, mutual_information_with_class
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc import selective_kdb
+from bncbench.bnc.aode import AveragedOneDependence
 from bncbench.errors import ConfigError
 
 
@@ -30,25 +31,44 @@ def naive_bayes(codes, cards, n_classes, k, params):
 
 
 def tree_augmented(codes, cards, n_classes, k, params):
-    """TAN (Friedman et al. 1997): Chow-Liu maximum spanning tree on ``I(X_i; X_j | Y)``.
+    """TAN (Friedman et al. 1997): Chow-Liu maximum spanning tree on ``I(X_i; X_j | Y)``; with
+    ``structure_params={"score": "aic" | "bic"}`` a forest (FAN) as in bnclassify.
 
-    The tree is rooted at the attribute with the highest ``I(X_i; Y)`` and every other attribute takes
+    An edge's weight is its gain in log-likelihood, ``N * I(X_i; X_j | Y)``, less, for AIC and BIC,
+    the penalty of the ``c (r_i - 1)(r_j - 1)`` parameters it adds (1 per parameter for AIC,
+    ``log(N) / 2`` for BIC); edges that do not pay their penalty are dropped. Each tree of the
+    forest is rooted at its attribute with the highest ``I(X_i; Y)`` and every other attribute takes
     its neighbour towards the root as its single parent.
     """
-    _reject_params("tan", params, set())
+    _reject_params("tan", params, {"score"})
+    score = params.get("score", "likelihood")
+    if score not in TAN_PENALTIES:
+        raise ConfigError(f"tan score must be one of {sorted(TAN_PENALTIES)}, got {score!r}.")
     attributes, y = _split(codes)
-    d = attributes.shape[1]
-    if d < 2:
-        return naive_bayes(codes, cards, n_classes, k, {})
+    d, n = attributes.shape[1], attributes.shape[0]
     cmi = conditional_mutual_information(attributes, y, cards, n_classes)
-    # scipy treats a zero weight as a missing edge; a constant shift keeps every edge present and does
-    # not change which spanning tree is minimal, since all spanning trees have d - 1 edges.
-    weights = cmi.max() + 1.0 - cmi
-    np.fill_diagonal(weights, 0.0)
-    tree = minimum_spanning_tree(weights)
-    root = int(np.argmax(mutual_information_with_class(attributes, y, cards, n_classes)))
-    _, predecessors = breadth_first_order(tree, root, directed=False, return_predecessors=True)
-    return counted([[] if i == root else [int(predecessors[i])] for i in range(d)], codes, cards, n_classes), {}
+    added = n_classes * np.outer(cards - 1, cards - 1)
+    gain = n * cmi - TAN_PENALTIES[score](n) * added
+    keep = gain > 0 if score != "likelihood" else np.ones_like(gain, dtype=bool)
+    np.fill_diagonal(keep, False)
+    # scipy treats a zero weight as a missing edge; a constant shift keeps every kept edge present and
+    # does not change which spanning forest is minimal, since all have the same number of edges.
+    weights = np.where(keep, gain.max() + 1.0 - gain, 0.0) if d > 1 else np.zeros((d, d))
+    forest = minimum_spanning_tree(weights)
+    mi = mutual_information_with_class(attributes, y, cards, n_classes)
+    _, component = connected_components(forest, directed=False)
+    parents: list[list[int]] = [[] for _ in range(d)]
+    for label in np.unique(component):
+        members = np.flatnonzero(component == label)
+        root = int(members[np.argmax(mi[members])])
+        _, predecessors = breadth_first_order(forest, root, directed=False, return_predecessors=True)
+        for i in members:
+            if i != root:
+                parents[i] = [int(predecessors[i])]
+    return counted(parents, codes, cards, n_classes), {}
+
+
+TAN_PENALTIES = {"likelihood": lambda n: 0.0, "aic": lambda n: 1.0, "bic": lambda n: np.log(n) / 2.0}
 
 
 def k_dependence(codes, cards, n_classes, k, params):
@@ -101,6 +121,17 @@ def attribute_order(codes, y, cards, n_classes) -> np.ndarray:
     return np.argsort(-mi, kind="stable")
 
 
+def averaged_one_dependence(codes, cards, n_classes, k, params):
+    """AODE (Webb et al. 2005): every attribute in turn is the super-parent of all the others;
+    ``structure_params={"frequency_limit": 1}`` as in the paper."""
+    _reject_params("aode", params, {"frequency_limit"})
+    limit = params.get("frequency_limit", 1)
+    if not (isinstance(limit, int) and limit >= 0):
+        raise ConfigError(f"aode frequency_limit must be an integer >= 0, got {limit!r}.")
+    network = AveragedOneDependence(cards, n_classes, limit).add(codes)
+    return network, {"super_parents": network.super_parents}
+
+
 def _split(codes):
     return codes[:, :-1], np.ascontiguousarray(codes[:, -1])
 
@@ -121,4 +152,5 @@ STRUCTURES: dict[str, StructureLearner] = {
     "tan": tree_augmented,
     "kdb": k_dependence,
     "skdb": selective_k_dependence,
+    "aode": averaged_one_dependence,
 }

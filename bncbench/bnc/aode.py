@@ -1,0 +1,68 @@
+"""Averaged one-dependence estimators (Webb, Boughton and Wang 2005).
+
+``P(y, x) = mean over super-parents s of P(y) P(x_s | y) prod_{i != s} P(x_i | y, x_s)``, the mean
+taken over the super-parents whose value ``x_s`` occurred at least ``frequency_limit`` times in training;
+a row with no such super-parent is classified by naive Bayes. Every table is an ordinary context tree,
+so any parameter estimator fills them.
+"""
+
+import numpy as np
+from scipy.special import logsumexp
+
+from bncbench.bnc.context_tree import ContextTree
+from bncbench.bnc.network import CountedNetwork
+
+
+class AveragedOneDependence(CountedNetwork):
+    """The trees of every SPODE (group s: ``P(x_s | y)`` and ``P(x_i | y, x_s)``) and of naive Bayes
+    (the last group), sharing the class prior.
+
+    Parameters
+    ----------
+    cards : array of int
+        Number of values of each attribute.
+    n_classes : int
+    frequency_limit : int, default 1
+        A super-parent counts for a row when its value occurred at least this often in training.
+    """
+
+    def __init__(self, cards, n_classes, frequency_limit=1):
+        d = len(cards)
+        super().__init__([[] for _ in range(d)], cards, n_classes)  # the naive Bayes group
+        self.frequency_limit = int(frequency_limit)
+        spode_trees = [
+            ContextTree(
+                child,
+                int(self.cards[child]),
+                (self.class_column,) if child == parent else (self.class_column, parent),
+                (self.n_classes,) if child == parent else (self.n_classes, int(self.cards[parent])),
+            )
+            for parent in range(d)
+            for child in range(d)
+        ]
+        self.trees = [*self.trees, *spode_trees]
+        self.super_parents = list(range(d))
+
+    @property
+    def tree_groups(self) -> np.ndarray:
+        d = len(self.super_parents)
+        naive_bayes = np.full(d, d)
+        spodes = np.repeat(np.arange(d), d)
+        return np.concatenate([[-1], naive_bayes, spodes]).astype(np.int64)
+
+    def empty_copy(self) -> "AveragedOneDependence":
+        return AveragedOneDependence(self.cards, self.n_classes, self.frequency_limit)
+
+    def combine(self, grouped_log_joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """Mean of the eligible SPODEs' joint probabilities (Webb et al. 2005, Eq. 8), in log space."""
+        d = len(self.super_parents)
+        value_counts = [self.trees[1 + s].counts[0][0] for s in self.super_parents]  # n(x_s), all classes
+        eligible = np.column_stack(
+            [(codes[:, s] >= 0) & (value_counts[s][np.maximum(codes[:, s], 0)] >= self.frequency_limit)
+             for s in range(d)]
+        ) if d else np.zeros((codes.shape[0], 0), dtype=bool)
+        n_eligible = eligible.sum(axis=1)
+        spodes = np.where(eligible[:, None, :], grouped_log_joint[:, :, :d], -np.inf)
+        with np.errstate(divide="ignore"):
+            averaged = logsumexp(spodes, axis=2) - np.log(np.maximum(n_eligible, 1))[:, None]
+        return np.where((n_eligible > 0)[:, None], averaged, grouped_log_joint[:, :, d])
