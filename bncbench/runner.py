@@ -47,6 +47,7 @@ class CrossValidation:
     metrics: pd.DataFrame  # one row per fold: the losses and the timings
     predictions: pd.DataFrame  # one row per (fold, test row)
     structures: list[dict] = field(default_factory=list)  # per fold: repetition, parents_
+    diagnostics: list[dict] = field(default_factory=list)  # per fold: BNClassifier.diagnostics()
 
 
 def repetition_seeds(seed: int, repetitions: int) -> list[int]:
@@ -82,7 +83,7 @@ def cross_validate(
     seeds = repetition_seeds(seed, repetitions)
     classes = np.array(sorted(dataset.y.unique()), dtype=object)
     y_codes = np.searchsorted(classes, dataset.y.to_numpy(dtype=object))
-    fold_metrics, predictions, structures = [], [], []
+    fold_metrics, predictions, structures, diagnostics = [], [], [], []
     for repetition, rep_seed in enumerate(seeds):
         splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
         with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
@@ -90,13 +91,15 @@ def cross_validate(
             splits = list(splitter.split(np.zeros(len(y_codes)), y_codes))
         for train, test in splits:
             index = len(fold_metrics)
-            proba, seconds, parents = _fit_predict(dataset, train, test, model_args, rep_seed, classes)
+            proba, seconds, classifier = _fit_predict(dataset, train, test, model_args, rep_seed, classes)
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             fold_metrics.append({**losses, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
+            parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
             structures.append({"fold": index, "repetition": repetition, "parents": parents})
+            diagnostics.append(classifier.diagnostics())
     return CrossValidation(
-        seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures
+        seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures, diagnostics
     )
 
 
@@ -112,8 +115,7 @@ def _fit_predict(dataset, train, test, model_args, random_state, classes):
     predicted = time.perf_counter()
     proba = np.zeros((len(test), len(classes)))
     proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
-    parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
-    return proba, {"fit_seconds": fitted - start, "predict_seconds": predicted - fitted}, parents
+    return proba, {"fit_seconds": fitted - start, "predict_seconds": predicted - fitted}, classifier
 
 
 def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
@@ -208,6 +210,46 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
         result.predictions.to_parquet(path, index=False)
         client.log_artifact(run_id, str(path))
     client.log_dict(run_id, {"folds": result.structures}, "structure.json")
+    _log_diagnostics(client, run_id, result.diagnostics)
+
+
+def _log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:
+    """Numbers as ``fold/<name>`` metrics and their mean; tables as ``<name>.csv`` with a fold column,
+    and a loss grid also as a heat-map of its mean over the folds, ``<name>.png``."""
+    names = sorted({name for found in per_fold for name in found})
+    metrics = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            values = [(fold, found[name]) for fold, found in enumerate(per_fold) if name in found]
+            if isinstance(values[0][1], pd.DataFrame):
+                tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values]
+                pd.concat(tables).to_csv(Path(tmp) / f"{name}.csv", index=False)
+                if values[0][1].attrs.get("grid"):
+                    _heat_map(sum(t for _, t in values) / len(values), name, Path(tmp) / f"{name}.png")
+            else:
+                metrics += [(f"fold/{name}", float(v), fold) for fold, v in values]
+                metrics.append((name, float(np.mean([v for _, v in values])), 0))
+        client.log_artifacts(run_id, tmp)
+    tracking.log_metrics(client, run_id, metrics)
+
+
+def _heat_map(grid: pd.DataFrame, title: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(max(4, 0.35 * grid.shape[1] + 2), 0.5 * grid.shape[0] + 1.5))
+    image = axes.imshow(grid.to_numpy(), aspect="auto", cmap="viridis_r")
+    axes.set_xticks(range(grid.shape[1]), grid.columns, fontsize=7)
+    axes.set_yticks(range(grid.shape[0]), grid.index)
+    axes.set_xlabel(grid.columns.name or "")
+    axes.set_ylabel(grid.index.name or "")
+    axes.set_title(f"{title} (mean over folds)")
+    figure.colorbar(image, ax=axes)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
 
 
 def run_job(cfg: DictConfig) -> str:

@@ -7,6 +7,12 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.structures import STRUCTURES
+from bncbench.config import config_dir
+
+EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+
 SMOKE_DATASETS = ["sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"]
 SMOKE_MODELS = [
     "nb_laplace",
@@ -222,7 +228,7 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: kdb, smoke"),
+        (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: " + ", ".join(EXPERIMENTS)),
         (["experiment.datasets=[irsi]"], "unknown dataset 'irsi'; valid dataset names: abalone, adult,"),
         (["experiment.models=[nb]"], "unknown model 'nb'; valid model names: kdb1_laplace,"),
         (["model=nb_mle"], "override experiment.models instead"),
@@ -248,8 +254,8 @@ def test_bad_input_gives_one_line_and_status_2(tmp_path, run_cli, args, message)
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("structure", "forest", "unknown structure 'forest'; valid structures: kdb, nb, tan"),
-        ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: laplace, m_estimate, mle"),
+        ("structure", "forest", "unknown structure 'forest'; valid structures: " + ", ".join(sorted(STRUCTURES))),
+        ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: " + ", ".join(sorted(ESTIMATORS))),
     ],
 )
 def test_unknown_structure_or_estimator_is_refused_before_running(tmp_path, run_cli, field, value, message):

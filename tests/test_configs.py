@@ -11,6 +11,8 @@ from bncbench import BNClassifier
 from bncbench.config import CONFIG_NAME, compose, config_dir, sweep_choices
 from bncbench.errors import ConfigError
 from bncbench.runner import MODEL_ARGS
+from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.structures import STRUCTURES
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
 MODELS = sorted(p.stem for p in (config_dir() / "model").glob("*.yaml"))
@@ -103,7 +105,7 @@ def test_sweep_choices():
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: kdb, smoke"),
+        (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: " + ", ".join(EXPERIMENTS)),
         (["suite=nope"], "unknown suite 'nope'"),
         (["hydra/launcher=nope"], "valid hydra/launcher names: basic, joblib"),
         (["experiment.datasets=[nope]"], "unknown dataset 'nope'; valid dataset names:"),
@@ -126,8 +128,8 @@ def test_bad_overrides_name_the_problem(overrides, expected):
 @pytest.mark.parametrize(
     ("field", "value", "expected"),
     [
-        ("structure", "forest", "unknown structure 'forest'; valid structures: kdb, nb, tan"),
-        ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: laplace, m_estimate, mle"),
+        ("structure", "forest", "unknown structure 'forest'; valid structures: " + ", ".join(sorted(STRUCTURES))),
+        ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: " + ", ".join(sorted(ESTIMATORS))),
         ("estimator_params", {"beta": 1}, "does not take"),
     ],
 )

@@ -176,3 +176,18 @@ def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, monkeypatch):
     error_file = client.download_artifacts(run.info.run_id, "error.txt", str(tmp_path / "dl"))
     assert "Traceback" in open(error_file).read()
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"  # a failed cell runs again
+
+
+def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path):
+    cfg = cell_cfg(tmp_path, model="skdb_m_estimate")
+    client = tracking.open_store(cfg.tracking_uri)
+    exp = tracking.prepare_experiment(client, "skdb", cfg.artifact_location)
+    assert run_cell(cfg, client, exp, "sklearn-iris", "skdb_m_estimate") == "finished"
+    (run,) = client.search_runs([exp])
+    run_id = run.info.run_id
+    assert len(client.get_metric_history(run_id, "fold/skdb_k")) == 10
+    assert 0 <= run.data.metrics["skdb_attributes"] <= 4
+    assert {"skdb_loocv_losses.csv", "skdb_loocv_losses.png"} <= {a.path for a in client.list_artifacts(run_id)}
+    grid = pd.read_csv(client.download_artifacts(run_id, "skdb_loocv_losses.csv", str(tmp_path)))
+    assert set(grid.columns) == {"k", "n_attributes", "value", "fold"}
+    assert len(grid) == 10 * 6 * 5  # folds x (k' = 0..5) x (l = 0..4)

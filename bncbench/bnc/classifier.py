@@ -135,6 +135,20 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         codes = self._codes(X)
         return self.packed_.predict_proba(codes)
 
+    def diagnostics(self) -> dict:
+        """What a fit found beyond its tables, for logging: numbers, and DataFrames (tables; a table
+        with ``attrs["grid"]`` set is a loss grid, e.g. selective kDB's leave-one-out losses)."""
+        check_is_fitted(self)
+        found = {}
+        selection = self.structure_info_.get("selection")
+        if selection is not None:
+            grid = selection.losses.copy()
+            grid.attrs["grid"] = True
+            found.update(skdb_attributes=selection.n_attributes, skdb_k=selection.k, skdb_loocv_losses=grid)
+        if hasattr(self.estimator_, "selected_m_"):
+            found["selected_m"] = self.estimator_.selected_m_
+        return found
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # a missing value is a value of its own
