@@ -37,10 +37,11 @@ def _row_loss(scores, true_class, loss_code):
         p_true = 1.0 / n_classes
         best = 0
     else:
-        total = 0.0
+        total = 1.0  # the top class's exp(0)
         for c in range(n_classes):
-            total += np.exp(scores[c] - top)
-        p_true = np.exp(scores[true_class] - top) / total
+            if c != best:
+                total += np.exp(scores[c] - top)
+        p_true = (1.0 if true_class == best else np.exp(scores[true_class] - top)) / total
     if loss_code == 0:
         return (1.0 - p_true) ** 2
     if loss_code == 1:
@@ -71,7 +72,7 @@ def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, root
             column = variables[tree, level - 1]
             value = c if column == class_column else codes[i, column]
             child = children[child_start[node] + value]
-            if child < 0 or totals[child] - removed <= 0.0:
+            if child < 0 or (own_class and totals[child] <= 1.0):  # other classes: totals >= 1
                 alive = False
             else:
                 node = child
