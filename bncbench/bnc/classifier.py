@@ -79,6 +79,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         columns = self.encoder_.columns_
         if "super_parents" in self.structure_info_:
             self.structure_info_["super_parents"] = [columns[a] for a in self.structure_info_["super_parents"]]
+        if "selection" in self.structure_info_:
+            selection = self.structure_info_["selection"]
+            selection.attributes = [columns[a] for a in selection.attributes]
         self.parents_ = {columns[a]: [columns[p] for p in self.network_.parents[a]] for a in self.network_.attributes}
         rng = np.random.default_rng(self.random_state)
         self.tables_ = estimator.tables(self.network_, codes, rng)

@@ -9,7 +9,7 @@ each tree per row and class gives the estimates for every ``k'`` at once, and th
 top-``l`` models are running sums over the attributes. Time O(N * k_max * d * c).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -154,6 +154,7 @@ class Selection:
     n_attributes: int
     k: int
     losses: pd.DataFrame  # index k' = 0..k_max, columns l = 0..d
+    attributes: list = field(default_factory=list)  # the chosen attributes, in mutual-information order
 
 
 def select(network, codes, order, k_max, m=1.0, loss="rmse") -> Selection:
@@ -167,4 +168,4 @@ def select(network, codes, order, k_max, m=1.0, loss="rmse") -> Selection:
             if grid[k, l] < grid[best_k, best_l]:
                 best_l, best_k = l, k
     frame = pd.DataFrame(grid, index=pd.Index(range(k_max + 1), name="k"), columns=pd.Index(range(grid.shape[1]), name="n_attributes"))
-    return Selection(best_l, best_k, frame)
+    return Selection(best_l, best_k, frame, [int(a) for a in order[:best_l]])

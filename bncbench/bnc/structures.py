@@ -111,8 +111,7 @@ def selective_k_dependence(codes, cards, n_classes, k, params):
     parents, order = _kdb_parents(codes, cards, n_classes, k_max)
     network = counted(parents, codes, cards, n_classes)
     selection = selective_kdb.select(network, codes, order, k_max, params.get("m", 1.0), params.get("loss", "rmse"))
-    chosen = [int(a) for a in order[: selection.n_attributes]]
-    return network.restricted(chosen, selection.k), {"selection": selection}
+    return network.restricted(selection.attributes, selection.k), {"selection": selection}
 
 
 def attribute_order(codes, y, cards, n_classes) -> np.ndarray:

@@ -66,6 +66,7 @@ def test_skdb_keeps_the_best_attributes_and_k(small_problem):
             if (l, k) < (selection.n_attributes, selection.k):
                 assert grid.loc[k, l] > best
     assert len(clf.parents_) == selection.n_attributes
+    assert list(clf.parents_) == selection.attributes
     assert all(len(p) <= selection.k for p in clf.parents_.values())
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
 
