@@ -9,10 +9,11 @@ here by name; ``conf/model`` files refer to that name.
 import inspect
 
 from bncbench.bnc.estimators.dirichlet import DirichletEstimator, MaximumLikelihood
+from bncbench.bnc.estimators.hdp import HDPEstimator
 from bncbench.bnc.estimators.m_estimate import MEstimate
 from bncbench.errors import ConfigError
 
-ESTIMATORS = {"mle": MaximumLikelihood, "laplace": DirichletEstimator, "m_estimate": MEstimate}
+ESTIMATORS = {"mle": MaximumLikelihood, "laplace": DirichletEstimator, "m_estimate": MEstimate, "hdp": HDPEstimator}
 
 
 def make_estimator(name: str, params: dict):

@@ -1,0 +1,349 @@
+"""Hierarchical Dirichlet process estimates (Petitjean, Buntine, Webb and Zaidi 2018, Sect. 4).
+
+Each CPT ``P(X | y, parents)`` is its context tree (root, then the class, then the parents in the order
+of the structure: Sect. 3.3). Every node's distribution is drawn from a Dirichlet centred on its
+parent's (Sect. 4.1); the root's base is uniform. A collapsed Gibbs sampler keeps, per node and value,
+the count ``n`` and the pseudo-count ``t`` passed to the parent (Eqs. 7-11), resamples every ``t`` in a
+window around its value (Sect. 4.4.1) and the concentrations by the Beta/Gamma augmentation
+(Sect. 4.4.2); each node's estimate is the mean, over the iterations after burn-in, of Eqs. 12-14
+computed top-down. The kernels are in ``bncbench.bnc.hdp_sampler``, the Stirling numbers in
+``bncbench.bnc.stirling``.
+
+Where the paper and the authors' Java implementation (github.com/fpetitjean/HDP: ProbabilityTree,
+ProbabilityNode, Concentration), which produced the paper's results, differ, the defaults follow the
+Java code:
+
+* the root's pseudo-counts are ``t = min(n, 1)`` and its concentration stays at 2 (the paper instead
+  integrates the root's Dirichlet out, Sect. 4.4.1, base case);
+* concentrations have a Gamma(shape 2, rate 1) prior (the paper's experiments: nu0 = mu0 = 0), start at
+  2, are capped at 4000 and are resampled every 5th iteration, at iterations 3, 8, 13, ...;
+* pseudo-counts start at Eq. 15 and are swept from the leaves up; a candidate is valid if it keeps
+  ``1 <= t <= n`` at the node and ``t_p <= n_p`` at its parent;
+* burn-in is ``min(1000, iterations // 10)`` and the estimate is the running mean of the probabilities
+  over every later iteration.
+
+The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by
+Eq. 12, ``(n(y) + alpha_0 / |Y|) / (N + alpha_0)`` with ``alpha_0 = initial_concentration`` (2: an
+m-estimate with m = 2), or its posterior mean over the chain when ``sample_root_concentration``.
+"""
+
+from itertools import pairwise
+
+import numpy as np
+import pandas as pd
+from numba import parallel_chunksize
+
+from bncbench.bnc.hdp_sampler import run_chains
+from bncbench.bnc.stirling import shared_table
+from bncbench.errors import ConfigError
+
+TYINGS = ("none", "single", "level", "same_parent")
+#: Concentration updates kept in the logged trace (``diagnostics``).
+TRACE_POINTS = 100
+KERNELS = ("fast", "reference")
+
+
+class HDPEstimator:
+    """HDP estimates of every table, by a collapsed Gibbs sampler per context tree.
+
+    Parameters
+    ----------
+    iterations : int, default 5000
+        Gibbs iterations (the paper's protocol uses 50000).
+    burn_in : int or None
+        Iterations discarded before averaging; None: ``min(1000, iterations // 10)``.
+    window : int, default 10
+        Pseudo-counts are resampled among ``t - window .. t + window``.
+    tying : {"level", "single", "same_parent", "none"}
+        Which nodes share a concentration (Sect. 4.4.2): all nodes of a level, all non-root nodes, the
+        children of one node, or none.
+    concentration_every : int, default 5
+        Concentrations are resampled at iterations ``i`` with
+        ``(i + concentration_every // 2) % concentration_every == 0``.
+    initial_concentration : float, default 2.0
+        Starting value of every concentration, and the fixed concentration of each root.
+    prior_shape, prior_rate : float, default 2.0 and 1.0
+        Gamma prior of the concentrations.
+    max_concentration : float, default 4000
+        Cap on a sampled concentration.
+    sample_root_concentration : bool, default False
+        Also sample each root's concentration (alone), instead of keeping it fixed.
+    seed : int or None
+        Seed of the sampler; None draws one from the classifier's ``random_state``.
+    kernel : {"fast", "reference"}
+        Window sampler (``bncbench.bnc.hdp_sampler``): the fused one, or the plain one kept to check it.
+        Both give identical results.
+
+    Attributes
+    ----------
+    concentrations_ : list of ndarray
+        Per tree, the mean concentration of each level (root first) at the last iteration.
+    concentration_trace_ : ndarray
+        ``(n_trees, n_updates, max_depth + 1)``: the level means after each concentration update
+        (NaN beyond a tree's depth).
+    trace_iterations_ : ndarray
+        The iteration of each update.
+    seed_ : int
+        The seed used.
+    """
+
+    def __init__(
+        self,
+        iterations=5000,
+        burn_in=None,
+        window=10,
+        tying="level",
+        concentration_every=5,
+        initial_concentration=2.0,
+        prior_shape=2.0,
+        prior_rate=1.0,
+        max_concentration=4000.0,
+        sample_root_concentration=False,
+        seed=None,
+        kernel="fast",
+    ):
+        _check_int("iterations", iterations, 1)
+        _check_int("window", window, 1)
+        _check_int("concentration_every", concentration_every, 1)
+        if burn_in is not None:
+            _check_int("burn_in", burn_in, 0)
+            if burn_in >= iterations:
+                raise ConfigError(
+                    f"burn_in ({burn_in}) must be smaller than iterations ({iterations}), "
+                    "or null for min(1000, iterations // 10)."
+                )
+        if tying not in TYINGS:
+            raise ConfigError(f"tying must be one of {TYINGS}, got {tying!r}.")
+        if kernel not in KERNELS:
+            raise ConfigError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
+        for name, value in [
+            ("initial_concentration", initial_concentration),
+            ("prior_shape", prior_shape),
+            ("prior_rate", prior_rate),
+            ("max_concentration", max_concentration),
+        ]:
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise ConfigError(f"{name} must be a number > 0, got {value!r}.")
+        if seed is not None:
+            _check_int("seed", seed, 0)
+        self.iterations = int(iterations)
+        self.burn_in = min(1000, self.iterations // 10) if burn_in is None else int(burn_in)
+        self.window = int(window)
+        self.tying = tying
+        self.concentration_every = int(concentration_every)
+        self.initial_concentration = float(initial_concentration)
+        self.prior_shape = float(prior_shape)
+        self.prior_rate = float(prior_rate)
+        self.max_concentration = float(max_concentration)
+        self.sample_root_concentration = bool(sample_root_concentration)
+        self.seed = seed
+        self.kernel = kernel
+
+    def tables(self, network, codes, rng):
+        self.seed_ = int(self.seed) if self.seed is not None else int(rng.integers(2**63 - 1))
+        forest = _Forest(
+            network.trees, self.tying, self.initial_concentration, self.sample_root_concentration
+        )
+        table = shared_table.ensure(forest.max_count)
+        updates = np.arange(self.iterations)
+        self.trace_iterations_ = updates[
+            (updates + self.concentration_every // 2) % self.concentration_every == 0
+        ]
+        trace = np.full(
+            (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
+        )
+        accumulated = np.zeros(forest.n_cell.shape[0])
+        with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
+            run_chains(
+                self.kernel == "fast",
+                forest.tree_levels,
+                forest.levels,
+                forest.tree_values,
+                forest.parent,
+                forest.cell,
+                forest.slot,
+                forest.tree_slots,
+                forest.slot_nodes_ptr,
+                forest.slot_nodes,
+                forest.sampled,
+                forest.alpha,
+                forest.n_cell,
+                forest.t_cell,
+                forest.n_total,
+                forest.t_total,
+                table.ratio,
+                table.inverse_ratio,
+                table.rows,
+                self.iterations,
+                self.burn_in,
+                self.window,
+                self.concentration_every,
+                self.prior_shape,
+                self.prior_rate,
+                self.max_concentration,
+                self.seed_,
+                accumulated,
+                trace,
+            )
+        self.concentration_trace_ = trace
+        self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
+        final = (
+            trace[:, -1, :]
+            if trace.shape[1]
+            else np.full(trace.shape[::2], self.initial_concentration)
+        )
+        self.concentrations_ = [final[i, : tree.depth + 1] for i, tree in enumerate(network.trees)]
+        return forest.tables(accumulated / (self.iterations - self.burn_in))
+
+    def diagnostics(self, column_names) -> dict:
+        """The concentrations of the fit, for ``BNClassifier.diagnostics``.
+
+        Parameters
+        ----------
+        column_names : list of str
+            Name of each column of the code matrix (the attributes, then the class).
+
+        Returns
+        -------
+        dict
+            ``hdp_concentration_level<L>``: the mean over the attribute trees of level L's final
+            concentration; ``hdp_concentrations``: trees (named ``child | parents``) by levels;
+            ``hdp_concentration_trace``: (tree, level) by the iteration of each concentration update,
+            at most ``TRACE_POINTS`` updates evenly spaced (``concentration_trace_`` has them all).
+        """
+        labels = [
+            f"{column_names[child]} | {', '.join(column_names[v] for v in variables)}"
+            if variables
+            else column_names[child]
+            for child, variables in self.tree_variables_
+        ]
+        final = pd.DataFrame(
+            [
+                np.pad(c, (0, self.concentration_trace_.shape[2] - len(c)), constant_values=np.nan)
+                for c in self.concentrations_
+            ],
+            index=pd.Index(labels, name="tree"),
+        ).rename_axis(columns="level")
+        found = {
+            f"hdp_concentration_level{level}": float(final.iloc[1:, level].mean())
+            for level in range(1, final.shape[1])
+        }
+        updates = np.unique(
+            np.linspace(0, len(self.trace_iterations_) - 1, TRACE_POINTS).astype(int)
+        )
+        trace = self.concentration_trace_[:, updates[updates >= 0], :].transpose(0, 2, 1)
+        found["hdp_concentrations"] = final
+        found["hdp_concentration_trace"] = pd.DataFrame(
+            trace.reshape(-1, trace.shape[2]),
+            index=pd.MultiIndex.from_product(
+                [labels, range(trace.shape[1])], names=["tree", "level"]
+            ),
+            columns=pd.Index(self.trace_iterations_[updates[updates >= 0]], name="iteration"),
+        ).dropna(how="all")
+        return found
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+
+
+class _Forest:
+    """The context trees of a network packed into the flat arrays of ``hdp_sampler.run_chains``."""
+
+    def __init__(self, trees, tying, initial_concentration, sample_root):
+        self.trees = trees
+        tree_levels, levels, parent, cell, slot, counts = [0], [], [], [], [], []
+        slot_sampled, tree_slots = [], [0]
+        node_base = cell_base = 0
+        self.max_count = 0
+        for tree in trees:
+            sizes = [p.shape[0] for p in tree.parent]
+            starts = node_base + np.concatenate([[0], np.cumsum(sizes)])
+            levels.append(starts)
+            tree_levels.append(tree_levels[-1] + len(starts))
+            for level, size in enumerate(sizes):
+                nodes = starts[level] + np.arange(size)
+                local_parent = tree.parent[level]
+                parent.append(np.full(size, -1) if level == 0 else starts[level - 1] + local_parent)
+                cell.append(cell_base + (nodes - node_base) * tree.n_values)
+                data = tree.counts[level]
+                self.max_count = max(self.max_count, int(data.max(initial=0)))
+                counts.append(
+                    _integer_counts(data) if level == tree.depth else np.zeros(data.shape, np.int64)
+                )
+            tree_slot, n_slots = _tie(tree, tying, starts, len(slot_sampled))
+            slot.append(tree_slot)
+            slot_sampled += [sample_root] + [True] * (n_slots - 1)
+            tree_slots.append(len(slot_sampled))
+            node_base = starts[-1]
+            cell_base += (starts[-1] - starts[0]) * tree.n_values
+        self.tree_levels = np.array(tree_levels, dtype=np.int64)
+        self.levels = np.concatenate(levels).astype(np.int64)
+        self.parent = np.concatenate(parent).astype(np.int64)
+        self.cell = np.concatenate(cell).astype(np.int64)
+        self.slot = np.concatenate(slot).astype(np.int64)
+        self.tree_values = np.array([tree.n_values for tree in trees], dtype=np.int64)
+        self.tree_slots = np.array(tree_slots, dtype=np.int64)
+        self.sampled = np.array(slot_sampled, dtype=np.bool_)
+        self.alpha = np.full(len(slot_sampled), initial_concentration)
+        by_slot = np.argsort(self.slot, kind="stable")
+        self.slot_nodes = by_slot.astype(np.int64)
+        self.slot_nodes_ptr = np.searchsorted(
+            self.slot[by_slot], np.arange(len(slot_sampled) + 1)
+        ).astype(np.int64)
+        self.n_cell = np.concatenate([c.ravel() for c in counts]).astype(np.int64)
+        self.t_cell = np.zeros_like(self.n_cell)
+        self.n_total = np.zeros(self.parent.shape[0], dtype=np.int64)
+        self.t_total = np.zeros_like(self.n_total)
+        self.max_depth = max(tree.depth for tree in trees)
+
+    def _tree_levels(self, i):
+        return self.levels[self.tree_levels[i] : self.tree_levels[i + 1]]
+
+    def tables(self, mean_probabilities):
+        """Per tree and level, the ``(n_nodes, n_values)`` estimates, rows renormalised."""
+        out = []
+        for i, tree in enumerate(self.trees):
+            starts = self._tree_levels(i)
+            tree_tables = []
+            for a, b in pairwise(starts):
+                first = self.cell[a]
+                table = mean_probabilities[first : first + (b - a) * tree.n_values].reshape(
+                    b - a, tree.n_values
+                )
+                tree_tables.append(table / table.sum(axis=1, keepdims=True))
+            out.append(tree_tables)
+        return out
+
+
+def _integer_counts(counts):
+    rounded = np.rint(counts)
+    if np.any(rounded < 0) or not np.allclose(rounded, counts):
+        raise ValueError("HDP estimates need non-negative integer counts.")
+    return rounded.astype(np.int64)
+
+
+def _tie(tree, tying, starts, first_slot):
+    """Concentration slot of every node of one tree (slot ``first_slot`` is the root's) and their count."""
+    sizes = np.diff(starts)
+    slot = [np.array([first_slot])]
+    if tying == "level":
+        slot += [np.full(size, first_slot + level) for level, size in enumerate(sizes) if level > 0]
+        return np.concatenate(slot), len(sizes)
+    if tying == "single":
+        slot += [np.full(size, first_slot + 1) for size in sizes[1:]]
+        return np.concatenate(slot), 1 + (len(sizes) > 1)
+    if tying == "none":
+        return first_slot + np.arange(starts[-1] - starts[0]), starts[-1] - starts[0]
+    # same_parent: the children of a node share the slot numbered after that node
+    return (
+        np.concatenate(
+            [slot[0]]
+            + [
+                first_slot + 1 + (starts[level - 1] - starts[0]) + tree.parent[level]
+                for level in range(1, len(sizes))
+            ]
+        ),
+        1 + starts[-2] - starts[0] if len(sizes) > 1 else 1,
+    )

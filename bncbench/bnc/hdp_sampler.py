@@ -1,0 +1,637 @@
+"""numba kernels of the HDP collapsed Gibbs sampler (HDP paper Sect. 4.4-4.5) over flat arrays.
+
+All the context trees of a network are packed into one forest (``bncbench.bnc.estimators.hdp`` builds
+it): nodes are numbered tree by tree and, within a tree, level by level; ``levels[tree_levels[i] + L]``
+is the first node of level ``L`` of tree ``i``. Node ``g`` has ``parent[g]`` (-1 at a root), the cells
+``cell[g] .. cell[g] + values[tree] - 1`` (one per value of the child variable) and a concentration
+slot ``slot[g]``. Per cell the state is the count ``n`` (the data at a leaf, the sum of the children's
+pseudo-counts elsewhere, Eq. 10) and the pseudo-count ``t``; per node the totals ``n_total``,
+``t_total``. Each tree's chain runs on one thread (``prange`` over trees) and draws its random numbers
+by position (a counter-based generator keyed by iteration and cell), so the numbers for a seed do not
+depend on the number of threads.
+
+The pseudo-count ``t`` of a value at a non-root node is resampled among ``lo..hi``, the candidates within
+``t +- window`` (Sect. 4.4.1) that keep ``1 <= t <= n`` and the parent's ``t_p <= n_p``, from the
+conditional of Eq. 11 (as ``setTk`` of the authors' ProbabilityNode.java computes it). From candidate
+``u`` to ``u + 1`` that probability changes by the factor
+
+    alpha * S(n, u + 1) / S(n, u) * S(m + 1, t_p) / S(m, t_p) / (alpha_p + N_p)
+
+where ``m``, ``t_p``, ``N_p`` are the parent's count of the value, pseudo-count and total count at
+candidate ``u``, and ``alpha``, ``alpha_p`` the node's and the parent's concentrations. The weight of
+``lo`` is 1 and each next weight is the previous times its factor: no logarithms or exponentials, only
+the Stirling ratios that ``bncbench.bnc.stirling`` stores. Over a window of 2 * 10 steps the weights
+stay far inside the range of doubles.
+
+Two kernels sample the windows. ``_sweep_reference`` is the plain one: per window it fills the factors
+from ``stirling``'s lookups, then accumulates the weights, then picks the candidate. ``_sweep_fast``
+walks the Stirling table directly and does all of it in one loop (a call in that loop would cost
+reference counting on every window, separate loops a mispredicted exit each); windows whose counts
+exceed the table go through the reference path. Both evaluate the same expressions in the same order
+(``_step``, ``_choose``), so they give identical results.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from bncbench.bnc.stirling import digamma, stirling_inverse_ratio, stirling_ratio
+
+#: Floor of the Beta draw in the concentration update (as in the authors' Concentration.java).
+_Q_FLOOR = 1e-75
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_CONCENTRATION_STREAM = np.uint64(0xD1B54A32D192ED03)
+
+
+# ---------------------------------------------------------------------------------------------
+# Random numbers: SplitMix64 (Steele, Lea and Flood 2014) read by position.
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _to_unit(z):
+    """A uniform number in (0, 1) from the top 53 bits."""
+    return ((z >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def uniform_at(key, counter):
+    """Element ``counter`` of the SplitMix64 stream ``key``, as a uniform number in (0, 1)."""
+    return _to_unit(_mix(key + (np.uint64(counter) + np.uint64(1)) * _GOLDEN))
+
+
+@njit(cache=True, error_model="numpy")
+def _next_uniform(stream):
+    """The next uniform number of a sequential SplitMix64 stream (state in ``stream[0]``)."""
+    stream[0] += _GOLDEN
+    return _to_unit(_mix(stream[0]))
+
+
+@njit(cache=True, error_model="numpy")
+def _normal(stream, spare):
+    """A standard normal deviate: Marsaglia's polar method, which makes two; ``spare`` keeps the second."""
+    if spare[0] != 0.0:
+        spare[0] = 0.0
+        return spare[1]
+    while True:
+        x = 2.0 * _next_uniform(stream) - 1.0
+        y = 2.0 * _next_uniform(stream) - 1.0
+        s = x * x + y * y
+        if 0.0 < s < 1.0:
+            scale = math.sqrt(-2.0 * math.log(s) / s)
+            spare[0] = 1.0
+            spare[1] = y * scale
+            return x * scale
+
+
+@njit(cache=True, error_model="numpy")
+def _gamma(shape, stream, spare):
+    """Gamma(shape, 1) by Marsaglia and Tsang (2000); shape < 1 boosted by U^(1/shape)."""
+    boost = 1.0
+    if shape < 1.0:
+        boost = _next_uniform(stream) ** (1.0 / shape)
+        shape += 1.0
+    d = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        x = _normal(stream, spare)
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = _next_uniform(stream)
+        x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
+            return d * v * boost
+
+
+@njit(cache=True, error_model="numpy")
+def _beta(a, b, stream, spare):
+    x = _gamma(a, stream, spare)
+    return x / (x + _gamma(b, stream, spare))
+
+
+# ---------------------------------------------------------------------------------------------
+# One window of candidate pseudo-counts (Sect. 4.4.1).
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _window_bounds(n, t, parent_n, parent_t, window):
+    """Candidates ``lo..hi``: within the window, 1 <= t <= n, and the parent keeps n_p >= t_p."""
+    return max(1, t - window, t - (parent_n - parent_t)), min(t + window, n)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _step(ratio_n_u, inverse_ratio_m, m, u, t, alpha, parent_base):
+    """The factor ``P(u + 1) / P(u)`` as (numerator, denominator):
+    ``R(n, u) * (m + Q(m, t_p - 1)) * alpha / (alpha_p + N_p(u))``, where ``m = n_p(u)``,
+    ``S(m + 1, t_p) / S(m, t_p) = m + Q(m, t_p - 1)`` and ``parent_base = alpha_p + N_p(t)``."""
+    return ratio_n_u * ((m + inverse_ratio_m) * alpha), parent_base + (u - t)
+
+
+@njit(cache=True, error_model="numpy")
+def _fill_steps(
+    n,
+    t,
+    lo,
+    hi,
+    parent_n,
+    parent_t,
+    alpha,
+    parent_base,
+    ratio,
+    inverse_ratio,
+    rows,
+    numerators,
+    denominators,
+):
+    """``_step`` for every ``u`` in ``lo..hi - 1``, from ``stirling``'s lookups (any n)."""
+    for u in range(lo, hi):
+        m = parent_n + u - t
+        numerators[u - lo], denominators[u - lo] = _step(
+            stirling_ratio(ratio, rows, n, u),
+            stirling_inverse_ratio(inverse_ratio, rows, m, parent_t - 1),
+            m,
+            u,
+            t,
+            alpha,
+            parent_base,
+        )
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _choose(lo, hi, target, cumulative):
+    """The first candidate whose cumulative weight reaches ``target``."""
+    chosen = lo
+    for i in range(hi - lo + 1):
+        chosen += cumulative[i] < target
+    return chosen
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _draw(lo, hi, uniform, numerators, denominators, cumulative):
+    """The new pseudo-count of one window, from its step factors."""
+    for i in range(hi - lo):
+        numerators[i] /= denominators[i]
+    weight = 1.0
+    total = 1.0
+    cumulative[0] = total
+    for i in range(hi - lo):
+        weight *= numerators[i]
+        total += weight
+        cumulative[i + 1] = total
+    return _choose(lo, hi, uniform * total, cumulative)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _apply(node, parent, cell, parent_cell, new_t, n_cell, t_cell, n_total, t_total):
+    change = new_t - t_cell[cell]
+    t_cell[cell] = new_t
+    t_total[node] += change
+    n_cell[parent_cell] += change  # Eq. 10
+    n_total[parent] += change
+
+
+@njit(cache=True, error_model="numpy")
+def _sweep_reference(
+    first,
+    last,
+    n_values,
+    key,
+    iteration,
+    window,
+    parent,
+    cell,
+    slot,
+    alpha,
+    n_cell,
+    t_cell,
+    n_total,
+    t_total,
+    ratio,
+    inverse_ratio,
+    rows,
+    numerators,
+    denominators,
+    cumulative,
+):
+    """Resample every pseudo-count of the nodes ``first..last - 1`` (one level), plainly."""
+    counter = iteration * n_cell.shape[0]
+    for node in range(first, last):
+        up = parent[node]
+        for k in range(n_values):
+            c, pc = cell[node] + k, cell[up] + k
+            n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
+            lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
+            if hi <= lo:  # t is forced (n <= 1, or the parent allows no move)
+                continue
+            _fill_steps(
+                n,
+                t,
+                lo,
+                hi,
+                parent_n,
+                parent_t,
+                alpha[slot[node]],
+                alpha[slot[up]] + n_total[up],
+                ratio,
+                inverse_ratio,
+                rows,
+                numerators,
+                denominators,
+            )
+            new_t = _draw(
+                lo, hi, uniform_at(key, counter + c), numerators, denominators, cumulative
+            )
+            _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
+
+
+@njit(cache=True, error_model="numpy")
+def _sweep_fast(
+    first,
+    last,
+    n_values,
+    key,
+    iteration,
+    window,
+    parent,
+    cell,
+    slot,
+    alpha,
+    n_cell,
+    t_cell,
+    n_total,
+    t_total,
+    ratio,
+    inverse_ratio,
+    rows,
+    numerators,
+    denominators,
+    cumulative,
+):
+    """The same sweep, one loop per window over the table (see the module docstring)."""
+    counter = iteration * n_cell.shape[0]
+    for node in range(first, last):
+        up = parent[node]
+        a, parent_alpha = alpha[slot[node]], alpha[slot[up]]
+        for k in range(n_values):
+            c, pc = cell[node] + k, cell[up] + k
+            n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
+            lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
+            if hi <= lo:
+                continue
+            base = parent_alpha + n_total[up]
+            uniform = uniform_at(key, counter + c)
+            if n <= rows and parent_n + hi - t <= rows:
+                row = n * (n - 1) // 2 - 1  # R(n, u) = ratio[row + u]
+                m = parent_n + lo - t
+                column = (
+                    m * (m - 1) // 2 + parent_t - 2
+                )  # Q(m, t_p - 1); the row of m + 1 is m entries on
+                weight = 1.0
+                total = 1.0
+                cumulative[0] = total
+                for u in range(lo, hi):
+                    numerator, denominator = _step(
+                        ratio[row + u],
+                        inverse_ratio[column] if parent_t > 1 else 0.0,
+                        m,
+                        u,
+                        t,
+                        a,
+                        base,
+                    )
+                    weight *= numerator / denominator
+                    total += weight
+                    cumulative[u - lo + 1] = total
+                    column += m
+                    m += 1
+                new_t = _choose(lo, hi, uniform * total, cumulative)
+            else:
+                _fill_steps(
+                    n,
+                    t,
+                    lo,
+                    hi,
+                    parent_n,
+                    parent_t,
+                    a,
+                    base,
+                    ratio,
+                    inverse_ratio,
+                    rows,
+                    numerators,
+                    denominators,
+                )
+                new_t = _draw(lo, hi, uniform, numerators, denominators, cumulative)
+            _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Initialisation (Eq. 15), concentrations (Sect. 4.4.2), estimates (Eqs. 12-14), one tree's chain.
+
+
+@njit(cache=True, error_model="numpy")
+def _initialise(
+    levels, depth, n_values, parent, cell, slot, alpha, n_cell, t_cell, n_total, t_total
+):
+    """Pseudo-counts by Eq. 15, leaves up; a root keeps ``t = min(n, 1)``.
+
+    Counts of internal nodes must be zero on entry: they are summed from the children here.
+    """
+    for level in range(depth, -1, -1):
+        for node in range(levels[level], levels[level + 1]):
+            a = alpha[slot[node]]
+            for k in range(n_values):
+                c = cell[node] + k
+                n = n_cell[c]
+                if level == 0:
+                    t = min(n, 1)
+                elif n <= 1:
+                    t = n
+                else:
+                    t = max(1, math.floor(a * (digamma(a + n) - digamma(a))))
+                t_cell[c] = t
+                n_total[node] += n
+                t_total[node] += t
+                if level > 0:
+                    n_cell[cell[parent[node]] + k] += t
+
+
+@njit(cache=True, error_model="numpy")
+def _sample_concentrations(
+    first_slot,
+    last_slot,
+    slot_nodes_ptr,
+    slot_nodes,
+    sampled,
+    alpha,
+    n_total,
+    t_total,
+    prior_shape,
+    prior_rate,
+    cap,
+    stream,
+    spare,
+):
+    """Each sampled concentration: ``q_j ~ Beta(alpha, n_j)`` for its tied nodes j, then
+    ``alpha ~ Gamma(prior_shape + sum t_j, prior_rate + sum log 1/q_j)``, capped (Sect. 4.4.2)."""
+    for s in range(first_slot, last_slot):
+        if not sampled[s]:
+            continue
+        shape, rate = prior_shape, prior_rate
+        for j in range(slot_nodes_ptr[s], slot_nodes_ptr[s + 1]):
+            node = slot_nodes[j]
+            if n_total[node] > 0:
+                q = max(_beta(alpha[s], float(n_total[node]), stream, spare), _Q_FLOOR)
+                rate -= math.log(q)
+                shape += t_total[node]
+        alpha[s] = min(cap, _gamma(shape, stream, spare) / rate)
+
+
+@njit(cache=True, error_model="numpy")
+def _record_probabilities(
+    levels, depth, n_values, parent, cell, slot, alpha, n_cell, n_total, current, accumulated
+):
+    """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root)."""
+    for level in range(depth + 1):
+        for node in range(levels[level], levels[level + 1]):
+            a = alpha[slot[node]]
+            scale = 1.0 / (n_total[node] + a)
+            for k in range(n_values):
+                c = cell[node] + k
+                base = 1.0 / n_values if level == 0 else current[cell[parent[node]] + k]
+                current[c] = (n_cell[c] + a * base) * scale
+                accumulated[c] += current[c]
+
+
+@njit(cache=True, error_model="numpy")
+def _level_means(levels, depth, slot, alpha, out):
+    for level in range(depth + 1):
+        total = 0.0
+        for node in range(levels[level], levels[level + 1]):
+            total += alpha[slot[node]]
+        out[level] = total / max(1, levels[level + 1] - levels[level])
+
+
+@njit(cache=True, error_model="numpy")
+def _run_tree(
+    tree,
+    fast,
+    tree_levels,
+    levels,
+    tree_values,
+    parent,
+    cell,
+    slot,
+    tree_slots,
+    slot_nodes_ptr,
+    slot_nodes,
+    sampled,
+    alpha,
+    n_cell,
+    t_cell,
+    n_total,
+    t_total,
+    ratio,
+    inverse_ratio,
+    rows,
+    iterations,
+    burn_in,
+    window,
+    every,
+    prior_shape,
+    prior_rate,
+    cap,
+    seed,
+    current,
+    accumulated,
+    trace,
+):
+    """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
+    leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
+    tree_level_ptr = levels[tree_levels[tree] : tree_levels[tree + 1]]
+    depth = tree_level_ptr.shape[0] - 2
+    n_values = tree_values[tree]
+    n_trees = tree_levels.shape[0] - 1
+    key = _mix(np.uint64(seed))
+    concentration_key = _mix(np.uint64(seed) ^ _CONCENTRATION_STREAM)
+    stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
+    numerators, denominators, cumulative = (
+        np.ones(2 * window),
+        np.ones(2 * window),
+        np.zeros(2 * window + 1),
+    )
+    _initialise(
+        tree_level_ptr, depth, n_values, parent, cell, slot, alpha, n_cell, t_cell, n_total, t_total
+    )
+    step = 0
+    for iteration in range(iterations):
+        for level in range(depth, 0, -1):
+            first, last = tree_level_ptr[level], tree_level_ptr[level + 1]
+            if fast:
+                _sweep_fast(
+                    first,
+                    last,
+                    n_values,
+                    key,
+                    iteration,
+                    window,
+                    parent,
+                    cell,
+                    slot,
+                    alpha,
+                    n_cell,
+                    t_cell,
+                    n_total,
+                    t_total,
+                    ratio,
+                    inverse_ratio,
+                    rows,
+                    numerators,
+                    denominators,
+                    cumulative,
+                )
+            else:
+                _sweep_reference(
+                    first,
+                    last,
+                    n_values,
+                    key,
+                    iteration,
+                    window,
+                    parent,
+                    cell,
+                    slot,
+                    alpha,
+                    n_cell,
+                    t_cell,
+                    n_total,
+                    t_total,
+                    ratio,
+                    inverse_ratio,
+                    rows,
+                    numerators,
+                    denominators,
+                    cumulative,
+                )
+        if (iteration + every // 2) % every == 0:
+            stream[0] = _mix(concentration_key + np.uint64(iteration * n_trees + tree))
+            spare[0] = 0.0
+            _sample_concentrations(
+                tree_slots[tree],
+                tree_slots[tree + 1],
+                slot_nodes_ptr,
+                slot_nodes,
+                sampled,
+                alpha,
+                n_total,
+                t_total,
+                prior_shape,
+                prior_rate,
+                cap,
+                stream,
+                spare,
+            )
+            _level_means(tree_level_ptr, depth, slot, alpha, trace[tree, step])
+            step += 1
+        if iteration >= burn_in:
+            _record_probabilities(
+                tree_level_ptr,
+                depth,
+                n_values,
+                parent,
+                cell,
+                slot,
+                alpha,
+                n_cell,
+                n_total,
+                current,
+                accumulated,
+            )
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def run_chains(
+    fast,
+    tree_levels,
+    levels,
+    tree_values,
+    parent,
+    cell,
+    slot,
+    tree_slots,
+    slot_nodes_ptr,
+    slot_nodes,
+    sampled,
+    alpha,
+    n_cell,
+    t_cell,
+    n_total,
+    t_total,
+    ratio,
+    inverse_ratio,
+    rows,
+    iterations,
+    burn_in,
+    window,
+    every,
+    prior_shape,
+    prior_rate,
+    cap,
+    seed,
+    accumulated,
+    trace,
+):
+    """Run the chain of every tree (in parallel over trees); see the module docstring.
+
+    ``n_cell`` holds the data counts at the leaves and zeros elsewhere on entry; on exit every state
+    array holds the last iteration, ``alpha`` the last concentrations, ``accumulated`` the sum of the
+    estimates over the post-burn-in iterations and ``trace[tree, step, level]`` the mean concentration
+    of each level after each concentration update.
+    """
+    current = np.zeros(n_cell.shape[0])
+    for tree in prange(tree_levels.shape[0] - 1):
+        _run_tree(
+            tree,
+            fast,
+            tree_levels,
+            levels,
+            tree_values,
+            parent,
+            cell,
+            slot,
+            tree_slots,
+            slot_nodes_ptr,
+            slot_nodes,
+            sampled,
+            alpha,
+            n_cell,
+            t_cell,
+            n_total,
+            t_total,
+            ratio,
+            inverse_ratio,
+            rows,
+            iterations,
+            burn_in,
+            window,
+            every,
+            prior_shape,
+            prior_rate,
+            cap,
+            seed,
+            current,
+            accumulated,
+            trace,
+        )
