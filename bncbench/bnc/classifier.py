@@ -150,6 +150,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             found.update(skdb_attributes=selection.n_attributes, skdb_k=selection.k, skdb_loocv_losses=grid)
         if hasattr(self.estimator_, "selected_m_"):
             found["selected_m"] = self.estimator_.selected_m_
+        if hasattr(self.estimator_, "diagnostics"):
+            found.update(self.estimator_.diagnostics([*map(str, self.encoder_.columns_), "class"]))
         return found
 
     def __sklearn_tags__(self):
