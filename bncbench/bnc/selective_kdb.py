@@ -21,7 +21,7 @@ from bncbench.errors import ConfigError
 
 LOSS_CODES = {"rmse": 0, "zero_one_loss": 1, "log_loss": 2}
 _FLOOR = 1e-15
-_ROWS_PER_BLOCK = 2048
+_ROWS_PER_BLOCK = 512
 
 
 @njit(cache=True)
@@ -88,34 +88,45 @@ def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, root
 
 
 @njit(cache=True, parallel=True)
-def _loocv_block(codes, rows, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
-                 variables, child_columns, child_start, children, table_start, counts, totals, log_tables,
-                 n_values, n_rows):
-    """Per-row losses (rows, k_max + 1, d + 1) of every (k', l) model for a block of rows."""
-    d = order.shape[0]
-    losses = np.zeros((rows.shape[0], k_max + 1, d + 1))
-    for b in prange(rows.shape[0]):
-        i = rows[b]
-        y = codes[i, class_column]
-        scores = np.empty((k_max + 1, n_classes))
+def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
+                variables, child_columns, child_start, children, table_start, counts, totals, log_tables,
+                n_values):
+    """Sums of the row losses of every (k', l) model, per block of rows: (n_blocks, k_max + 1, d + 1).
+
+    Blocks run in parallel; within a block the rows are taken attribute by attribute, so that one
+    tree at a time is in the cache, and summed in row order, so the result does not depend on the
+    number of threads.
+    """
+    n, d = codes.shape[0], order.shape[0]
+    n_blocks = (n + block_size - 1) // block_size
+    sums = np.zeros((n_blocks, k_max + 1, d + 1))
+    for block in prange(n_blocks):
+        first = block * block_size
+        n_block = min(block_size, n - first)
+        scores = np.empty((n_block, k_max + 1, n_classes))
         log_estimates = np.empty(k_max + 1)
-        for c in range(n_classes):
-            count = counts[table_start[roots[0]] + c] - (1.0 if c == y else 0.0)
-            prior = np.log((count + m / n_classes) / (n_rows - 1.0 + m))
-            scores[:, c] = prior
-        for k in range(k_max + 1):
-            losses[b, k, 0] = _row_loss(scores[k], y, loss_code)
+        for b in range(n_block):
+            y = codes[first + b, class_column]
+            for c in range(n_classes):
+                count = counts[table_start[roots[0]] + c] - (1.0 if c == y else 0.0)
+                scores[b, :, c] = np.log((count + m / n_classes) / (n - 1.0 + m))
+            for k in range(k_max + 1):
+                sums[block, k, 0] += _row_loss(scores[b, k], y, loss_code)
         for position in range(d):
             tree = order[position]
-            for c in range(n_classes):
-                _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
-                                             variables, child_columns, child_start, children, table_start,
-                                             counts, totals, log_tables, n_values, log_estimates)
+            for b in range(n_block):
+                i = first + b
+                y = codes[i, class_column]
+                for c in range(n_classes):
+                    _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
+                                                 variables, child_columns, child_start, children,
+                                                 table_start, counts, totals, log_tables, n_values,
+                                                 log_estimates)
+                    for k in range(k_max + 1):
+                        scores[b, k, c] += log_estimates[k]
                 for k in range(k_max + 1):
-                    scores[k, c] += log_estimates[k]
-            for k in range(k_max + 1):
-                losses[b, k, position + 1] = _row_loss(scores[k], y, loss_code)
-    return losses
+                    sums[block, k, position + 1] += _row_loss(scores[b, k], y, loss_code)
+    return sums
 
 
 def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np.ndarray:
@@ -133,16 +144,12 @@ def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
     n_values = np.array([tree.n_values for tree in network.trees], dtype=np.int64)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
-    total = np.zeros((k_max + 1, len(order) + 1))
-    for start in range(0, codes.shape[0], _ROWS_PER_BLOCK):
-        rows = np.arange(start, min(start + _ROWS_PER_BLOCK, codes.shape[0]), dtype=np.int64)
-        block = _loocv_block(
-            codes, rows, tree_order, k_max, float(m), LOSS_CODES[loss], network.n_classes,
-            network.class_column, packed.roots, packed.depths, packed.variables, packed.child_columns,
-            packed.child_start, packed.children, packed.table_start, counts, totals, packed.log_tables, n_values,
-            float(codes.shape[0]),
-        )
-        total += block.sum(axis=0)  # blocks are summed in a fixed order: same result on any thread count
+    sums = _loocv_sums(
+        codes, _ROWS_PER_BLOCK, tree_order, k_max, float(m), LOSS_CODES[loss], network.n_classes,
+        network.class_column, packed.roots, packed.depths, packed.variables, packed.child_columns,
+        packed.child_start, packed.children, packed.table_start, counts, totals, packed.log_tables, n_values,
+    )
+    total = sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
     mean = total / codes.shape[0]
     return np.sqrt(mean) if loss == "rmse" else mean
 
