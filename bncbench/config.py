@@ -139,11 +139,20 @@ def check_experiment(cfg: DictConfig, options) -> None:
 
 
 def check_model(name: str, model: DictConfig) -> None:
-    """Check a model config's structure and estimator (names and parameters) without fitting."""
+    """Check a model config's structure and estimator, or baseline (names and parameters), without
+    fitting."""
     from bncbench.bnc.estimators import make_estimator
     from bncbench.bnc.structures import STRUCTURES
 
     model = OmegaConf.to_container(model, resolve=True)
+    if "baseline" in model:
+        from bncbench.baselines import make_baseline
+
+        try:
+            make_baseline(model["baseline"], dict(model.get("baseline_params") or {}))
+        except ConfigError as err:
+            raise ConfigError(f"model {name!r} (conf/model/{name}.yaml): {err}") from None
+        return
     structure = model.get("structure")
     if not isinstance(structure, dict) and structure not in STRUCTURES:
         raise ConfigError(

@@ -31,12 +31,10 @@ from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.errors import BncbenchError
 from bncbench.metrics import LOSSES
+from bncbench.models import discretises, make_model, model_tags
 from bncbench.report import write_report
 
 log = logging.getLogger(__name__)
-
-#: Arguments of ``BNClassifier`` read from a model config.
-MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_params")
 
 
 @dataclass
@@ -59,12 +57,12 @@ def repetition_seeds(seed: int, repetitions: int) -> list[int]:
 
 
 def cross_validate(
-    dataset, model_args: dict, repetitions: int = 5, folds: int = 2, seed: int = 1
+    dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1
 ) -> CrossValidation:
-    """``repetitions`` x stratified ``folds``-fold CV of ``BNClassifier(**model_args)`` on ``dataset``.
+    """``repetitions`` x stratified ``folds``-fold CV of a model (``bncbench.models``) on ``dataset``.
 
-    Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts; the
-    classifier gets ``random_state`` = the repetition's seed. ``fit_seconds`` times the classifier's
+    Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts (unless
+    a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed. ``fit_seconds`` times the classifier's
     ``fit``, ``predict_seconds`` its ``predict_proba`` (the predicted class is the arg-max), both by
     ``time.perf_counter``; discretisation is timed by neither.
 
@@ -75,8 +73,8 @@ def cross_validate(
     Parameters
     ----------
     dataset : bncbench.data.Dataset
-    model_args : dict
-        Arguments of ``BNClassifier`` other than ``random_state``.
+    model : dict
+        A model config (``conf/model``): BNClassifier arguments or a baseline.
     repetitions, folds, seed : int
         The CV protocol; see ``repetition_seeds``.
     """
@@ -91,23 +89,25 @@ def cross_validate(
             splits = list(splitter.split(np.zeros(len(y_codes)), y_codes))
         for train, test in splits:
             index = len(fold_metrics)
-            proba, seconds, classifier = _fit_predict(dataset, train, test, model_args, rep_seed, classes)
+            proba, seconds, classifier = _fit_predict(dataset, train, test, model, rep_seed, classes)
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             fold_metrics.append({**losses, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
-            parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
-            structures.append({"fold": index, "repetition": repetition, "parents": parents})
-            diagnostics.append(classifier.diagnostics())
+            if isinstance(classifier, BNClassifier):
+                parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
+                structures.append({"fold": index, "repetition": repetition, "parents": parents})
+                diagnostics.append(classifier.diagnostics())
     return CrossValidation(
         seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures, diagnostics
     )
 
 
-def _fit_predict(dataset, train, test, model_args, random_state, classes):
-    discretizer = MDLDiscretizer().fit(dataset.X.iloc[train], dataset.y.iloc[train])
-    X_train = discretizer.transform(dataset.X.iloc[train])
-    X_test = discretizer.transform(dataset.X.iloc[test])
-    classifier = BNClassifier(**model_args, random_state=random_state)
+def _fit_predict(dataset, train, test, model, random_state, classes):
+    X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
+    if discretises(model):
+        discretizer = MDLDiscretizer().fit(X_train, dataset.y.iloc[train])
+        X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
+    classifier = make_model(model, random_state)
     start = time.perf_counter()
     classifier.fit(X_train, dataset.y.iloc[train])
     fitted = time.perf_counter()
@@ -160,8 +160,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     tags = {
         "dataset": dataset_name,
         "model": model_name,
-        "structure": cfg.model.structure if isinstance(cfg.model.structure, str) else "custom",
-        "estimator": cfg.model.estimator,
+        **model_tags(OmegaConf.to_container(cfg.model, resolve=True)),
         "cfg_hash": hash_,
     }
     run_id = tracking.start_run(client, experiment_id, name, tags)
@@ -195,8 +194,7 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
     client.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 
     dataset = load_dataset(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
-    model_args = {key: OmegaConf.to_container(cfg.model, resolve=True)[key] for key in MODEL_ARGS}
-    result = cross_validate(dataset, model_args, cv.repetitions, cv.folds, cv.seed)
+    result = cross_validate(dataset, OmegaConf.to_container(cfg.model, resolve=True), cv.repetitions, cv.folds, cv.seed)
 
     metrics = [
         (f"fold/{name}", value, fold)

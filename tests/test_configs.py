@@ -10,7 +10,7 @@ from omegaconf import OmegaConf
 from bncbench import BNClassifier
 from bncbench.config import CONFIG_NAME, compose, config_dir, sweep_choices
 from bncbench.errors import ConfigError
-from bncbench.runner import MODEL_ARGS
+from bncbench.models import make_model
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.structures import STRUCTURES
 
@@ -68,7 +68,7 @@ def test_every_model_config_fits(name):
     X = pd.DataFrame(rng.integers(0, 3, (60, 4)).astype(str), columns=list("abcd"))
     y = np.where(X["a"] == "0", "p", "q")
     args = OmegaConf.to_container(model, resolve=True)
-    proba = BNClassifier(**{k: args[k] for k in MODEL_ARGS}, random_state=0).fit(X, y).predict_proba(X)
+    proba = make_model(args, random_state=0).fit(X, y).predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert cfg.experiment.models == [name]
 
