@@ -161,12 +161,8 @@ def _fill_steps(
         numerators[u - lo], denominators[u - lo] = _step(
             stirling_ratio(ratio, rows, n, u),
             stirling_inverse_ratio(inverse_ratio, rows, m, parent_t - 1),
-            m,
-            u,
-            t,
-            alpha,
-            parent_base,
-        )
+            m, u, t, alpha, parent_base,
+        )  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -203,38 +199,76 @@ def _apply(node, parent, cell, parent_cell, new_t, n_cell, t_cell, n_total, t_to
 
 
 @njit(cache=True, error_model="numpy")
-def _sweep_reference(
-    first,
-    last,
-    n_values,
-    key,
-    iteration,
-    window,
-    parent,
-    cell,
-    slot,
-    alpha,
-    n_cell,
-    t_cell,
-    n_total,
-    t_total,
-    ratio,
-    inverse_ratio,
-    rows,
-    numerators,
-    denominators,
-    cumulative,
-):
-    """Resample every pseudo-count of the nodes ``first..last - 1`` (one level), plainly."""
+def _sweep_reference(first, last, key, iteration, window, forest, state, stirling, scratch):
+    """Resample the pseudo-counts of the active cells ``first..last - 1`` (one level), plainly."""
+    active_cell, active_node, parent, cell, slot = forest
+    n_cell, t_cell, n_total, t_total, alpha = state
+    ratio, inverse_ratio, rows = stirling
+    numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
-    for node in range(first, last):
+    for i in range(first, last):
+        c, node = active_cell[i], active_node[i]
         up = parent[node]
-        for k in range(n_values):
-            c, pc = cell[node] + k, cell[up] + k
-            n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
-            lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
-            if hi <= lo:  # t is forced (n <= 1, or the parent allows no move)
-                continue
+        pc = cell[up] + c - cell[node]
+        n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
+        lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
+        if hi <= lo:  # t is forced: the parent allows no move, or n = 1
+            continue
+        a, base = alpha[slot[node]], alpha[slot[up]] + n_total[up]
+        _fill_steps(
+            n,
+            t,
+            lo,
+            hi,
+            parent_n,
+            parent_t,
+            a,
+            base,
+            ratio,
+            inverse_ratio,
+            rows,
+            numerators,
+            denominators,
+        )
+        new_t = _draw(lo, hi, uniform_at(key, counter + c), numerators, denominators, cumulative)
+        _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
+
+
+@njit(cache=True, error_model="numpy")
+def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, scratch):
+    """The same sweep, one loop per window over the table (see the module docstring)."""
+    active_cell, active_node, parent, cell, slot = forest
+    n_cell, t_cell, n_total, t_total, alpha = state
+    ratio, inverse_ratio, rows = stirling
+    numerators, denominators, cumulative = scratch
+    counter = iteration * n_cell.shape[0]
+    for i in range(first, last):
+        c, node = active_cell[i], active_node[i]
+        up = parent[node]
+        pc = cell[up] + c - cell[node]
+        n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
+        lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
+        if hi <= lo:
+            continue
+        a, base = alpha[slot[node]], alpha[slot[up]] + n_total[up]
+        uniform = uniform_at(key, counter + c)
+        if n <= rows and parent_n + hi - t <= rows:
+            row = n * (n - 1) // 2 - 1  # R(n, u) = ratio[row + u]
+            m = parent_n + lo - t
+            column = m * (m - 1) // 2 + parent_t - 2  # Q(m, t_p - 1); row m + 1 starts m entries on
+            weight = 1.0
+            total = 1.0
+            cumulative[0] = total
+            for u in range(lo, hi):
+                q = inverse_ratio[column] if parent_t > 1 else 0.0
+                numerator, denominator = _step(ratio[row + u], q, m, u, t, a, base)
+                weight *= numerator / denominator
+                total += weight
+                cumulative[u - lo + 1] = total
+                column += m
+                m += 1
+            new_t = _choose(lo, hi, uniform * total, cumulative)
+        else:
             _fill_steps(
                 n,
                 t,
@@ -242,99 +276,16 @@ def _sweep_reference(
                 hi,
                 parent_n,
                 parent_t,
-                alpha[slot[node]],
-                alpha[slot[up]] + n_total[up],
+                a,
+                base,
                 ratio,
                 inverse_ratio,
                 rows,
                 numerators,
                 denominators,
             )
-            new_t = _draw(
-                lo, hi, uniform_at(key, counter + c), numerators, denominators, cumulative
-            )
-            _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
-
-
-@njit(cache=True, error_model="numpy")
-def _sweep_fast(
-    first,
-    last,
-    n_values,
-    key,
-    iteration,
-    window,
-    parent,
-    cell,
-    slot,
-    alpha,
-    n_cell,
-    t_cell,
-    n_total,
-    t_total,
-    ratio,
-    inverse_ratio,
-    rows,
-    numerators,
-    denominators,
-    cumulative,
-):
-    """The same sweep, one loop per window over the table (see the module docstring)."""
-    counter = iteration * n_cell.shape[0]
-    for node in range(first, last):
-        up = parent[node]
-        a, parent_alpha = alpha[slot[node]], alpha[slot[up]]
-        for k in range(n_values):
-            c, pc = cell[node] + k, cell[up] + k
-            n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
-            lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
-            if hi <= lo:
-                continue
-            base = parent_alpha + n_total[up]
-            uniform = uniform_at(key, counter + c)
-            if n <= rows and parent_n + hi - t <= rows:
-                row = n * (n - 1) // 2 - 1  # R(n, u) = ratio[row + u]
-                m = parent_n + lo - t
-                column = (
-                    m * (m - 1) // 2 + parent_t - 2
-                )  # Q(m, t_p - 1); the row of m + 1 is m entries on
-                weight = 1.0
-                total = 1.0
-                cumulative[0] = total
-                for u in range(lo, hi):
-                    numerator, denominator = _step(
-                        ratio[row + u],
-                        inverse_ratio[column] if parent_t > 1 else 0.0,
-                        m,
-                        u,
-                        t,
-                        a,
-                        base,
-                    )
-                    weight *= numerator / denominator
-                    total += weight
-                    cumulative[u - lo + 1] = total
-                    column += m
-                    m += 1
-                new_t = _choose(lo, hi, uniform * total, cumulative)
-            else:
-                _fill_steps(
-                    n,
-                    t,
-                    lo,
-                    hi,
-                    parent_n,
-                    parent_t,
-                    a,
-                    base,
-                    ratio,
-                    inverse_ratio,
-                    rows,
-                    numerators,
-                    denominators,
-                )
-                new_t = _draw(lo, hi, uniform, numerators, denominators, cumulative)
-            _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
+            new_t = _draw(lo, hi, uniform, numerators, denominators, cumulative)
+        _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,14 +293,14 @@ def _sweep_fast(
 
 
 @njit(cache=True, error_model="numpy")
-def _initialise(
-    levels, depth, n_values, parent, cell, slot, alpha, n_cell, t_cell, n_total, t_total
-):
+def _initialise(levels, n_values, forest, state):
     """Pseudo-counts by Eq. 15, leaves up; a root keeps ``t = min(n, 1)``.
 
     Counts of internal nodes must be zero on entry: they are summed from the children here.
     """
-    for level in range(depth, -1, -1):
+    _, _, parent, cell, slot = forest
+    n_cell, t_cell, n_total, t_total, alpha = state
+    for level in range(levels.shape[0] - 2, -1, -1):
         for node in range(levels[level], levels[level + 1]):
             a = alpha[slot[node]]
             for k in range(n_values):
@@ -369,23 +320,12 @@ def _initialise(
 
 
 @njit(cache=True, error_model="numpy")
-def _sample_concentrations(
-    first_slot,
-    last_slot,
-    slot_nodes_ptr,
-    slot_nodes,
-    sampled,
-    alpha,
-    n_total,
-    t_total,
-    prior_shape,
-    prior_rate,
-    cap,
-    stream,
-    spare,
-):
+def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, spare):
     """Each sampled concentration: ``q_j ~ Beta(alpha, n_j)`` for its tied nodes j, then
     ``alpha ~ Gamma(prior_shape + sum t_j, prior_rate + sum log 1/q_j)``, capped (Sect. 4.4.2)."""
+    slot_nodes_ptr, slot_nodes, sampled = ties
+    _, _, n_total, t_total, alpha = state
+    prior_shape, prior_rate, cap = prior
     for s in range(first_slot, last_slot):
         if not sampled[s]:
             continue
@@ -400,24 +340,25 @@ def _sample_concentrations(
 
 
 @njit(cache=True, error_model="numpy")
-def _record_probabilities(
-    levels, depth, n_values, parent, cell, slot, alpha, n_cell, n_total, current, accumulated
-):
+def _record_probabilities(levels, n_values, forest, state, current, accumulated):
     """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root)."""
-    for level in range(depth + 1):
+    _, _, parent, cell, slot = forest
+    n_cell, _, n_total, _, alpha = state
+    for level in range(levels.shape[0] - 1):
         for node in range(levels[level], levels[level + 1]):
             a = alpha[slot[node]]
             scale = 1.0 / (n_total[node] + a)
+            first = cell[node]
+            base = cell[parent[node]] if level > 0 else -1
             for k in range(n_values):
-                c = cell[node] + k
-                base = 1.0 / n_values if level == 0 else current[cell[parent[node]] + k]
-                current[c] = (n_cell[c] + a * base) * scale
-                accumulated[c] += current[c]
+                prior = current[base + k] if level > 0 else 1.0 / n_values
+                current[first + k] = (n_cell[first + k] + a * prior) * scale
+                accumulated[first + k] += current[first + k]
 
 
 @njit(cache=True, error_model="numpy")
-def _level_means(levels, depth, slot, alpha, out):
-    for level in range(depth + 1):
+def _level_means(levels, slot, alpha, out):
+    for level in range(levels.shape[0] - 1):
         total = 0.0
         for node in range(levels[level], levels[level + 1]):
             total += alpha[slot[node]]
@@ -426,210 +367,98 @@ def _level_means(levels, depth, slot, alpha, out):
 
 @njit(cache=True, error_model="numpy")
 def _run_tree(
-    tree,
-    fast,
-    tree_levels,
-    levels,
-    tree_values,
-    parent,
-    cell,
-    slot,
-    tree_slots,
-    slot_nodes_ptr,
-    slot_nodes,
-    sampled,
-    alpha,
-    n_cell,
-    t_cell,
-    n_total,
-    t_total,
-    ratio,
-    inverse_ratio,
-    rows,
-    iterations,
-    burn_in,
-    window,
-    every,
-    prior_shape,
-    prior_rate,
-    cap,
-    seed,
-    current,
-    accumulated,
-    trace,
+    tree, fast, layout, forest, state, stirling, schedule, prior, seed, current, accumulated, trace
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
-    tree_level_ptr = levels[tree_levels[tree] : tree_levels[tree + 1]]
-    depth = tree_level_ptr.shape[0] - 2
+    tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
+    iterations, burn_in, window, every = schedule
+    first_level = tree_levels[tree]
+    tree_level_ptr = levels[first_level : tree_levels[tree + 1]]
     n_values = tree_values[tree]
-    n_trees = tree_levels.shape[0] - 1
     key = _mix(np.uint64(seed))
     concentration_key = _mix(np.uint64(seed) ^ _CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
-    numerators, denominators, cumulative = (
-        np.ones(2 * window),
-        np.ones(2 * window),
-        np.zeros(2 * window + 1),
-    )
-    _initialise(
-        tree_level_ptr, depth, n_values, parent, cell, slot, alpha, n_cell, t_cell, n_total, t_total
-    )
+    scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
+    _initialise(tree_level_ptr, n_values, forest, state)
     step = 0
     for iteration in range(iterations):
-        for level in range(depth, 0, -1):
-            first, last = tree_level_ptr[level], tree_level_ptr[level + 1]
+        for level in range(tree_level_ptr.shape[0] - 2, 0, -1):
+            first, last = active_levels[first_level + level], active_levels[first_level + level + 1]
             if fast:
-                _sweep_fast(
-                    first,
-                    last,
-                    n_values,
-                    key,
-                    iteration,
-                    window,
-                    parent,
-                    cell,
-                    slot,
-                    alpha,
-                    n_cell,
-                    t_cell,
-                    n_total,
-                    t_total,
-                    ratio,
-                    inverse_ratio,
-                    rows,
-                    numerators,
-                    denominators,
-                    cumulative,
-                )
+                _sweep_fast(first, last, key, iteration, window, forest, state, stirling, scratch)
             else:
                 _sweep_reference(
-                    first,
-                    last,
-                    n_values,
-                    key,
-                    iteration,
-                    window,
-                    parent,
-                    cell,
-                    slot,
-                    alpha,
-                    n_cell,
-                    t_cell,
-                    n_total,
-                    t_total,
-                    ratio,
-                    inverse_ratio,
-                    rows,
-                    numerators,
-                    denominators,
-                    cumulative,
+                    first, last, key, iteration, window, forest, state, stirling, scratch
                 )
         if (iteration + every // 2) % every == 0:
-            stream[0] = _mix(concentration_key + np.uint64(iteration * n_trees + tree))
+            stream[0] = _mix(
+                concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
+            )
             spare[0] = 0.0
             _sample_concentrations(
-                tree_slots[tree],
-                tree_slots[tree + 1],
-                slot_nodes_ptr,
-                slot_nodes,
-                sampled,
-                alpha,
-                n_total,
-                t_total,
-                prior_shape,
-                prior_rate,
-                cap,
-                stream,
-                spare,
+                tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare
             )
-            _level_means(tree_level_ptr, depth, slot, alpha, trace[tree, step])
+            _level_means(tree_level_ptr, forest[4], state[4], trace[tree, step])
             step += 1
         if iteration >= burn_in:
-            _record_probabilities(
-                tree_level_ptr,
-                depth,
-                n_values,
-                parent,
-                cell,
-                slot,
-                alpha,
-                n_cell,
-                n_total,
-                current,
-                accumulated,
-            )
+            _record_probabilities(tree_level_ptr, n_values, forest, state, current, accumulated)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def run_chains(
-    fast,
-    tree_levels,
-    levels,
-    tree_values,
-    parent,
-    cell,
-    slot,
-    tree_slots,
-    slot_nodes_ptr,
-    slot_nodes,
-    sampled,
-    alpha,
-    n_cell,
-    t_cell,
-    n_total,
-    t_total,
-    ratio,
-    inverse_ratio,
-    rows,
-    iterations,
-    burn_in,
-    window,
-    every,
-    prior_shape,
-    prior_rate,
-    cap,
-    seed,
-    accumulated,
-    trace,
-):
-    """Run the chain of every tree (in parallel over trees); see the module docstring.
+def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace):
+    """Run the chain of every tree of a packed forest, in parallel over trees.
 
-    ``n_cell`` holds the data counts at the leaves and zeros elsewhere on entry; on exit every state
-    array holds the last iteration, ``alpha`` the last concentrations, ``accumulated`` the sum of the
-    estimates over the post-burn-in iterations and ``trace[tree, step, level]`` the mean concentration
-    of each level after each concentration update.
+    Parameters
+    ----------
+    fast : bool
+        ``_sweep_fast`` or ``_sweep_reference``.
+    layout : tuple
+        ``(tree_levels, levels, active_levels, tree_values, tree_slots, (slot_nodes_ptr, slot_nodes,
+        sampled))``: where each tree's levels start among the nodes and among the active cells (those
+        whose data count is at least 2, the only ones whose pseudo-count can move), each tree's number
+        of values and concentration slots, and the nodes tied to each slot.
+    forest : tuple
+        ``(active_cell, active_node, parent, cell, slot)``.
+    state : tuple
+        ``(n_cell, t_cell, n_total, t_total, alpha)``, updated in place: ``n_cell`` holds the data
+        counts at the leaves and zeros elsewhere on entry, the last iteration's state on exit.
+    stirling : tuple
+        ``(ratio, inverse_ratio, rows)`` of a ``LogStirlingTable``.
+    schedule : tuple
+        ``(iterations, burn_in, window, every)``.
+    prior : tuple
+        ``(prior_shape, prior_rate, cap)`` of the concentrations.
+    seed : int
+    accumulated : ndarray
+        Per cell, the sum of its estimates over the iterations after burn-in (output).
+    trace : ndarray
+        ``(n_trees, n_updates, max_depth + 1)``: each level's mean concentration after each update.
     """
-    current = np.zeros(n_cell.shape[0])
+    # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
+    tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
+    slot_nodes_ptr, slot_nodes, sampled = ties
+    active_cell, active_node, parent, cell, slot = forest
+    n_cell, t_cell, n_total, t_total, alpha = state
+    ratio, inverse_ratio, rows = stirling
+    current = np.zeros(accumulated.shape[0])
     for tree in prange(tree_levels.shape[0] - 1):
         _run_tree(
             tree,
             fast,
-            tree_levels,
-            levels,
-            tree_values,
-            parent,
-            cell,
-            slot,
-            tree_slots,
-            slot_nodes_ptr,
-            slot_nodes,
-            sampled,
-            alpha,
-            n_cell,
-            t_cell,
-            n_total,
-            t_total,
-            ratio,
-            inverse_ratio,
-            rows,
-            iterations,
-            burn_in,
-            window,
-            every,
-            prior_shape,
-            prior_rate,
-            cap,
+            (
+                tree_levels,
+                levels,
+                active_levels,
+                tree_values,
+                tree_slots,
+                (slot_nodes_ptr, slot_nodes, sampled),
+            ),
+            (active_cell, active_node, parent, cell, slot),
+            (n_cell, t_cell, n_total, t_total, alpha),
+            (ratio, inverse_ratio, rows),
+            schedule,
+            prior,
             seed,
             current,
             accumulated,

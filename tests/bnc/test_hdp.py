@@ -249,52 +249,26 @@ def test_pseudo_counts_stay_consistent():
     columns = rng.integers(0, 3, (4, 2000))
     columns[0] = np.where(
         columns[1] == 2, 0, columns[0]
-    )  # some values never occur in some contexts
+    )  # values that never occur in some contexts
     tree = ContextTree(0, 3, (3, 1, 2), (3, 3, 3)).add(columns)
     forest = _Forest([tree], "level", 2.0, False)
     table = shared_table.ensure(forest.max_count)
-    trace = np.zeros((1, 40, 4))
-    run_chains(
-        True,
-        forest.tree_levels,
-        forest.levels,
-        forest.tree_values,
-        forest.parent,
-        forest.cell,
-        forest.slot,
-        forest.tree_slots,
-        forest.slot_nodes_ptr,
-        forest.slot_nodes,
-        forest.sampled,
-        forest.alpha,
-        forest.n_cell,
-        forest.t_cell,
-        forest.n_total,
-        forest.t_total,
-        table.ratio,
-        table.inverse_ratio,
-        table.rows,
-        200,
-        20,
-        10,
-        5,
-        2.0,
-        1.0,
-        4000.0,
-        5,
-        np.zeros(forest.n_cell.shape[0]),
-        trace,
-    )
-    n, t = forest.n_cell.reshape(-1, 3), forest.t_cell.reshape(-1, 3)
+    stirling = (table.ratio, table.inverse_ratio, table.rows)
+    accumulated, trace = np.zeros(forest.n_cells), np.zeros((1, 40, 4))
+    run_chains(True, forest.layout, forest.forest, forest.state, stirling, (200, 20, 10, 5), (2.0, 1.0, 4000.0),
+               5, accumulated, trace)  # fmt: skip
+    n_cell, t_cell, n_total, t_total, _ = forest.state
+    parent = forest.forest[2]
+    n, t = n_cell.reshape(-1, 3), t_cell.reshape(-1, 3)
     assert np.all((t >= 1) == (n >= 1)) and np.all(t <= n)
     np.testing.assert_array_equal(t[0], np.minimum(n[0], 1))
     np.testing.assert_array_equal(n[-tree.counts[-1].shape[0] :], tree.counts[-1])
     children_t = np.zeros_like(n)
-    np.add.at(children_t, forest.parent[1:], t[1:])
-    internal = np.arange(forest.levels[-2])
+    np.add.at(children_t, parent[1:], t[1:])
+    internal = np.arange(forest.layout[1][-2])
     np.testing.assert_array_equal(n[internal], children_t[internal])
-    np.testing.assert_array_equal(forest.n_total, n.sum(axis=1))
-    np.testing.assert_array_equal(forest.t_total, t.sum(axis=1))
+    np.testing.assert_array_equal(n_total, n.sum(axis=1))
+    np.testing.assert_array_equal(t_total, t.sum(axis=1))
 
 
 def test_unseen_context_uses_the_deepest_ancestor():

@@ -152,35 +152,16 @@ class HDPEstimator:
         trace = np.full(
             (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
         )
-        accumulated = np.zeros(forest.n_cell.shape[0])
+        accumulated = np.zeros(forest.n_cells)
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
             run_chains(
                 self.kernel == "fast",
-                forest.tree_levels,
-                forest.levels,
-                forest.tree_values,
-                forest.parent,
-                forest.cell,
-                forest.slot,
-                forest.tree_slots,
-                forest.slot_nodes_ptr,
-                forest.slot_nodes,
-                forest.sampled,
-                forest.alpha,
-                forest.n_cell,
-                forest.t_cell,
-                forest.n_total,
-                forest.t_total,
-                table.ratio,
-                table.inverse_ratio,
-                table.rows,
-                self.iterations,
-                self.burn_in,
-                self.window,
-                self.concentration_every,
-                self.prior_shape,
-                self.prior_rate,
-                self.max_concentration,
+                forest.layout,
+                forest.forest,
+                forest.state,
+                (table.ratio, table.inverse_ratio, table.rows),
+                (self.iterations, self.burn_in, self.window, self.concentration_every),
+                (self.prior_shape, self.prior_rate, self.max_concentration),
                 self.seed_,
                 accumulated,
                 trace,
@@ -253,64 +234,87 @@ class _Forest:
 
     def __init__(self, trees, tying, initial_concentration, sample_root):
         self.trees = trees
-        tree_levels, levels, parent, cell, slot, counts = [0], [], [], [], [], []
-        slot_sampled, tree_slots = [], [0]
-        node_base = cell_base = 0
+        tree_levels, levels, active_levels, parent, cell, slot = [0], [], [], [], [], []
+        leaf_counts, active_cell, active_node = [], [], []
+        sampled, tree_slots = [], [0]
+        node_base = cell_base = n_active = 0
         self.max_count = 0
         for tree in trees:
             sizes = [p.shape[0] for p in tree.parent]
             starts = node_base + np.concatenate([[0], np.cumsum(sizes)])
             levels.append(starts)
             tree_levels.append(tree_levels[-1] + len(starts))
+            active_levels.append(n_active)
             for level, size in enumerate(sizes):
                 nodes = starts[level] + np.arange(size)
-                local_parent = tree.parent[level]
-                parent.append(np.full(size, -1) if level == 0 else starts[level - 1] + local_parent)
-                cell.append(cell_base + (nodes - node_base) * tree.n_values)
-                data = tree.counts[level]
-                self.max_count = max(self.max_count, int(data.max(initial=0)))
-                counts.append(
-                    _integer_counts(data) if level == tree.depth else np.zeros(data.shape, np.int64)
+                parent.append(
+                    np.full(size, -1) if level == 0 else starts[level - 1] + tree.parent[level]
                 )
-            tree_slot, n_slots = _tie(tree, tying, starts, len(slot_sampled))
+                cell.append(cell_base + (nodes - node_base) * tree.n_values)
+                data = _integer_counts(tree.counts[level])
+                self.max_count = max(self.max_count, int(data.max(initial=0)))
+                leaf_counts.append(data if level == tree.depth else np.zeros_like(data))
+                # a count of 0 or 1 fixes t = n for good (internal counts never exceed the data's)
+                node, value = (
+                    np.nonzero(data >= 2) if level > 0 else (np.zeros(0, int), np.zeros(0, int))
+                )
+                active_node.append(nodes[node])
+                active_cell.append(cell[-1][node] + value)
+                n_active += node.shape[0]
+                active_levels.append(n_active)
+            tree_slot, n_slots = _tie(tree, tying, starts, len(sampled))
             slot.append(tree_slot)
-            slot_sampled += [sample_root] + [True] * (n_slots - 1)
-            tree_slots.append(len(slot_sampled))
+            sampled += [sample_root] + [True] * (n_slots - 1)
+            tree_slots.append(len(sampled))
             node_base = starts[-1]
             cell_base += (starts[-1] - starts[0]) * tree.n_values
-        self.tree_levels = np.array(tree_levels, dtype=np.int64)
-        self.levels = np.concatenate(levels).astype(np.int64)
-        self.parent = np.concatenate(parent).astype(np.int64)
-        self.cell = np.concatenate(cell).astype(np.int64)
-        self.slot = np.concatenate(slot).astype(np.int64)
-        self.tree_values = np.array([tree.n_values for tree in trees], dtype=np.int64)
-        self.tree_slots = np.array(tree_slots, dtype=np.int64)
-        self.sampled = np.array(slot_sampled, dtype=np.bool_)
-        self.alpha = np.full(len(slot_sampled), initial_concentration)
-        by_slot = np.argsort(self.slot, kind="stable")
-        self.slot_nodes = by_slot.astype(np.int64)
-        self.slot_nodes_ptr = np.searchsorted(
-            self.slot[by_slot], np.arange(len(slot_sampled) + 1)
-        ).astype(np.int64)
-        self.n_cell = np.concatenate([c.ravel() for c in counts]).astype(np.int64)
-        self.t_cell = np.zeros_like(self.n_cell)
-        self.n_total = np.zeros(self.parent.shape[0], dtype=np.int64)
-        self.t_total = np.zeros_like(self.n_total)
+        slot = np.concatenate(slot).astype(np.int64)
+        by_slot = np.argsort(slot, kind="stable")
+        ties = (
+            np.searchsorted(slot[by_slot], np.arange(len(sampled) + 1)).astype(np.int64),
+            by_slot.astype(np.int64),
+            np.array(sampled, dtype=np.bool_),
+        )
+        self.layout = (
+            np.array(tree_levels, dtype=np.int64),
+            np.concatenate(levels).astype(np.int64),
+            np.array(active_levels, dtype=np.int64),
+            np.array([tree.n_values for tree in trees], dtype=np.int64),
+            np.array(tree_slots, dtype=np.int64),
+            ties,
+        )
+        self.forest = (
+            np.concatenate(active_cell).astype(np.int64),
+            np.concatenate(active_node).astype(np.int64),
+            np.concatenate(parent).astype(np.int64),
+            np.concatenate(cell).astype(np.int64),
+            slot,
+        )
+        n_cell = np.concatenate([c.ravel() for c in leaf_counts]).astype(np.int64)
+        n_nodes = self.forest[2].shape[0]
+        self.state = (
+            n_cell,
+            np.zeros_like(n_cell),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.full(len(sampled), initial_concentration),
+        )
+        self.n_cells = n_cell.shape[0]
         self.max_depth = max(tree.depth for tree in trees)
 
     def _tree_levels(self, i):
-        return self.levels[self.tree_levels[i] : self.tree_levels[i + 1]]
+        tree_levels, levels = self.layout[:2]
+        return levels[tree_levels[i] : tree_levels[i + 1]]
 
     def tables(self, mean_probabilities):
         """Per tree and level, the ``(n_nodes, n_values)`` estimates, rows renormalised."""
+        cell = self.forest[3]
         out = []
         for i, tree in enumerate(self.trees):
-            starts = self._tree_levels(i)
             tree_tables = []
-            for a, b in pairwise(starts):
-                first = self.cell[a]
-                table = mean_probabilities[first : first + (b - a) * tree.n_values].reshape(
-                    b - a, tree.n_values
+            for a, b in pairwise(self._tree_levels(i)):
+                table = mean_probabilities[cell[a] : cell[a] + (b - a) * tree.n_values].reshape(
+                    b - a, -1
                 )
                 tree_tables.append(table / table.sum(axis=1, keepdims=True))
             out.append(tree_tables)
