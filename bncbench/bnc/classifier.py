@@ -26,7 +26,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         default 5).
     structure_params : dict
         Extra arguments of the structure learner.
-    estimator : {"mle", "laplace", "m_estimate"}
+    estimator : {"mle", "laplace", "m_estimate", "hdp", "awnb", "manb", "wanbia"}
         Parameter estimator (see ``bncbench.bnc.estimators``).
     estimator_params : dict
         Arguments of the estimator, e.g. ``{"alpha": 0.5}`` or ``{"m": 1}``.
@@ -46,6 +46,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         ``"aode"`` (whose ``parents_`` and ``cpt`` are those of its naive Bayes fallback).
     estimator_ : object
         The fitted parameter estimator (e.g. ``estimator_.selected_m_`` for m-estimates).
+    feature_weights_ : dict
+        Attribute name -> weight, for the estimators that weight attributes ("awnb", "wanbia").
+    arc_posteriors_ : dict
+        Attribute name -> posterior probability of its arc from the class, for "manb".
 
     Notes
     -----
@@ -153,6 +157,23 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         if hasattr(self.estimator_, "diagnostics"):
             found.update(self.estimator_.diagnostics([*map(str, self.encoder_.columns_), "class"]))
         return found
+
+    @property
+    def feature_weights_(self) -> dict:
+        """Attribute name -> exponent of its tables, for estimators that weight attributes
+        ("awnb", "wanbia")."""
+        return self._per_attribute("feature_weights_")
+
+    @property
+    def arc_posteriors_(self) -> dict:
+        """Attribute name -> posterior probability of the arc from the class ("manb")."""
+        return self._per_attribute("arc_posteriors_")
+
+    def _per_attribute(self, name: str) -> dict:
+        check_is_fitted(self)
+        if not hasattr(self.estimator_, name):
+            raise AttributeError(f"estimator {self.estimator!r} has no {name}.")
+        return {self.encoder_.columns_[a]: value for a, value in getattr(self.estimator_, name).items()}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
