@@ -14,11 +14,13 @@ import json
 import os
 from collections.abc import Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from time import time
 from urllib.parse import urlparse
 
 from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
@@ -29,7 +31,16 @@ from bncbench.errors import ConfigError
 SEMANTIC_KEYS = ("dataset", "model", "cv")
 #: MLflow tag values are limited in length; longer error messages are cut there.
 MAX_TAG_LENGTH = 5000
+#: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database
+#: the client writes to itself (SQLite), relative to the working directory.
+DEFAULT_ARTIFACT_DIR = "runs/artifacts"
+#: Tracking URIs of a tracking server, which stores (or proxies) the artifacts itself.
+SERVER_SCHEMES = ("http", "https")
 _BATCH = 1000
+_STORE_FIX = (
+    "Set tracking_uri to a writable SQLite file, e.g. tracking_uri=sqlite:///runs/mlflow.db, "
+    "or to the http(s):// address of a running `mlflow server`."
+)
 
 
 def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
@@ -43,20 +54,18 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     ConfigError
         The store cannot be opened; the message names the URI and what would work instead.
     """
-    fix = (
-        "Set tracking_uri to a writable SQLite file, e.g. tracking_uri=sqlite:///runs/mlflow.db, "
-        "or to the http(s):// address of a running `mlflow server`."
-    )
+    if not str(tracking_uri or "").strip():
+        raise ConfigError(f"tracking_uri is empty. {_STORE_FIX}")
     scheme = urlparse(str(tracking_uri)).scheme
     if scheme == "sqlite":
         path = str(tracking_uri).removeprefix("sqlite:///")
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {err}. {fix}") from None
+            raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}") from None
     elif scheme in ("", "file"):
         raise ConfigError(
-            f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {fix}"
+            f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {_STORE_FIX}"
         )
     try:
         client = MlflowClient(tracking_uri=str(tracking_uri))
@@ -64,9 +73,14 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
             with _environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT="20"):
                 client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {reason}. {fix}") from None
+        raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}") from None
     return client
+
+
+def _reason(err: Exception) -> str:
+    """The first line of an error's message, or its type when it has none."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
 
 
 @contextmanager
@@ -84,17 +98,27 @@ def _environment(**variables: str):
 
 
 def prepare_experiment(client: MlflowClient, name: str, artifact_location: str | None) -> str:
-    """Id of the MLflow experiment ``name``, created if absent.
+    """Id of the MLflow experiment ``name``, created if absent (see ``artifact_root`` for where a new
+    one keeps its artifacts).
 
-    A new experiment stores its artifacts under ``<artifact_location>/<name>`` (made an absolute file
-    URI); with ``artifact_location=None`` the tracking server decides.
+    Raises
+    ------
+    ConfigError
+        The experiment is deleted, or cannot be created (e.g. a read-only store).
     """
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
-        location = None
-        if artifact_location is not None:
-            location = (Path(artifact_location) / name).resolve().as_uri()
-        return client.create_experiment(name, artifact_location=location)
+        try:
+            return client.create_experiment(
+                name, artifact_location=artifact_root(client.tracking_uri, artifact_location, name)
+            )
+        except MlflowException as err:
+            experiment = client.get_experiment_by_name(name)  # created meanwhile by another process
+            if experiment is None:
+                raise ConfigError(
+                    f"cannot create the MLflow experiment {name!r} in {client.tracking_uri!r}: "
+                    f"{_reason(err)}. Check that the store is writable, or set tracking_uri to one that is."
+                ) from None
     if experiment.lifecycle_stage != "active":
         raise ConfigError(
             f"the MLflow experiment {name!r} is deleted; restore it "
@@ -102,6 +126,43 @@ def prepare_experiment(client: MlflowClient, name: str, artifact_location: str |
             "(mlflow gc), then run again."
         )
     return experiment.experiment_id
+
+
+def artifact_root(tracking_uri: str, artifact_location: str | None, name: str) -> str | None:
+    """Artifact location of a new MLflow experiment ``name``: ``<artifact_location>/<name>``.
+
+    A plain path is made an absolute ``file://`` URI (relative to the working directory); a URI
+    (``s3://...``, ``file://...``) is kept. ``artifact_location=None`` means ``DEFAULT_ARTIFACT_DIR``
+    with a database store, and with a tracking server (``http(s)://``) the server's choice: its
+    ``--artifacts-destination``, which clients on other machines reach through the server.
+    """
+    if artifact_location is None:
+        if urlparse(str(tracking_uri)).scheme in SERVER_SCHEMES:
+            return None
+        artifact_location = DEFAULT_ARTIFACT_DIR
+    location = str(artifact_location)
+    if len(urlparse(location).scheme) > 1:  # one letter: a Windows drive
+        return f"{location.rstrip('/')}/{name}"
+    return (Path(location) / name).resolve().as_uri()
+
+
+def mark_sweep(client: MlflowClient, experiment_id: str) -> None:
+    """Tag the experiment with the start of a sweep (``bncbench.last_sweep``), which also checks, before
+    any cell runs, that the store takes writes.
+
+    Raises
+    ------
+    ConfigError
+        The store cannot be written.
+    """
+    try:
+        client.set_experiment_tag(experiment_id, "bncbench.last_sweep", datetime.now().isoformat(timespec="seconds"))
+    except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
+        raise ConfigError(
+            f"cannot write to the tracking store {client.tracking_uri!r}: {_reason(err)}. "
+            "Check that it is writable (file permissions, a read-only file system), or set tracking_uri "
+            "to one that is."
+        ) from None
 
 
 def experiment_id(client: MlflowClient, name: str) -> str:
