@@ -1,8 +1,9 @@
 """A Bayesian network classifier's count statistics: one context tree per conditional table.
 
 Column ``d`` of the code matrix is the class; columns ``0..d-1`` are the attributes. Tree 0 is the
-class prior ``P(Y)`` (a root only); tree ``1 + i`` is ``P(X_i | Y, parents(X_i))`` with the class on the
-first level below the root and the attribute parents, in order, below it.
+class prior ``P(Y)`` (a root only), or ``P(Y | class_parents)`` when the class has attribute parents
+(the direct structure); tree ``1 + i`` is ``P(X_i | Y, parents(X_i))`` with the class on the first level
+below the root and the attribute parents, in order, below it.
 """
 
 import numpy as np
@@ -24,15 +25,20 @@ class CountedNetwork:
     attributes : list of int, optional
         The attributes that are part of the model, in tree order (default: all). The others are
         ignored, as after attribute selection.
+    class_parents : list of int, optional
+        Ordered attribute parents of the class (default none), the levels of tree 0.
     """
 
-    def __init__(self, parents, cards, n_classes, attributes=None):
+    def __init__(self, parents, cards, n_classes, attributes=None, class_parents=()):
         self.parents = [list(p) for p in parents]
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         self.class_column = len(self.parents)
         self.attributes = list(range(len(self.parents)) if attributes is None else attributes)
-        class_tree = ContextTree(self.class_column, self.n_classes, (), ())
+        self.class_parents = list(class_parents)
+        class_tree = ContextTree(
+            self.class_column, self.n_classes, self.class_parents, [int(self.cards[p]) for p in self.class_parents]
+        )
         attribute_trees = [
             ContextTree(
                 child,
@@ -63,7 +69,7 @@ class CountedNetwork:
         Its counts are read off this network's trees (their top levels), without a pass over the data.
         """
         parents = [ps[:k] for ps in self.parents]
-        sub = CountedNetwork(parents, self.cards, self.n_classes, attributes)
+        sub = CountedNetwork(parents, self.cards, self.n_classes, attributes, self.class_parents)
         sub.trees = [self.trees[0].copy(), *(self.tree_of(a).truncated(1 + len(parents[a])) for a in attributes)]
         return sub
 
@@ -79,7 +85,7 @@ class CountedNetwork:
         return self.add(codes, weight=-1.0)
 
     def empty_copy(self) -> "CountedNetwork":
-        return CountedNetwork(self.parents, self.cards, self.n_classes, self.attributes)
+        return CountedNetwork(self.parents, self.cards, self.n_classes, self.attributes, self.class_parents)
 
     def copy(self) -> "CountedNetwork":
         twin = self.empty_copy()

@@ -131,6 +131,22 @@ def averaged_one_dependence(codes, cards, n_classes, k, params):
     return network, {"super_parents": network.super_parents}
 
 
+def direct(codes, cards, n_classes, k, params):
+    """The class given all the attributes (HPB paper's "Direct BN Structure"): one table
+    ``P(Y | X_1..X_d)`` and no attribute tables.
+
+    The attributes are the class's context in decreasing ``I(X_i; Y)``, ties by column order, so that
+    an estimator that backs an unseen context off to its deepest seen prefix keeps the most
+    informative attributes; HPB (``estimator="hpb"``) uses every subset and does not depend on the
+    order. ``k`` is ignored.
+    """
+    _reject_params("direct", params, set())
+    attributes, y = _split(codes)
+    order = [int(a) for a in attribute_order(attributes, y, cards, n_classes)]
+    network = CountedNetwork([[] for _ in cards], cards, n_classes, attributes=[], class_parents=order)
+    return network.add(codes), {}
+
+
 def _split(codes):
     return codes[:, :-1], np.ascontiguousarray(codes[:, -1])
 
@@ -152,4 +168,5 @@ STRUCTURES: dict[str, StructureLearner] = {
     "kdb": k_dependence,
     "skdb": selective_k_dependence,
     "aode": averaged_one_dependence,
+    "direct": direct,
 }
