@@ -15,7 +15,7 @@ from scipy.special import logsumexp
 
 
 @njit(cache=True)
-def _table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns, child_start, children,
+def table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns, child_start, children,
                 table_start):
     """Index in the flat tables of ``P(x_t | context)`` for row i under class c, or -1 to skip."""
     column = child_columns[t]
@@ -43,7 +43,7 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
     for i in prange(codes.shape[0]):
         for c in range(n_classes):
             for t in range(roots.shape[0]):
-                cell = _table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
+                cell = table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
                                    child_start, children, table_start)
                 if cell < 0:
                     continue

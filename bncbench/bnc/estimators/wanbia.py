@@ -30,7 +30,7 @@ from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting, check_count
-from bncbench.bnc.inference import PackedNetwork, _table_cell
+from bncbench.bnc.inference import PackedNetwork, table_cell
 from bncbench.errors import ConfigError
 
 
@@ -187,6 +187,6 @@ def _cells_kernel(codes, n_classes, class_column, roots, depths, variables, chil
     for i in prange(codes.shape[0]):
         for c in range(n_classes):
             for t in range(roots.shape[0]):
-                out[i, c, t] = _table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
+                out[i, c, t] = table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
                                            child_start, children, table_start)
     return out
