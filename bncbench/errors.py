@@ -14,3 +14,8 @@ class ConfigError(BncbenchError, ValueError):
 
 class DatasetError(BncbenchError, ValueError):
     """A dataset cannot be found, read or used (bad file, schema mismatch, unusable class column)."""
+
+
+class NotApplicableError(BncbenchError, ValueError):
+    """A method cannot run on this dataset, e.g. HPB on more sub-patterns than its bound; the runner
+    logs the cell as skipped, not failed."""

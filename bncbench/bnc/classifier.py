@@ -18,9 +18,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "skdb", "aode"} or dict
+    structure : {"nb", "tan", "kdb", "skdb", "aode", "direct"} or dict
         Structure learner, or a dict mapping every attribute name to the ordered list of its attribute
-        parents (the class is always a parent).
+        parents (the class is always a parent). ``"direct"`` is the class given all the attributes
+        (one table, no attribute tables: ``parents_`` is empty).
     k : int, optional
         Maximum number of attribute parents: for ``"kdb"`` (default 1) and for ``"skdb"`` (its k_max,
         default 5).
@@ -90,7 +91,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         self.tables_ = estimator.tables(self.network_, codes, rng)
         self.estimator_ = estimator
-        self.packed_ = PackedNetwork(self.network_, self.tables_)
+        predictor = getattr(estimator, "predictor", PackedNetwork)  # an estimator may predict its own way
+        self.packed_ = predictor(self.network_, self.tables_)
         return self
 
     def _learn_structure(self, codes, cards):
