@@ -29,7 +29,7 @@ from sklearn.model_selection import StratifiedKFold
 from bncbench import tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
-from bncbench.errors import BncbenchError
+from bncbench.errors import BncbenchError, NotApplicableError
 from bncbench.metrics import LOSSES
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.report import write_report
@@ -141,12 +141,16 @@ def cell_names(cfg: DictConfig) -> tuple[str, str]:
 
 
 def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
-    """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped" or "failed".
+    """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped", "not
+    applicable" or "failed".
 
     A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run is skipped. Runs
-    of the same config left RUNNING by a killed process are marked KILLED. Any exception is logged on
-    the run (status FAILED, tag ``error``; a traceback artifact unless it is a ``BncbenchError``) and
-    not raised.
+    of the same config left RUNNING by a killed process are marked KILLED. A model that cannot run on
+    the dataset (``NotApplicableError``, e.g. HPB with too many sub-patterns) ends the run KILLED with
+    the reason, naming the dataset, in the tag ``not_applicable``: the report, which reads FINISHED
+    runs only, leaves it out, and the next sweep tries it again (the refusal comes before fitting).
+    Any other exception is logged on the run (status FAILED, tag ``error``; a traceback artifact
+    unless it is a ``BncbenchError``) and not raised.
     """
     hash_ = tracking.cfg_hash(cfg)
     name = f"{dataset_name}/{model_name}"
@@ -166,6 +170,12 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     run_id = tracking.start_run(client, experiment_id, name, tags)
     try:
         _evaluate_and_log(cfg, client, run_id)
+    except NotApplicableError as err:
+        reason = f"not applicable to dataset {dataset_name!r}: {err}"
+        tracking.set_tags(client, run_id, {"not_applicable": reason})
+        client.set_terminated(run_id, status="KILLED")
+        log.warning("%s: skipped: %s", name, reason)
+        return "not applicable"
     except Exception as err:  # a failed cell must never stop the others
         message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
         tracking.set_tags(client, run_id, {"error": message})
@@ -269,15 +279,17 @@ class Summary:
     finished: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # cell -> error message
+    not_applicable: dict[str, str] = field(default_factory=dict)  # cell -> why the model cannot run
 
     @property
     def total(self) -> int:
-        return len(self.finished) + len(self.skipped) + len(self.failed)
+        return len(self.finished) + len(self.skipped) + len(self.failed) + len(self.not_applicable)
 
 
 def summarise(client, experiment_id: str, datasets, models, since_ms: int) -> Summary:
     """Classify every (dataset, model) cell by its runs: those started at ``since_ms`` or later are this
-    sweep's; a cell without one was skipped when an earlier run FINISHED, else it was not run."""
+    sweep's; a cell without one was skipped when an earlier run FINISHED, else it was not run. A cell
+    whose last run is tagged ``not_applicable`` is not applicable, not failed."""
     runs = defaultdict(list)
     for run in tracking.cell_runs(client, experiment_id):
         runs[(run.data.tags.get("dataset"), run.data.tags.get("model"))].append(run)
@@ -289,6 +301,8 @@ def summarise(client, experiment_id: str, datasets, models, since_ms: int) -> Su
             new = [r for r in cell_runs if r.info.start_time >= since_ms]
             if any(r.info.status == "FINISHED" for r in new):
                 summary.finished.append(name)
+            elif new and "not_applicable" in new[-1].data.tags:
+                summary.not_applicable[name] = new[-1].data.tags["not_applicable"]
             elif new:
                 last = new[-1]
                 summary.failed[name] = last.data.tags.get("error", f"run ended {last.info.status}")
@@ -329,11 +343,13 @@ class ExperimentCallback(Callback):
                 self.started_ms or 0,
             )
             report_ok = _write_report(config)
-            _print_failures(summary)
+            _print_by_reason("skipped", summary.not_applicable)
+            _print_by_reason("FAILED", summary.failed)
+            not_applicable = f"{len(summary.not_applicable)} not applicable, " if summary.not_applicable else ""
             print(
                 f"bncbench: experiment {experiment.name!r}: {summary.total} cells, "
                 f"{len(summary.finished)} run, {len(summary.skipped)} skipped (finished before), "
-                f"{len(summary.failed)} failed."
+                f"{not_applicable}{len(summary.failed)} failed."
             )
         if summary.failed or not report_ok:
             raise SystemExit(1)
@@ -365,10 +381,11 @@ def _write_report(config: DictConfig) -> bool:
     return True
 
 
-def _print_failures(summary: Summary) -> None:
-    by_error = defaultdict(list)
-    for cell, error in summary.failed.items():
-        by_error[error].append(cell)
-    for error, cells in by_error.items():
+def _print_by_reason(label: str, reasons: dict[str, str]) -> None:
+    """One line per distinct reason: ``bncbench: <label> <cells>: <first line of the reason>``."""
+    by_reason = defaultdict(list)
+    for cell, reason in reasons.items():
+        by_reason[reason].append(cell)
+    for reason, cells in by_reason.items():
         shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
-        print(f"bncbench: FAILED {shown}: {error.splitlines()[0] if error else ''}")
+        print(f"bncbench: {label} {shown}: {reason.splitlines()[0] if reason else ''}")
