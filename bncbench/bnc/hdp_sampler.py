@@ -132,11 +132,12 @@ def _window_bounds(n, t, parent_n, parent_t, window):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _step(ratio_n_u, inverse_ratio_m, m, u, t, alpha, parent_base):
+def _step(ratio_n_u, inverse_ratio_m, m, shift, alpha, parent_base):
     """The factor ``P(u + 1) / P(u)`` as (numerator, denominator):
     ``R(n, u) * (m + Q(m, t_p - 1)) * alpha / (alpha_p + N_p(u))``, where ``m = n_p(u)``,
-    ``S(m + 1, t_p) / S(m, t_p) = m + Q(m, t_p - 1)`` and ``parent_base = alpha_p + N_p(t)``."""
-    return ratio_n_u * ((m + inverse_ratio_m) * alpha), parent_base + (u - t)
+    ``S(m + 1, t_p) / S(m, t_p) = m + Q(m, t_p - 1)``, ``parent_base = alpha_p + N_p(t)`` and
+    ``shift = u - t``; ``m`` and ``shift`` are whole numbers held as floats."""
+    return ratio_n_u * ((m + inverse_ratio_m) * alpha), parent_base + shift
 
 
 @njit(cache=True, error_model="numpy")
@@ -161,7 +162,7 @@ def _fill_steps(
         numerators[u - lo], denominators[u - lo] = _step(
             stirling_ratio(ratio, rows, n, u),
             stirling_inverse_ratio(inverse_ratio, rows, m, parent_t - 1),
-            m, u, t, alpha, parent_base,
+            float(m), float(u - t), alpha, parent_base,
         )  # fmt: skip
 
 
@@ -201,15 +202,14 @@ def _apply(node, parent, cell, parent_cell, new_t, n_cell, t_cell, n_total, t_to
 @njit(cache=True, error_model="numpy")
 def _sweep_reference(first, last, key, iteration, window, forest, state, stirling, scratch):
     """Resample the pseudo-counts of the active cells ``first..last - 1`` (one level), plainly."""
-    active_cell, active_node, parent, cell, slot = forest
+    active_cell, active_node, active_parent_cell, parent, _, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows = stirling
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
     for i in range(first, last):
-        c, node = active_cell[i], active_node[i]
+        c, node, pc = active_cell[i], active_node[i], active_parent_cell[i]
         up = parent[node]
-        pc = cell[up] + c - cell[node]
         n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
         lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
         if hi <= lo:  # t is forced: the parent allows no move, or n = 1
@@ -237,15 +237,14 @@ def _sweep_reference(first, last, key, iteration, window, forest, state, stirlin
 @njit(cache=True, error_model="numpy")
 def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, scratch):
     """The same sweep, one loop per window over the table (see the module docstring)."""
-    active_cell, active_node, parent, cell, slot = forest
+    active_cell, active_node, active_parent_cell, parent, _, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows = stirling
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
     for i in range(first, last):
-        c, node = active_cell[i], active_node[i]
+        c, node, pc = active_cell[i], active_node[i], active_parent_cell[i]
         up = parent[node]
-        pc = cell[up] + c - cell[node]
         n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
         lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
         if hi <= lo:
@@ -259,14 +258,17 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
             weight = 1.0
             total = 1.0
             cumulative[0] = total
+            m_float, shift = float(m), float(lo - t)
             for u in range(lo, hi):
                 q = inverse_ratio[column] if parent_t > 1 else 0.0
-                numerator, denominator = _step(ratio[row + u], q, m, u, t, a, base)
+                numerator, denominator = _step(ratio[row + u], q, m_float, shift, a, base)
                 weight *= numerator / denominator
                 total += weight
                 cumulative[u - lo + 1] = total
                 column += m
                 m += 1
+                m_float += 1.0
+                shift += 1.0
             new_t = _choose(lo, hi, uniform * total, cumulative)
         else:
             _fill_steps(
@@ -298,7 +300,7 @@ def _initialise(levels, n_values, forest, state):
 
     Counts of internal nodes must be zero on entry: they are summed from the children here.
     """
-    _, _, parent, cell, slot = forest
+    _, _, _, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     for level in range(levels.shape[0] - 2, -1, -1):
         for node in range(levels[level], levels[level + 1]):
@@ -342,7 +344,7 @@ def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, sp
 @njit(cache=True, error_model="numpy")
 def _record_probabilities(levels, n_values, forest, state, current, accumulated):
     """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root)."""
-    _, _, parent, cell, slot = forest
+    _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
     for level in range(levels.shape[0] - 1):
         for node in range(levels[level], levels[level + 1]):
@@ -399,7 +401,7 @@ def _run_tree(
             _sample_concentrations(
                 tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare
             )
-            _level_means(tree_level_ptr, forest[4], state[4], trace[tree, step])
+            _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step])
             step += 1
         if iteration >= burn_in:
             _record_probabilities(tree_level_ptr, n_values, forest, state, current, accumulated)
@@ -419,7 +421,8 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
         whose data count is at least 2, the only ones whose pseudo-count can move), each tree's number
         of values and concentration slots, and the nodes tied to each slot.
     forest : tuple
-        ``(active_cell, active_node, parent, cell, slot)``.
+        ``(active_cell, active_node, active_parent_cell, parent, cell, slot)``: each active cell,
+        its node and its parent's cell of the same value; each node's parent, first cell and slot.
     state : tuple
         ``(n_cell, t_cell, n_total, t_total, alpha)``, updated in place: ``n_cell`` holds the data
         counts at the leaves and zeros elsewhere on entry, the last iteration's state on exit.
@@ -438,7 +441,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
     tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
     slot_nodes_ptr, slot_nodes, sampled = ties
-    active_cell, active_node, parent, cell, slot = forest
+    active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows = stirling
     current = np.zeros(accumulated.shape[0])
@@ -454,7 +457,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
                 tree_slots,
                 (slot_nodes_ptr, slot_nodes, sampled),
             ),
-            (active_cell, active_node, parent, cell, slot),
+            (active_cell, active_node, active_parent_cell, parent, cell, slot),
             (n_cell, t_cell, n_total, t_total, alpha),
             (ratio, inverse_ratio, rows),
             schedule,

@@ -258,7 +258,7 @@ def test_pseudo_counts_stay_consistent():
     run_chains(True, forest.layout, forest.forest, forest.state, stirling, (200, 20, 10, 5), (2.0, 1.0, 4000.0),
                5, accumulated, trace)  # fmt: skip
     n_cell, t_cell, n_total, t_total, _ = forest.state
-    parent = forest.forest[2]
+    parent = forest.forest[3]
     n, t = n_cell.reshape(-1, 3), t_cell.reshape(-1, 3)
     assert np.all((t >= 1) == (n >= 1)) and np.all(t <= n)
     np.testing.assert_array_equal(t[0], np.minimum(n[0], 1))
@@ -373,7 +373,7 @@ def test_diagnostics_report_concentrations_per_level(mixed):
     assert concentrations.shape[1] == 4 and np.all(concentrations[0] == 2.0)
     assert found["hdp_concentration_level1"] == pytest.approx(concentrations.iloc[1:, 1].mean())
     trace = found["hdp_concentration_trace"]
-    assert trace.columns.name == "iteration" and trace.shape[1] == 100 and trace.columns[0] == 3
+    assert trace.columns.name == "iteration" and trace.shape[1] == 50 and trace.columns[0] == 3
     long = trace.stack().rename("value").reset_index()  # as the runner logs it
     assert list(long.columns) == ["tree", "level", "iteration", "value"]
     np.testing.assert_allclose(

@@ -39,7 +39,7 @@ from bncbench.errors import ConfigError
 
 TYINGS = ("none", "single", "level", "same_parent")
 #: Concentration updates kept in the logged trace (``diagnostics``).
-TRACE_POINTS = 100
+TRACE_POINTS = 50
 KERNELS = ("fast", "reference")
 
 
@@ -283,15 +283,16 @@ class _Forest:
             np.array(tree_slots, dtype=np.int64),
             ties,
         )
-        self.forest = (
-            np.concatenate(active_cell).astype(np.int64),
-            np.concatenate(active_node).astype(np.int64),
+        active_cell = np.concatenate(active_cell).astype(np.int64)
+        active_node = np.concatenate(active_node).astype(np.int64)
+        parent, cell = (
             np.concatenate(parent).astype(np.int64),
             np.concatenate(cell).astype(np.int64),
-            slot,
         )
+        active_parent_cell = cell[parent[active_node]] + active_cell - cell[active_node]
+        self.forest = (active_cell, active_node, active_parent_cell, parent, cell, slot)
         n_cell = np.concatenate([c.ravel() for c in leaf_counts]).astype(np.int64)
-        n_nodes = self.forest[2].shape[0]
+        n_nodes = parent.shape[0]
         self.state = (
             n_cell,
             np.zeros_like(n_cell),
@@ -308,7 +309,7 @@ class _Forest:
 
     def tables(self, mean_probabilities):
         """Per tree and level, the ``(n_nodes, n_values)`` estimates, rows renormalised."""
-        cell = self.forest[3]
+        cell = self.forest[4]
         out = []
         for i, tree in enumerate(self.trees):
             tree_tables = []
