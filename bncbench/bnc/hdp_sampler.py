@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from bncbench.bnc.stirling import digamma, stirling_inverse_ratio, stirling_ratio
+from bncbench.bnc.stirling import column_index, digamma, stirling_inverse_ratio, stirling_ratio
 
 #: Floor of the Beta draw in the concentration update (as in the authors' Concentration.java).
 _Q_FLOOR = 1e-75
@@ -254,7 +254,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
         if n <= rows and parent_n + hi - t <= rows:
             row = n * (n - 1) // 2 - 1  # R(n, u) = ratio[row + u]
             m = parent_n + lo - t
-            column = m * (m - 1) // 2 + parent_t - 2  # Q(m, t_p - 1); row m + 1 starts m entries on
+            column = column_index(m, parent_t - 1, rows) if parent_t > 1 else 0  # Q(m, t_p - 1)
             weight = 1.0
             total = 1.0
             cumulative[0] = total
@@ -265,8 +265,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
                 weight *= numerator / denominator
                 total += weight
                 cumulative[u - lo + 1] = total
-                column += m
-                m += 1
+                column += 1
                 m_float += 1.0
                 shift += 1.0
             new_t = _choose(lo, hi, uniform * total, cumulative)

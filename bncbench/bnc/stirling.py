@@ -9,7 +9,8 @@ ever compares neighbouring values, so what it queries are two ratios:
 
 Rows ``n <= EXACT_ROWS`` are exact: the recurrence ``S(n + 1, t) = S(n, t - 1) + n S(n, t)`` runs in
 log space, row after row, and each row is stored as its two ratio rows (the log row itself is kept
-only at the frontier, to extend the table). ``LogStirlingTable.ensure`` grows the table lazily to the
+only at the frontier, to extend the table). ``R`` is stored row by row and ``Q`` column by column, as
+the sampler walks them (its own row over u; its parent's column over m). ``LogStirlingTable.ensure`` grows the table lazily to the
 largest count a fit can produce, capped at the bound, and one module-level table (``shared_table``) is
 shared by every tree of every fit in the process. At the bound the two float64 triangles take
 ``2 * 8 * EXACT_ROWS * (EXACT_ROWS + 1) / 2`` bytes = 72 MB, whatever the size of the data.
@@ -77,9 +78,24 @@ def _triangle_index(n, u):
     return n * (n - 1) // 2 + u - 1
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def column_index(n, u, rows):
+    """Position of entry ``(n, u)``, 1 <= u < n <= rows, in a column-major strict lower triangle:
+    column u holds rows ``u + 1..rows``."""
+    return (u - 1) * rows - (u - 1) * u // 2 + n - u - 1
+
+
+@njit(cache=True, error_model="numpy")
+def _relayout_columns(old, old_rows, new, new_rows):
+    for u in range(1, old_rows):
+        for n in range(u + 1, old_rows + 1):
+            new[column_index(n, u, new_rows)] = old[column_index(n, u, old_rows)]
+
+
 @njit(cache=True, error_model="numpy")
 def _extend_rows(frontier, ratio, inverse_ratio, old_rows, new_rows):
-    """Run the log-space recurrence from row ``old_rows`` to ``new_rows``, storing the ratio rows.
+    """Run the log-space recurrence from row ``old_rows`` to ``new_rows``, storing the ratio rows
+    (``inverse_ratio`` laid out for ``new_rows``).
 
     ``frontier[t]`` holds ``log S(old_rows, t)`` on entry and ``log S(new_rows, t)`` on exit.
     """
@@ -95,7 +111,7 @@ def _extend_rows(frontier, ratio, inverse_ratio, old_rows, new_rows):
         for u in range(1, n):
             step = frontier[u + 1] - frontier[u]
             ratio[_triangle_index(n, u)] = math.exp(step)
-            inverse_ratio[_triangle_index(n, u)] = math.exp(-step)
+            inverse_ratio[column_index(n, u, new_rows)] = math.exp(-step)
 
 
 @njit(cache=True, error_model="numpy")
@@ -246,7 +262,7 @@ def stirling_inverse_ratio(inverse_ratio, rows, n, u):
     if u == 0:
         return 0.0
     if n <= rows:
-        return inverse_ratio[_triangle_index(n, u)]
+        return inverse_ratio[column_index(n, u, rows)]
     return math.exp(log_stirling_large(n, u) - log_stirling_large(n, u + 1))
 
 
@@ -278,8 +294,8 @@ class LogStirlingTable:
     rows : int
         Rows tabulated so far.
     ratio, inverse_ratio : ndarray
-        ``R(n, u)`` and ``Q(n, u)`` for ``1 <= u < n <= rows`` in row-major triangles (entry ``(n, n)``
-        is unused).
+        ``R(n, u)`` and ``Q(n, u)`` for ``1 <= u < n <= rows``: a row-major triangle (entry ``(n, n)``
+        unused) and a column-major one (``column_index``).
     """
 
     def __init__(self, bound: int = EXACT_ROWS):
@@ -296,10 +312,12 @@ class LogStirlingTable:
         if target <= self.rows:
             return self
         target = min(max(target, int(1.5 * self.rows)), self.bound)
-        size = target * (target + 1) // 2
-        ratio, inverse_ratio = np.zeros(size), np.zeros(size)
-        filled = self.rows * (self.rows + 1) // 2
-        ratio[:filled], inverse_ratio[:filled] = self.ratio, self.inverse_ratio
+        ratio, inverse_ratio = (
+            np.zeros(target * (target + 1) // 2),
+            np.zeros(target * (target - 1) // 2),
+        )
+        ratio[: self.ratio.shape[0]] = self.ratio
+        _relayout_columns(self.inverse_ratio, self.rows, inverse_ratio, target)
         _extend_rows(self._frontier, ratio, inverse_ratio, self.rows, target)
         self.ratio, self.inverse_ratio, self.rows = ratio, inverse_ratio, target
         return self

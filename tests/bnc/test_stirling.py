@@ -89,7 +89,13 @@ def test_table_grows_lazily_and_stays_within_its_bound():
     table.ensure(50)
     assert table.rows == 50
     table.ensure(60)
-    assert table.rows == 75  # geometric growth
+    assert table.rows == 75  # geometric growth; Q moves to the new column layout
+    for n in range(2, 76):
+        for u in range(1, n):
+            product = stirling_ratio(table.ratio, 75, n, u) * stirling_inverse_ratio(
+                table.inverse_ratio, 75, n, u
+            )
+            assert product == pytest.approx(1.0, rel=1e-12)
     table.ensure(10**7)
     assert table.rows == 400
     assert table.ratio.shape == (400 * 401 // 2,)
