@@ -243,29 +243,36 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
     for i in range(first, last):
-        c, node, pc = active_cell[i], active_node[i], active_parent_cell[i]
-        up = parent[node]
+        c, node, pc = (
+            np.uint64(active_cell[i]),
+            np.uint64(active_node[i]),
+            np.uint64(active_parent_cell[i]),
+        )
+        up = np.uint64(parent[node])
         n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
         lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
         if hi <= lo:
             continue
         a, base = alpha[slot[node]], alpha[slot[up]] + n_total[up]
-        uniform = uniform_at(key, counter + c)
+        uniform = uniform_at(key, counter + active_cell[i])
         if n <= rows and parent_n + hi - t <= rows:
-            row = n * (n - 1) // 2 - 1  # R(n, u) = ratio[row + u]
+            # unsigned offsets: no negative-index wrap-around in the loop
+            row = np.uint64(n * (n - 1) // 2 - 1 + lo)  # R(n, lo + i) = ratio[row + i]
             m = parent_n + lo - t
-            column = column_index(m, parent_t - 1, rows) if parent_t > 1 else 0  # Q(m, t_p - 1)
+            column = np.uint64(
+                column_index(m, parent_t - 1, rows) if parent_t > 1 else 0
+            )  # Q(m, t_p - 1)
             weight = 1.0
             total = 1.0
             cumulative[0] = total
             m_float, shift = float(m), float(lo - t)
-            for u in range(lo, hi):
-                q = inverse_ratio[column] if parent_t > 1 else 0.0
-                numerator, denominator = _step(ratio[row + u], q, m_float, shift, a, base)
+            for step in range(hi - lo):
+                j = np.uint64(step)
+                q = inverse_ratio[column + j] if parent_t > 1 else 0.0
+                numerator, denominator = _step(ratio[row + j], q, m_float, shift, a, base)
                 weight *= numerator / denominator
                 total += weight
-                cumulative[u - lo + 1] = total
-                column += 1
+                cumulative[j + np.uint64(1)] = total
                 m_float += 1.0
                 shift += 1.0
             new_t = _choose(lo, hi, uniform * total, cumulative)
@@ -342,19 +349,29 @@ def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, sp
 
 @njit(cache=True, error_model="numpy")
 def _record_probabilities(levels, n_values, forest, state, current, accumulated):
-    """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root)."""
+    """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root).
+
+    Cells are indexed by unsigned offsets: without numba's negative-index wrap-around, the loops over
+    a node's values vectorise.
+    """
     _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
     for level in range(levels.shape[0] - 1):
         for node in range(levels[level], levels[level + 1]):
             a = alpha[slot[node]]
             scale = 1.0 / (n_total[node] + a)
-            first = cell[node]
-            base = cell[parent[node]] if level > 0 else -1
-            for k in range(n_values):
-                prior = current[base + k] if level > 0 else 1.0 / n_values
-                current[first + k] = (n_cell[first + k] + a * prior) * scale
-                accumulated[first + k] += current[first + k]
+            first = np.uint64(cell[node])
+            if level == 0:
+                for k in range(n_values):
+                    i = first + np.uint64(k)
+                    current[i] = (n_cell[i] + a / n_values) * scale
+                    accumulated[i] += current[i]
+            else:
+                base = np.uint64(cell[parent[node]])
+                for k in range(n_values):
+                    i = first + np.uint64(k)
+                    current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
+                    accumulated[i] += current[i]
 
 
 @njit(cache=True, error_model="numpy")
