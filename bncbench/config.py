@@ -8,9 +8,12 @@ carries the same files as ``bncbench/conf`` (see ``setup.py``), so the app finds
 handing over to Hydra so that a wrong name is one line naming the valid ones, not a stack trace.
 """
 
+import difflib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 import yaml
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
@@ -26,6 +29,12 @@ CONFIG_NAME = "config"
 SWEEP_RESOLVER = "bncbench.sweep"
 #: Config groups an experiment's lists refer to, keyed by the experiment field that names them.
 NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
+#: Top-level nodes filled by config groups rather than by ``config.yaml``'s own keys.
+GROUP_NODES = ("dataset", "model", "suite")
+#: Nodes of ``config.yaml`` whose keys are all its own: any other key in them is a typo.
+CLOSED_NODES = ("cv", "experiment", "report")
+#: Metrics every run logs (per fold and as means), which an experiment's report may compare.
+RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
 
 
 def config_dir() -> Path:
@@ -79,7 +88,9 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
         def options(group):
             return loader.get_group_options(group, config_name=CONFIG_NAME, overrides=overrides)
 
+        check_settings(cfg)
         check_experiment(cfg, options)
+        check_report(cfg)
         for model in cfg.experiment.models:
             check_model(str(model), _compose([*overrides, f"model={model}"]).model)
     with open_dict(cfg):
@@ -93,10 +104,114 @@ def _compose(overrides: list[str]) -> DictConfig:
     except MissingConfigException as err:
         raise ConfigError(_missing_config_message(err)) from None
     except (HydraException, OmegaConfBaseException) as err:
+        unknown = re.match(r"Could not override '([^']+)'", str(err))
+        if unknown:
+            raise ConfigError(_unknown_setting_message(unknown.group(1))) from None
         raise ConfigError(f"invalid configuration: {err}") from None
     except yaml.YAMLError as err:
         where = " ".join(str(err).split())
         raise ConfigError(f"a config file is not valid YAML: {where}; fix that file.") from None
+
+
+def check_settings(cfg: DictConfig) -> None:
+    """Check the keys and values of the settings that are not names of configs.
+
+    Keys must be those of ``config.yaml`` (config groups aside), so that a mistyped key added with
+    ``+`` is refused rather than ignored; ``cv`` must be integers with ``folds >= 2``,
+    ``numba_threads`` "auto" or a positive integer, a joblib launcher's ``n_jobs`` non-zero.
+    """
+    primary = _primary_settings()
+    for key in cfg:
+        if key != "hydra" and key not in primary and key not in GROUP_NODES:
+            raise ConfigError(_unknown_setting_message(str(key)))
+    for node in CLOSED_NODES:
+        for key in cfg.get(node) or {}:
+            if key not in primary[node]:
+                raise ConfigError(_unknown_setting_message(f"{node}.{key}"))
+    try:
+        for key, minimum in (("repetitions", 1), ("folds", 2), ("seed", 0)):
+            _check_integer(f"cv.{key}", cfg.cv[key], minimum)
+        threads = cfg.numba_threads
+        if threads != "auto":
+            _check_integer("numba_threads", threads, 1, also="or auto (a share of the cores)")
+        if not isinstance(cfg.tracking_uri, str) or not cfg.tracking_uri.strip():
+            raise ConfigError("tracking_uri must be set, e.g. tracking_uri=sqlite:///runs/mlflow.db.")
+        name = cfg.experiment.name
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ConfigError(f"experiment.name must be a non-empty name without '/', got {name!r}.")
+        launcher = str(OmegaConf.select(cfg, "hydra.launcher._target_", default=""))
+        if launcher.endswith("SlurmLauncher") and cfg.tracking_uri.startswith("sqlite:"):
+            raise ConfigError(
+                f"tracking_uri={cfg.tracking_uri} with cells on a cluster: SQLite on a network file system "
+                "is unsafe. Start an `mlflow server` and set tracking_uri=http://<host>:<port> (README: "
+                "Running on a cluster)."
+            )
+        n_jobs = OmegaConf.select(cfg, "hydra.launcher.n_jobs", default=None)
+        if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0):
+            raise ConfigError(
+                f"hydra.launcher.n_jobs must be a positive number of processes, or -1 for one per core "
+                f"(-2 all but one, ...), got {n_jobs!r}."
+            )
+    except OmegaConfBaseException as err:
+        raise ConfigError(f"invalid configuration: {err}") from None
+
+
+def _check_integer(name: str, value, minimum: int, also: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{name} must be an integer >= {minimum}{' ' + also if also else ''}, got {value!r}.")
+
+
+def check_report(cfg: DictConfig) -> None:
+    """Check ``experiment.metrics``, ``experiment.comparisons`` and ``report.*`` before anything runs,
+    by computing the experiment's report from a stand-in for the results (an option the report
+    refuses would otherwise be found only after the last cell)."""
+    from bncbench.report import wdl_table
+
+    experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
+    name = experiment.get("name")
+    comparisons = experiment.get("comparisons") or []
+    for comparison in comparisons:
+        if isinstance(comparison, dict) and comparison.get("a") == comparison.get("b"):
+            raise ConfigError(f"experiment {name!r}: comparison {comparison} compares a model with itself.")
+    unknown = [m for m in experiment.get("metrics") or [] if m not in RUN_METRICS]
+    if unknown:
+        raise ConfigError(
+            f"experiment {name!r}: experiment.metrics names {unknown}; the metrics of every run are "
+            f"{', '.join(RUN_METRICS)}."
+        )
+    stand_in = pd.DataFrame(
+        [
+            {"dataset": "d", "model": str(model), "run_id": "", "cfg_hash": "", **dict.fromkeys(RUN_METRICS, 0.0)}
+            for model in experiment["models"]
+        ]
+    )
+    report = OmegaConf.to_container(cfg.report, resolve=True)
+    report = {key: report.get(key) for key in ("draws", "round", "alpha")}
+    try:
+        wdl_table(stand_in, comparisons, experiment.get("metrics") or [], **report)
+    except ConfigError as err:
+        raise ConfigError(f"experiment {name!r}: {err}") from None
+    except TypeError as err:  # e.g. a string where the report compares numbers
+        raise ConfigError(f"experiment {name!r}: invalid report settings {report}: {err}.") from None
+
+
+def _primary_settings() -> dict:
+    """The keys of ``config.yaml`` (without ``defaults`` and ``hydra``), with their nested keys."""
+    primary = yaml.safe_load((config_dir() / f"{CONFIG_NAME}.yaml").read_text(encoding="utf-8"))
+    return {k: v for k, v in primary.items() if k not in ("defaults", "hydra")}
+
+
+def _unknown_setting_message(key: str) -> str:
+    primary = _primary_settings()
+    known = [*primary, *GROUP_NODES]
+    known += [f"{node}.{k}" for node, value in primary.items() if isinstance(value, dict) for k in value]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    leaves = sorted(k for k in known if k not in GROUP_NODES and not isinstance(primary.get(k), dict))
+    return (
+        f"unknown setting {key!r}{hint}; the settings are those of {config_dir() / CONFIG_NAME}.yaml: "
+        f"{', '.join(leaves)}."
+    )
 
 
 def check_experiment(cfg: DictConfig, options) -> None:
@@ -127,6 +242,11 @@ def check_experiment(cfg: DictConfig, options) -> None:
             raise ConfigError(f"experiment {name!r}: experiment.{field} lists {repeated} more than once.")
     models = {str(m) for m in experiment.models}
     for comparison in experiment.get("comparisons") or []:
+        if not isinstance(comparison, DictConfig) or set(comparison) != {"a", "b"}:
+            raise ConfigError(
+                f"experiment {name!r}: a comparison must be a mapping {{a: model, b: model}}, got "
+                f"{OmegaConf.to_container(comparison) if OmegaConf.is_config(comparison) else comparison!r}."
+            )
         outside = [
             str(comparison.get(side)) for side in ("a", "b") if str(comparison.get(side)) not in models
         ]
@@ -145,24 +265,33 @@ def check_model(name: str, model: DictConfig) -> None:
     from bncbench.bnc.structures import STRUCTURES
 
     model = OmegaConf.to_container(model, resolve=True)
+    where = f"model {name!r} (conf/model/{name}.yaml)"
     if "baseline" in model:
         from bncbench.baselines import make_baseline
 
         try:
             make_baseline(model["baseline"], dict(model.get("baseline_params") or {}))
         except ConfigError as err:
-            raise ConfigError(f"model {name!r} (conf/model/{name}.yaml): {err}") from None
+            raise ConfigError(f"{where}: {err}") from None
         return
     structure = model.get("structure")
-    if not isinstance(structure, dict) and structure not in STRUCTURES:
+    if not isinstance(structure, dict) and (not isinstance(structure, str) or structure not in STRUCTURES):
         raise ConfigError(
-            f"model {name!r} (conf/model/{name}.yaml): unknown structure {structure!r}; valid structures: "
+            f"{where}: unknown structure {structure!r}; valid structures: "
             f"{', '.join(sorted(STRUCTURES))}, or a mapping {{attribute: [parents]}}."
         )
+    k = model.get("k")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+        raise ConfigError(f"{where}: k must be an integer >= 0 (or null), got {k!r}.")
     try:
         make_estimator(model.get("estimator"), model.get("estimator_params") or {})
     except ConfigError as err:
-        raise ConfigError(f"model {name!r} (conf/model/{name}.yaml): {err}") from None
+        raise ConfigError(f"{where}: {err}") from None
+    except (TypeError, ValueError) as err:  # a parameter of the wrong type that the estimator did not name
+        raise ConfigError(
+            f"{where}: invalid estimator_params {model.get('estimator_params')} for estimator "
+            f"{model.get('estimator')!r}: {err}."
+        ) from None
 
 
 def _check_overrides(overrides: list[str]) -> None:
