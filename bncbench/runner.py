@@ -9,6 +9,7 @@ back from MLflow, writes the report and sets the exit status.
 
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -19,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import joblib
+import numba
 import numpy as np
 import pandas as pd
 from hydra.core.hydra_config import HydraConfig
@@ -32,6 +35,7 @@ from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.errors import BncbenchError, NotApplicableError
 from bncbench.metrics import LOSSES
 from bncbench.models import discretises, make_model, model_tags
+from bncbench.progress import CellProgress, mark_cell_done
 from bncbench.report import write_report
 
 log = logging.getLogger(__name__)
@@ -166,6 +170,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
         "model": model_name,
         **model_tags(OmegaConf.to_container(cfg.model, resolve=True)),
         "cfg_hash": hash_,
+        "numba_threads": numba.get_num_threads(),
     }
     run_id = tracking.start_run(client, experiment_id, name, tags)
     try:
@@ -261,15 +266,78 @@ def _heat_map(grid: pd.DataFrame, title: str, path: Path) -> None:
 
 
 def run_job(cfg: DictConfig) -> str:
-    """Hydra task function: one cell. Never raises; see ``run_cell``."""
+    """Hydra task function: one cell. Never raises; see ``run_cell``.
+
+    Sets the numba threads of the cell (``cell_threads``) first, and leaves the marker of a done cell
+    for the progress of the sweep (``bncbench.progress``) last.
+    """
+    status = "failed"
     try:
         dataset_name, model_name = cell_names(cfg)
+        numba.set_num_threads(min(cell_threads(cfg), numba.config.NUMBA_NUM_THREADS))
         client = tracking.open_store(cfg.tracking_uri, check=False)  # checked before the sweep
         experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, cfg.artifact_location)
-        return run_cell(cfg, client, experiment_id, dataset_name, model_name)
+        status = run_cell(cfg, client, experiment_id, dataset_name, model_name)
     except Exception as err:  # not even a run could be logged; the summary reports the cell as not run
         log.error("cell not run: %s", err if isinstance(err, BncbenchError) else traceback.format_exc())
-        return "failed"
+    if HydraConfig.initialized():
+        hydra_cfg = HydraConfig.get()
+        try:
+            mark_cell_done(hydra_cfg.sweep.dir, hydra_cfg.job.num, status)
+        except OSError as err:  # progress only: the cell's result is in MLflow
+            log.warning("progress marker not written: %s", err)
+    return status
+
+
+def cell_threads(cfg: DictConfig) -> int:
+    """Threads of the numba kernels in one cell of ``cfg``'s sweep: ``numba_threads`` of the config, or
+    for ``auto`` a share of this machine's cores (``numba_threads``)."""
+    launcher = {}
+    if HydraConfig.initialized():
+        launcher = OmegaConf.to_container(HydraConfig.get().launcher, resolve=True)
+    n_cells = len(cfg.experiment.datasets) * len(cfg.experiment.models)
+    return numba_threads(cfg.numba_threads, launcher, n_cells, joblib.cpu_count())
+
+
+def numba_threads(setting, launcher: dict, n_cells: int, cores: int) -> int:
+    """Threads of the numba kernels (``parallel=True``) in each cell, so that the cells running at once
+    on one machine do not oversubscribe its cores.
+
+    Parameters
+    ----------
+    setting : int or "auto"
+        The ``numba_threads`` setting; an integer is used as it is.
+    launcher : dict
+        The Hydra launcher's config (``hydra.launcher``).
+    n_cells : int
+        Cells of the sweep.
+    cores : int
+        Cores this process may use (``joblib.cpu_count()``: affinity and CPU quota included, so on a
+        cluster node the cores allocated to the job).
+
+    Returns
+    -------
+    int
+        For ``auto``, ``max(1, cores // parallel_cells(launcher, n_cells, cores))``.
+    """
+    if setting != "auto":
+        return int(setting)
+    return max(1, cores // parallel_cells(launcher, n_cells, cores))
+
+
+def parallel_cells(launcher: dict, n_cells: int, cores: int) -> int:
+    """How many cells of a sweep run at once on one machine.
+
+    joblib: ``n_jobs`` processes (-1 one per core, -2 all but one, ...), at most one per cell;
+    submitit's local executor: every cell at once; the basic launcher: one at a time; a cluster
+    launcher (submitit_slurm, ...): one per job, on the cores allocated to the job.
+    """
+    if "n_jobs" in launcher:
+        n_jobs = int(launcher["n_jobs"])
+        return max(1, min(n_jobs if n_jobs > 0 else cores + 1 + n_jobs, n_cells))
+    if str(launcher.get("_target_", "")).endswith("submitit_launcher.LocalLauncher"):
+        return max(1, n_cells)
+    return 1
 
 
 @dataclass
@@ -324,14 +392,26 @@ class ExperimentCallback(Callback):
 
     def __init__(self) -> None:
         self.started_ms: int | None = None
+        self.progress: CellProgress | None = None
+
+    def __getstate__(self) -> dict:
+        # Hydra sends its callbacks to the worker processes along with each job: not the progress
+        # thread, which belongs to this process.
+        return {**self.__dict__, "progress": None}
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         with _exit_on_error():
             client = tracking.open_store(config.tracking_uri)
-            tracking.prepare_experiment(client, config.experiment.name, config.artifact_location)
+            experiment_id = tracking.prepare_experiment(client, config.experiment.name, config.artifact_location)
+            tracking.mark_sweep(client, experiment_id)
         self.started_ms = int(time.time() * 1000)
+        _export_numba_threads(config)
+        n_cells = len(config.experiment.datasets) * len(config.experiment.models)
+        self.progress = CellProgress(config.hydra.sweep.dir, n_cells).start()
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        if self.progress is not None:
+            self.progress.stop()
         with _exit_on_error():
             experiment = config.experiment
             client = tracking.open_store(config.tracking_uri)
@@ -355,6 +435,18 @@ class ExperimentCallback(Callback):
             raise SystemExit(1)
 
 
+def _export_numba_threads(config: DictConfig) -> None:
+    """Size numba's thread pool in the worker processes this machine starts for the cells (joblib,
+    submitit's local executor) by ``NUMBA_NUM_THREADS``, which numba reads when it starts: joblib
+    would otherwise set it to cores // n_jobs, too few when there are fewer cells than jobs. Jobs on
+    other machines (a cluster) size their own from the cores they are given (``run_job``)."""
+    launcher = OmegaConf.to_container(config.hydra.launcher, resolve=True)
+    n_cells = len(config.experiment.datasets) * len(config.experiment.models)
+    if parallel_cells(launcher, n_cells, joblib.cpu_count()) > 1:
+        threads = numba_threads(config.numba_threads, launcher, n_cells, joblib.cpu_count())
+        os.environ["NUMBA_NUM_THREADS"] = str(threads)
+
+
 @contextmanager
 def _exit_on_error():
     """Leave with an exit status: Hydra would turn an exception raised in a callback into a warning."""
@@ -374,6 +466,13 @@ def _write_report(config: DictConfig) -> bool:
         print(f"bncbench: report written to {write_report(cfg)}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {err}", file=sys.stderr)
+        return False
+    except OSError as err:  # e.g. a report_dir that cannot be written
+        print(
+            f"bncbench: report not written: {err}; set report_dir to a writable directory and write it "
+            f"again with python -m bncbench.report experiment={cfg.experiment.name} (nothing reruns).",
+            file=sys.stderr,
+        )
         return False
     except Exception:  # a bug in the report must not hide the summary of the cells
         traceback.print_exc()
