@@ -7,11 +7,13 @@ CLI tests run ``python -m bncbench`` in a subprocess with that directory in the 
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,13 +25,20 @@ def shared_datasets() -> Path:
 
 
 @pytest.fixture(scope="session")
-def run_cli():
+def cli_env() -> dict:
+    """The environment of a bncbench command run by a test: the shared datasets, Hydra's short errors."""
+    env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets())}
+    env.pop("HYDRA_FULL_ERROR", None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def run_cli(cli_env):
     """``run_cli(*args, cwd=..., module="bncbench")``: run a bncbench command, return the CompletedProcess.
 
     ``result.output`` is stdout and stderr together.
     """
-    env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets())}
-    env.pop("HYDRA_FULL_ERROR", None)
+    env = cli_env
 
     def run(
         *args: str, cwd: Path, module: str = "bncbench", timeout: float = 300
@@ -86,3 +95,23 @@ def simple_table():
         return "a,b,class\n" + "\n".join(rows) + "\n"
 
     return table
+
+
+@pytest.fixture(scope="session")
+def empty_store_template(tmp_path_factory) -> Path:
+    """An empty MLflow SQLite store, its schema created once: creating one takes seconds, copying it none."""
+    path = tmp_path_factory.mktemp("store_template") / "mlflow.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture(scope="session")
+def new_store(empty_store_template):
+    """``new_store(directory)``: an empty MLflow store ``<directory>/mlflow.db``; returns its tracking URI."""
+
+    def make(directory: Path) -> str:
+        directory.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(empty_store_template, directory / "mlflow.db")
+        return f"sqlite:///{directory / 'mlflow.db'}"
+
+    return make

@@ -12,6 +12,7 @@ from bncbench.bnc.structures import STRUCTURES
 from bncbench.config import config_dir
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+MODELS = sorted(p.stem for p in (config_dir() / "model").glob("*.yaml"))
 
 SMOKE_DATASETS = ["sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"]
 SMOKE_MODELS = [
@@ -30,10 +31,10 @@ def last_line(result) -> str:
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory, run_cli):
+def smoke(tmp_path_factory, run_cli, new_store):
     """The smoke experiment run once with the joblib launcher, store and outputs in a fresh directory."""
     cwd = tmp_path_factory.mktemp("smoke")
-    uri = f"sqlite:///{cwd}/store/mlflow.db"
+    uri = new_store(cwd / "store")
     result = run_cli("experiment=smoke", f"tracking_uri={uri}", "hydra.launcher.n_jobs=2", cwd=cwd)
     return cwd, uri, result
 
@@ -152,7 +153,7 @@ def test_a_run_left_running_is_run_again(smoke, run_cli):
     assert again.data.metrics["rmse"] == pytest.approx(done.data.metrics["rmse"])  # deterministic
 
 
-def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store, simple_schema):
+def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store, simple_schema, new_store):
     store = write_store(tmp_path / "store", {"iris": ("", simple_schema)})
     (store / "iris.csv.gz").write_bytes(b"\x1f\x8b garbage")  # a broken gzip stream
     result = run_cli(
@@ -160,7 +161,7 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store,
         "experiment.models=[nb_laplace,nb_mle]",
         "experiment.comparisons=[{a: nb_laplace, b: nb_mle}]",
         f"data_dir={tmp_path / 'store'}",
-        f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+        f"tracking_uri={new_store(tmp_path)}",
         cwd=tmp_path,
     )
     assert result.returncode == 1, result.output
@@ -178,7 +179,7 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store,
 
 
 @pytest.fixture(scope="module")
-def bad_data(tmp_path_factory, run_cli, write_store, simple_schema, simple_table):
+def bad_data(tmp_path_factory, run_cli, write_store, simple_schema, simple_table, new_store):
     """One run over four store datasets, each broken in its own way."""
     cwd = tmp_path_factory.mktemp("bad_data")
     store = write_store(
@@ -196,7 +197,7 @@ def bad_data(tmp_path_factory, run_cli, write_store, simple_schema, simple_table
         "experiment.models=[nb_mle]",
         "experiment.comparisons=[]",
         f"data_dir={store}",
-        f"tracking_uri=sqlite:///{cwd}/mlflow.db",
+        f"tracking_uri={new_store(cwd)}",
         "hydra/launcher=basic",
         cwd=cwd,
     )
@@ -230,7 +231,7 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
     [
         (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: " + ", ".join(EXPERIMENTS)),
         (["experiment.datasets=[irsi]"], "unknown dataset 'irsi'; valid dataset names: abalone, adult,"),
-        (["experiment.models=[nb]"], "unknown model 'nb'; valid model names: kdb1_laplace,"),
+        (["experiment.models=[nb]"], "unknown model 'nb'; valid model names: " + ", ".join(MODELS[:3])),
         (["model=nb_mle"], "override experiment.models instead"),
         (
             ["tracking_uri=sqlite:///{tmp}/a_file/mlflow.db"],

@@ -87,20 +87,20 @@ def test_a_class_absent_from_a_training_fold_has_probability_zero():
     assert (tested["log_loss"] >= -np.log(PROBABILITY_FLOOR) / 11).all()  # clipped, not infinite
 
 
-def cell_cfg(tmp_path, dataset="sklearn-iris", model="nb_laplace"):
+def cell_cfg(tmp_path, store_uri, dataset="sklearn-iris", model="nb_laplace"):
     """A cell's config as a job of the experiment's sweep composes it."""
     overrides = [
         f"dataset={dataset}",
         f"model={model}",
-        f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+        f"tracking_uri={store_uri}",
         f"artifact_location={tmp_path}/artifacts",
     ]
     with initialize_config_dir(str(config_dir()), version_base="1.3"):
         return hydra_compose(CONFIG_NAME, overrides)
 
 
-def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path):
-    cfg = cell_cfg(tmp_path)
+def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path, new_store):
+    cfg = cell_cfg(tmp_path, new_store(tmp_path))
     client = tracking.open_store(cfg.tracking_uri)
     exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
@@ -116,8 +116,8 @@ def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path):
     assert len(client.search_runs([exp])) == 1
 
 
-def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path):
-    cfg = cell_cfg(tmp_path)
+def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path, new_store):
+    cfg = cell_cfg(tmp_path, new_store(tmp_path))
     cfg.dataset.name = "no-such-dataset"
     cfg.dataset.source = "store"
     cfg.data_dir = str(tmp_path / "empty_store")
@@ -131,8 +131,8 @@ def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path):
     assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["config.yaml"]
 
 
-def test_summary_classifies_cells(tmp_path):
-    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+def test_summary_classifies_cells(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
     exp = tracking.prepare_experiment(client, "e", str(tmp_path))
 
     def run(dataset, model, status):
@@ -160,12 +160,12 @@ def test_summary_classifies_cells(tmp_path):
     assert summary.total == 6
 
 
-def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, monkeypatch):
+def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, new_store, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded")
 
     monkeypatch.setattr("bncbench.runner.cross_validate", broken)
-    cfg = cell_cfg(tmp_path)
+    cfg = cell_cfg(tmp_path, new_store(tmp_path))
     client = tracking.open_store(cfg.tracking_uri)
     exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"
@@ -178,8 +178,8 @@ def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, monkeypatch):
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"  # a failed cell runs again
 
 
-def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path):
-    cfg = cell_cfg(tmp_path, model="skdb_m_estimate")
+def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path, new_store):
+    cfg = cell_cfg(tmp_path, new_store(tmp_path), model="skdb_m_estimate")
     client = tracking.open_store(cfg.tracking_uri)
     exp = tracking.prepare_experiment(client, "skdb", cfg.artifact_location)
     assert run_cell(cfg, client, exp, "sklearn-iris", "skdb_m_estimate") == "finished"

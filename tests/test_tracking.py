@@ -58,8 +58,8 @@ def test_a_store_that_cannot_be_opened_names_the_uri_and_the_fix(tmp_path, uri, 
     assert "tracking_uri=sqlite:///" in str(err.value)
 
 
-def test_prepare_experiment_puts_artifacts_under_the_given_directory(tmp_path):
-    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+def test_prepare_experiment_puts_artifacts_under_the_given_directory(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
     first = tracking.prepare_experiment(client, "smoke", str(tmp_path / "runs" / "artifacts"))
     assert tracking.prepare_experiment(client, "smoke", "elsewhere") == first
     location = client.get_experiment(first).artifact_location
@@ -67,8 +67,32 @@ def test_prepare_experiment_puts_artifacts_under_the_given_directory(tmp_path):
     assert tracking.experiment_id(client, "smoke") == first
 
 
-def test_a_deleted_experiment_says_how_to_restore_it(tmp_path):
-    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+@pytest.mark.parametrize(
+    ("uri", "location", "expected"),
+    [
+        ("sqlite:///x.db", None, "{cwd}/runs/artifacts/e"),  # beside the store, for clients on this machine
+        ("http://127.0.0.1:5000", None, None),  # the server's --artifacts-destination
+        ("https://mlflow.example.org", None, None),
+        ("http://127.0.0.1:5000", "s3://bucket/bnc", "s3://bucket/bnc/e"),
+        ("sqlite:///x.db", "file:///shared/art/", "file:///shared/art/e"),
+        ("sqlite:///x.db", "/shared/art", "file:///shared/art/e"),
+        ("sqlite:///x.db", "art", "{cwd}/art/e"),
+    ],
+)
+def test_where_a_new_experiment_keeps_its_artifacts(tmp_path, monkeypatch, uri, location, expected):
+    monkeypatch.chdir(tmp_path)
+    if expected and expected.startswith("{cwd}"):
+        expected = Path(expected.format(cwd=tmp_path)).as_uri()
+    assert tracking.artifact_root(uri, location, "e") == expected
+
+
+def test_an_empty_tracking_uri_says_so():
+    with pytest.raises(ConfigError, match="tracking_uri is empty"):
+        tracking.open_store(" ")
+
+
+def test_a_deleted_experiment_says_how_to_restore_it(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
     client.delete_experiment(tracking.prepare_experiment(client, "smoke", str(tmp_path)))
     with pytest.raises(ConfigError, match="mlflow experiments restore"):
         tracking.prepare_experiment(client, "smoke", str(tmp_path))
@@ -95,8 +119,8 @@ def test_cfg_hash_ignores_key_order():
     assert tracking.cfg_hash(reordered) == tracking.cfg_hash(cfg)
 
 
-def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path):
-    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
     exp = tracking.prepare_experiment(client, "e", str(tmp_path))
     assert tracking.finished_run(client, exp, "h1") is None
     stale = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
@@ -115,8 +139,8 @@ def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path):
     assert [r.info.run_id for r in tracking.cell_runs(client, exp)] == [stale, failed, done]
 
 
-def test_logging_helpers(tmp_path):
-    client = tracking.open_store(f"sqlite:///{tmp_path}/mlflow.db")
+def test_logging_helpers(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
     run = tracking.start_run(
         client, tracking.prepare_experiment(client, "e", str(tmp_path)), "d/m", {"model": "m"}
     )
