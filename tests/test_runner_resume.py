@@ -1,0 +1,161 @@
+"""An experiment killed by SIGKILL half-way, then run again: every cell finishes exactly once.
+
+The first run is a real ``python -m bncbench`` process group, killed with SIGKILL once some cells are
+FINISHED in the store and one is RUNNING; the second run goes on, in a pseudo-terminal, so that its
+progress lines show.
+"""
+
+import os
+import pty
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+DATASETS = ["vote", "kr-vs-kp", "tic-tac-toe"]
+MODELS = ["nb_laplace", "skdb_m_estimate"]  # SkDB on kr-vs-kp takes seconds: a cell to kill
+CELLS = {f"{d}/{m}" for d in DATASETS for m in MODELS}
+START_TIMEOUT = 180  # seconds until the first cells finish, on a loaded machine
+
+
+def statuses(db) -> dict[str, int]:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+            return dict(connection.execute("select status, count(*) from runs group by status").fetchall())
+    except sqlite3.Error:  # not created yet, or locked by a writer for longer than the timeout
+        return {}
+
+
+@pytest.fixture(scope="module")
+def killed_and_resumed(tmp_path_factory, new_store, cli_env):
+    cwd = tmp_path_factory.mktemp("resume")
+    uri = new_store(cwd / "store")
+    db = cwd / "store" / "mlflow.db"
+    args = [
+        sys.executable,
+        "-m",
+        "bncbench",
+        f"experiment.datasets=[{','.join(DATASETS)}]",
+        f"experiment.models=[{','.join(MODELS)}]",
+        "experiment.comparisons=[{a: skdb_m_estimate, b: nb_laplace}]",
+        f"tracking_uri={uri}",
+        "hydra/launcher=basic",
+    ]
+    first = subprocess.Popen(
+        args, cwd=cwd, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    deadline = time.monotonic() + START_TIMEOUT
+    try:
+        while True:
+            seen = statuses(db)
+            if seen.get("FINISHED", 0) >= 2 and seen.get("RUNNING", 0) >= 1:
+                break
+            assert first.poll() is None, f"the experiment ended before it could be killed: {seen}"
+            assert time.monotonic() < deadline, f"no cell finished in {START_TIMEOUT} s: {seen}"
+            time.sleep(0.05)
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first_output = first.communicate(timeout=60)[0].decode()
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name("smoke").experiment_id
+    at_kill = {r.info.run_id: r for r in client.search_runs([experiment_id])}
+
+    again = run_in_terminal(args, cwd, cli_env)
+    return SimpleNamespace(
+        cwd=cwd, client=client, experiment_id=experiment_id, at_kill=at_kill, first_output=first_output, again=again
+    )
+
+
+def run_in_terminal(args, cwd, env, timeout=300):
+    """Run with stderr on a pseudo-terminal (read as it comes, so the child never blocks on it)."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=terminal)
+    os.close(terminal)
+    chunks = []
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the child closed the terminal
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    stdout = process.communicate(timeout=timeout)[0].decode()
+    reader.join(timeout=10)
+    os.close(controller)
+    process.terminal = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    process.stdout_text = stdout
+    return process
+
+
+def test_the_kill_left_some_cells_finished_and_one_running(killed_and_resumed):
+    at_kill, first_output = killed_and_resumed.at_kill, killed_and_resumed.first_output
+    by_status = {}
+    for run in at_kill.values():
+        by_status.setdefault(run.info.status, []).append(run.info.run_name)
+    assert len(by_status.get("FINISHED", [])) >= 2
+    assert len(by_status.get("RUNNING", [])) == 1, by_status
+    assert len(at_kill) < len(CELLS)
+    assert "cells done" not in first_output  # not a terminal: no progress lines
+
+
+def test_running_again_finishes_every_cell_exactly_once(killed_and_resumed):
+    client, experiment_id = killed_and_resumed.client, killed_and_resumed.experiment_id
+    at_kill, again = killed_and_resumed.at_kill, killed_and_resumed.again
+    assert again.returncode == 0, again.stdout_text + again.terminal
+    done_before = [r for r in at_kill.values() if r.info.status == "FINISHED"]
+    assert again.stdout_text.strip().splitlines()[-1] == (
+        f"bncbench: experiment 'smoke': {len(CELLS)} cells, {len(CELLS) - len(done_before)} run, "
+        f"{len(done_before)} skipped (finished before), 0 failed."
+    )
+    runs = client.search_runs([experiment_id])
+    finished = [r for r in runs if r.info.status == "FINISHED"]
+    assert sorted(r.info.run_name for r in finished) == sorted(CELLS)  # each cell once
+    assert {r.info.run_id for r in done_before} <= {r.info.run_id for r in finished}  # none lost or redone
+    for run in done_before:
+        assert client.get_run(run.info.run_id).data.metrics == run.data.metrics
+    assert len(runs) == len(CELLS) + 1  # and the killed one
+
+
+def test_the_run_left_running_is_marked_killed_and_its_cell_rerun(killed_and_resumed):
+    client, experiment_id, at_kill = (
+        killed_and_resumed.client,
+        killed_and_resumed.experiment_id,
+        killed_and_resumed.at_kill,
+    )
+    (stale,) = [r for r in at_kill.values() if r.info.status == "RUNNING"]
+    now = client.get_run(stale.info.run_id)
+    assert now.info.status == "KILLED"
+    assert "interrupted" in now.data.tags["error"]
+    (rerun,) = client.search_runs(
+        [experiment_id], f"attributes.run_name = '{stale.info.run_name}' and attributes.status = 'FINISHED'"
+    )
+    assert rerun.data.tags["cfg_hash"] == stale.data.tags["cfg_hash"]
+
+
+def test_the_report_counts_one_run_per_cell(killed_and_resumed):
+    client, experiment_id = killed_and_resumed.client, killed_and_resumed.experiment_id
+    results = pd.read_csv(killed_and_resumed.cwd / "reports" / "smoke" / "results.csv")
+    assert sorted(results["dataset"] + "/" + results["model"]) == sorted(CELLS)
+    finished = {r.info.run_id for r in client.search_runs([experiment_id], "attributes.status = 'FINISHED'")}
+    assert set(results["run_id"]) == finished
+
+
+def test_progress_shows_on_a_terminal(killed_and_resumed):
+    again = killed_and_resumed.again
+    lines = [x for x in again.terminal.splitlines() if "cells done" in x]
+    assert lines, again.terminal
+    assert lines[-1].startswith(f"bncbench: {len(CELLS)}/{len(CELLS)} cells done, ")
+    assert "cells done" not in again.stdout_text
