@@ -3,10 +3,13 @@
 The runner logs one MLflow run per (dataset, model) cell in the MLflow experiment named after the
 bncbench experiment: tags ``dataset``, ``model`` and ``cfg_hash``; the mean over the folds of each
 metric as ``<metric>``; the per-fold values as ``fold/<metric>`` with step = fold index.
-Only FINISHED runs count; a killed run stays RUNNING and a failed one is FAILED.
+Only FINISHED runs count; a killed run stays RUNNING, a failed one is FAILED, and a cell whose
+model cannot run on the dataset (e.g. HPB over its bound) is KILLED with a ``not_applicable`` tag.
+Runs without ``dataset`` and ``model`` tags are not cells (e.g. a parent run) and are left out. The
+run's config is logged flattened as params (``model.estimator_params.iterations``).
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,6 +22,7 @@ from sqlalchemy.engine import make_url
 from bncbench.errors import ConfigError
 
 FOLD_PREFIX = "fold/"
+MODEL_PARAM_PREFIX = "model."
 KEY_COLUMNS = ["dataset", "model", "run_id", "cfg_hash"]
 
 
@@ -37,35 +41,45 @@ def load_results(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
     pandas.DataFrame
         Columns ``dataset``, ``model``, ``run_id``, ``cfg_hash``, then one column per mean metric
         (NaN where a run did not log it), sorted by dataset and model. When a cell has several
-        FINISHED runs the one started last counts. Runs without ``dataset`` and ``model`` tags are
-        not cells (e.g. a parent run) and are left out.
+        FINISHED runs the one started last counts.
 
     Raises
     ------
     ConfigError
         If the store cannot be opened or holds no such experiment.
     """
-    client = _client(tracking_uri)
-    with _store_errors(tracking_uri):
-        experiment = client.get_experiment_by_name(experiment_name)
-        if experiment is None or experiment.lifecycle_stage != "active":
-            names = sorted(e.name for e in client.search_experiments())
-            raise ConfigError(
-                f"no MLflow experiment {experiment_name!r} in {tracking_uri!r} (existing: "
-                f"{', '.join(names) or 'none'}); run the experiment first "
-                f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
-            )
-        rows = [_row(run) for run in _finished_runs(client, experiment.experiment_id)]
-    cells = pd.DataFrame([row for row in rows if row is not None])
+    cells = _latest_cells(tracking_uri, experiment_name, _metric_row)
     if cells.empty:
         return pd.DataFrame(columns=KEY_COLUMNS)
-    metrics = sorted(set(cells.columns) - set(KEY_COLUMNS) - {"_start", "_end"})
-    return (
-        cells.sort_values(["_start", "_end"], ascending=False)
-        .drop_duplicates(["dataset", "model"])
-        .sort_values(["dataset", "model"])
-        .reset_index(drop=True)[KEY_COLUMNS + metrics]
-    )
+    metrics = sorted(set(cells.columns) - set(KEY_COLUMNS))
+    return cells[KEY_COLUMNS + metrics]
+
+
+def load_model_params(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
+    """The logged config of each model of an experiment, e.g. its estimator's ``iterations``.
+
+    Parameters
+    ----------
+    tracking_uri, experiment_name : str
+        As in :func:`load_results`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by model name, one column per run parameter under ``model.`` as the runner logs
+        them flattened (``model.structure``, ``model.k``, ``model.estimator_params.iterations``,
+        ...; string values; ``model.name`` left out), taken from the model's latest finished cell;
+        NaN where a model's config has no such key.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`load_results`.
+    """
+    cells = _latest_cells(tracking_uri, experiment_name, _params_row)
+    if cells.empty:
+        return pd.DataFrame(index=pd.Index([], name="model"))
+    return cells.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
 
 
 def load_fold_metrics(
@@ -141,17 +155,56 @@ def _finished_runs(client: MlflowClient, experiment_id: str) -> Iterator[Run]:
             return
 
 
-def _row(run: Run) -> dict | None:
-    tags = run.data.tags
-    if "dataset" not in tags or "model" not in tags:
-        return None
+def _latest_cells(
+    tracking_uri: str, experiment_name: str, row: Callable[[Run], dict]
+) -> pd.DataFrame:
+    """``row`` of the latest finished run of each (dataset, model) cell, sorted by cell."""
+    client = _client(tracking_uri)
+    with _store_errors(tracking_uri):
+        experiment = client.get_experiment_by_name(experiment_name)
+        if experiment is None or experiment.lifecycle_stage != "active":
+            names = sorted(e.name for e in client.search_experiments())
+            raise ConfigError(
+                f"no MLflow experiment {experiment_name!r} in {tracking_uri!r} (existing: "
+                f"{', '.join(names) or 'none'}); run the experiment first "
+                f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
+            )
+        runs = [
+            run
+            for run in _finished_runs(client, experiment.experiment_id)
+            if "dataset" in run.data.tags and "model" in run.data.tags
+        ]
+    cells = pd.DataFrame(
+        [
+            {
+                "dataset": run.data.tags["dataset"],
+                "model": run.data.tags["model"],
+                "_start": run.info.start_time,
+                "_end": run.info.end_time,
+                **row(run),
+            }
+            for run in runs
+        ]
+    )
+    if cells.empty:
+        return cells
+    return (
+        cells.sort_values(["_start", "_end"], ascending=False)
+        .drop_duplicates(["dataset", "model"])
+        .sort_values(["dataset", "model"])
+        .drop(columns=["_start", "_end"])
+        .reset_index(drop=True)
+    )
+
+
+def _metric_row(run: Run) -> dict:
     means = {k: v for k, v in run.data.metrics.items() if not k.startswith(FOLD_PREFIX)}
+    return {"run_id": run.info.run_id, "cfg_hash": run.data.tags.get("cfg_hash"), **means}
+
+
+def _params_row(run: Run) -> dict:
     return {
-        "dataset": tags["dataset"],
-        "model": tags["model"],
-        "run_id": run.info.run_id,
-        "cfg_hash": tags.get("cfg_hash"),
-        "_start": run.info.start_time,
-        "_end": run.info.end_time,
-        **means,
+        key: value
+        for key, value in run.data.params.items()
+        if key.startswith(MODEL_PARAM_PREFIX) and key != MODEL_PARAM_PREFIX + "name"
     }

@@ -4,7 +4,7 @@ Every bncbench metric is a loss (0-1 loss, RMSE, log-loss, seconds): A wins on a
 mean over the folds is lower than B's.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +62,7 @@ def win_draw_loss(
     round: int | None = None,
     alpha: float = 0.05,
     datasets: Iterable[str] | None = None,
+    dataset_p_values: Mapping[str, float] | None = None,
 ) -> WinDrawLoss:
     """Count the datasets on which A beats, ties and loses to B, and test the counts.
 
@@ -88,6 +89,11 @@ def win_draw_loss(
     datasets : iterable of str, optional
         Datasets the comparison covers, e.g. the experiment's list; a dataset without a value for A
         or B is reported in ``missing``. Default: every dataset in ``results``.
+    dataset_p_values : mapping of str to float, optional
+        p-value of a paired test of A and B on each dataset's folds. When given, a dataset counts
+        as a win or a loss only where its p-value is at most ``alpha`` and as a draw elsewhere
+        (also where it has no p-value or a NaN one): the convention of the SkDB paper
+        (Martinez et al. 2016, Sect. 3.1), whose wins are significant per dataset.
 
     Returns
     -------
@@ -99,22 +105,14 @@ def win_draw_loss(
         If ``metric`` is not in ``results`` or an option is invalid.
     """
     _check_options(draws, round, alpha)
-    if metric not in results.columns:
-        logged = [c for c in results.columns if c not in KEY_COLUMNS]
-        raise ConfigError(
-            f"no metric {metric!r} in the results; logged metrics: {', '.join(logged) or 'none'}"
-        )
-    pair = results.loc[results["model"].isin([a, b])]
-    means = pair.pivot(index="dataset", columns="model", values=metric).reindex(columns=[a, b])
-    means = means.reindex(
-        sorted(results["dataset"].unique()) if datasets is None else list(datasets)
-    )
-    complete = means.notna().all(axis=1).to_numpy()
-    mean_a = means[a].to_numpy(dtype=float)[complete]
-    mean_b = means[b].to_numpy(dtype=float)[complete]
+    means, missing = paired_means(results, a, b, metric, datasets)
+    mean_a, mean_b = means[a].to_numpy(dtype=float), means[b].to_numpy(dtype=float)
     if round is not None:
         mean_a, mean_b = np.round(mean_a, round), np.round(mean_b, round)
-    tie = np.isclose(mean_a, mean_b, rtol=_SAME_MEAN_RTOL, atol=0.0)
+    tie = same_mean(mean_a, mean_b)
+    if dataset_p_values is not None:
+        p_values = pd.Series(dataset_p_values, dtype=float).reindex(means.index).to_numpy()
+        tie |= ~(p_values <= alpha)
     wins = int(np.sum(~tie & (mean_a < mean_b)))
     losses = int(np.sum(~tie & (mean_a > mean_b)))
     n_draws = int(np.sum(tie))
@@ -131,8 +129,53 @@ def win_draw_loss(
         n=n,
         p_value=float(p_value),
         significant=bool(p_value <= alpha),
-        missing=tuple(means.index[~complete]),
+        missing=missing,
     )
+
+
+def paired_means(
+    results: pd.DataFrame,
+    a: str,
+    b: str,
+    metric: str,
+    datasets: Iterable[str] | None = None,
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """The means of A and B on the datasets where both have one.
+
+    Parameters
+    ----------
+    results, a, b, metric, datasets
+        As in :func:`win_draw_loss`.
+
+    Returns
+    -------
+    means : pandas.DataFrame
+        Indexed by dataset (in the order of ``datasets``, else sorted), columns ``a`` and ``b``.
+    missing : tuple of str
+        The datasets left out because A or B has no value there.
+
+    Raises
+    ------
+    ConfigError
+        If ``metric`` is not in ``results``.
+    """
+    if metric not in results.columns:
+        logged = [c for c in results.columns if c not in KEY_COLUMNS]
+        raise ConfigError(
+            f"no metric {metric!r} in the results; logged metrics: {', '.join(logged) or 'none'}"
+        )
+    pair = results.loc[results["model"].isin([a, b])]
+    means = pair.pivot(index="dataset", columns="model", values=metric).reindex(columns=[a, b])
+    means = means.reindex(
+        sorted(results["dataset"].unique()) if datasets is None else list(datasets)
+    )
+    complete = means.notna().all(axis=1).to_numpy()
+    return means.loc[complete].astype(float), tuple(means.index[~complete])
+
+
+def same_mean(mean_a: np.ndarray, mean_b: np.ndarray) -> np.ndarray:
+    """Where two means over the same folds are equal but for floating-point summation order."""
+    return np.isclose(mean_a, mean_b, rtol=_SAME_MEAN_RTOL, atol=0.0)
 
 
 def _check_options(draws: str, round: int | None, alpha: float) -> None:

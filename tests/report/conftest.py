@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.entities import Metric
+from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 
@@ -28,10 +28,11 @@ def make_results():
     return _make_results
 
 
-def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", start=0):
+def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", start=0, params=None):
     """Log one (dataset, model) cell following the contract's MLflow layout.
 
     ``folds`` maps a metric to its 10 per-fold values; their mean is logged as the metric.
+    ``params`` are logged as run params (the runner logs the flattened config, ``model.*``).
     """
     run = client.create_run(
         experiment_id,
@@ -46,7 +47,8 @@ def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", st
         for step, value in enumerate(values)
     ]
     metrics += [Metric(name, sum(values) / len(values), start, 0) for name, values in folds.items()]
-    client.log_batch(run_id, metrics=metrics)
+    params = [Param(key, str(value)) for key, value in (params or {}).items()]
+    client.log_batch(run_id, metrics=metrics, params=params)
     if status == "FAILED":
         client.set_tag(run_id, "error", "boom")
     if status != "RUNNING":
@@ -98,3 +100,82 @@ def store(tmp_path_factory):
     for model, fit in [("nb_m_estimate", "good"), ("nb_laplace", "bad")]:
         log_cell(client, smoke, "sklearn-iris", model, folds[fit] | log_loss[fit], start=100)
     return uri, run_ids
+
+
+HDP_DATASETS = [f"d{i}" for i in range(6)]
+#: Fold differences A - B of nb_hdp vs nb_m_estimate on d0 (negated): see test_paired_tests.
+D0_DIFFERENCES = [0.1, 0.3, 0.2, 0.2, 0.0, 0.4, 0.1, 0.1, 0.3, 0.1]
+
+
+def _folds(means, spread):
+    """Per dataset, 10 folds alternating mean + spread and mean - spread."""
+    return [[m + spread * s for s in (1, -1) * 5] for m in means]
+
+
+def _params(structure, estimator, k=1, **estimator_params):
+    """The ``model.*`` run params as the runner logs them (flattened, empty mappings as '{}')."""
+    params = {
+        "model.structure": structure,
+        "model.k": k,
+        "model.structure_params": "{}",
+        "model.estimator": estimator,
+    }
+    if estimator_params:
+        params |= {f"model.estimator_params.{key}": v for key, v in estimator_params.items()}
+    else:
+        params["model.estimator_params"] = "{}"
+    return params
+
+
+@pytest.fixture(scope="session")
+def hdp_store(tmp_path_factory):
+    """A SQLite MLflow store with experiment ``hdp``: 6 datasets d0..d5, base loss 0.30 + 0.02 i.
+
+    rmse means (zero_one_loss = rmse - 0.1), each cell's 10 folds at mean +- a spread:
+
+    - nb_hdp beats nb_m_estimate everywhere (6-0-0); on d0 their fold differences are
+      -D0_DIFFERENCES (nb_m_estimate 0.5 on every fold);
+    - kdb5_hdp beats kdb5_m_estimate on d0..d3, loses on d4, d5 (4-0-2), every fold the same way;
+    - skdb_m_estimate beats kdb5_m_estimate on every mean (6-0-0), on every fold of d0..d2 but on
+      only 5 of the 10 folds of d3..d5 (fold Wilcoxon: 3-3-0);
+    - five TAN-HDP models told apart only by their params (names h1..h5): level tying with 500,
+      the default (5000, not logged) and 50000 iterations; single tying with 500 and 50000.
+      Against the most iterations: h1 0-0-6, h2 3-0-3, h4 0-0-6; against level tying: h4 vs h1
+      1-0-5, h5 vs h3 3-0-3.
+
+    Returns the tracking URI.
+    """
+    tmp = tmp_path_factory.mktemp("mlflow-hdp")
+    uri = f"sqlite:///{tmp}/mlflow.db"
+    client = MlflowClient(uri)
+    exp = client.create_experiment("hdp", artifact_location=(tmp / "artifacts").as_uri())
+    base = np.array([0.30 + 0.02 * i for i in range(6)])
+    shift = np.array([1, 1, 1, -1, -1, -1])
+    cells = {
+        "nb_m_estimate": (_folds(base + 0.05, 0.01), _params("nb", "m_estimate")),
+        "nb_hdp": (_folds(base, 0.02), _params("nb", "hdp")),
+        "kdb5_m_estimate": (_folds(base + 0.02, 0.01), _params("kdb", "m_estimate", k=5)),
+        "kdb5_hdp": (_folds(base + [0, 0, 0, 0, 0.04, 0.04], 0.02), _params("kdb", "hdp", k=5)),
+        "skdb_m_estimate": (
+            _folds(base[:3] + 0.02 - 0.05, 0.02) + _folds(base[3:] + 0.02 - 0.002, 0.05),
+            _params("skdb", "m_estimate", k=5),
+        ),
+        "h1": (_folds(base + 0.03, 0.01), _params("tan", "hdp", tying="level", iterations=500)),
+        "h2": (_folds(base + 0.01 * shift, 0.01), _params("tan", "hdp", tying="level")),
+        "h3": (_folds(base, 0.01), _params("tan", "hdp", tying="level", iterations=50000)),
+        "h4": (
+            _folds(base + np.array([0.04] * 5 + [0.02]), 0.01),
+            _params("tan", "hdp", tying="single", iterations=500),
+        ),
+        "h5": (
+            _folds(base + 0.01 * shift, 0.01),
+            _params("tan", "hdp", tying="single", iterations=50000),
+        ),
+    }
+    cells["nb_m_estimate"][0][0] = [0.5] * 10
+    cells["nb_hdp"][0][0] = [0.5 - d for d in D0_DIFFERENCES]
+    for model, (folds, params) in cells.items():
+        for dataset, rmse in zip(HDP_DATASETS, folds, strict=True):
+            metrics = {"rmse": rmse, "zero_one_loss": [v - 0.1 for v in rmse]}
+            log_cell(client, exp, dataset, model, metrics, start=100, params=params)
+    return uri
