@@ -390,7 +390,7 @@ def _run_tree(
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
     tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
-    iterations, burn_in, window, every = schedule
+    iterations, burn_in, window, every, trace_stride = schedule
     first_level = tree_levels[tree]
     tree_level_ptr = levels[first_level : tree_levels[tree + 1]]
     n_values = tree_values[tree]
@@ -417,7 +417,8 @@ def _run_tree(
             _sample_concentrations(
                 tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare
             )
-            _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step])
+            if step % trace_stride == 0:
+                _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
             step += 1
         if iteration >= burn_in:
             _record_probabilities(tree_level_ptr, n_values, forest, state, current, accumulated)
@@ -433,9 +434,10 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
         ``_sweep_fast`` or ``_sweep_reference``.
     layout : tuple
         ``(tree_levels, levels, active_levels, tree_values, tree_slots, (slot_nodes_ptr, slot_nodes,
-        sampled))``: where each tree's levels start among the nodes and among the active cells (those
-        whose data count is at least 2, the only ones whose pseudo-count can move), each tree's number
-        of values and concentration slots, and the nodes tied to each slot.
+        sampled), tree_order)``: where each tree's levels start among the nodes and among the active
+        cells (those whose data count is at least 2, the only ones whose pseudo-count can move), each
+        tree's number of values and concentration slots, the nodes tied to each slot, and the order in
+        which to hand the trees to the threads (largest first).
     forest : tuple
         ``(active_cell, active_node, active_parent_cell, parent, cell, slot)``: each active cell,
         its node and its parent's cell of the same value; each node's parent, first cell and slot.
@@ -445,25 +447,26 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
     stirling : tuple
         ``(ratio, inverse_ratio, rows)`` of a ``LogStirlingTable``.
     schedule : tuple
-        ``(iterations, burn_in, window, every)``.
+        ``(iterations, burn_in, window, every, trace_stride)``: the trace keeps every
+        ``trace_stride``-th concentration update, the first included.
     prior : tuple
         ``(prior_shape, prior_rate, cap)`` of the concentrations.
     seed : int
     accumulated : ndarray
         Per cell, the sum of its estimates over the iterations after burn-in (output).
     trace : ndarray
-        ``(n_trees, n_updates, max_depth + 1)``: each level's mean concentration after each update.
+        ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
     """
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
-    tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
+    tree_levels, levels, active_levels, tree_values, tree_slots, ties, tree_order = layout
     slot_nodes_ptr, slot_nodes, sampled = ties
     active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows = stirling
     current = np.zeros(accumulated.shape[0])
-    for tree in prange(tree_levels.shape[0] - 1):
+    for j in prange(tree_order.shape[0]):
         _run_tree(
-            tree,
+            tree_order[j],
             fast,
             (
                 tree_levels,

@@ -255,8 +255,8 @@ def test_pseudo_counts_stay_consistent():
     table = shared_table.ensure(forest.max_count)
     stirling = (table.ratio, table.inverse_ratio, table.rows)
     accumulated, trace = np.zeros(forest.n_cells), np.zeros((1, 40, 4))
-    run_chains(True, forest.layout, forest.forest, forest.state, stirling, (200, 20, 10, 5), (2.0, 1.0, 4000.0),
-               5, accumulated, trace)  # fmt: skip
+    run_chains(True, forest.layout, forest.forest, forest.state, stirling, (200, 20, 10, 5, 1),
+               (2.0, 1.0, 4000.0), 5, accumulated, trace)  # fmt: skip
     n_cell, t_cell, n_total, t_total, _ = forest.state
     parent = forest.forest[3]
     n, t = n_cell.reshape(-1, 3), t_cell.reshape(-1, 3)
@@ -379,3 +379,13 @@ def test_diagnostics_report_concentrations_per_level(mixed):
     np.testing.assert_allclose(
         trace.iloc[:, -1].to_numpy(), concentrations.stack().dropna().to_numpy()
     )
+
+
+def test_trace_keeps_a_bounded_number_of_updates():
+    X, y = worked_dataset((20, 5))
+    params = {"iterations": 12_000, "concentration_every": 1, "tying": "none"}
+    estimator = BNClassifier(estimator="hdp", estimator_params=params).fit(X, y).estimator_
+    assert estimator.concentration_trace_.shape == (2, 1000, 2)
+    np.testing.assert_array_equal(estimator.trace_iterations_[:3], [0, 12, 24])
+    final = estimator.concentrations_[1]
+    assert final[0] == 2.0 and final[1] != 2.0

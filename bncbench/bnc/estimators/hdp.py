@@ -38,7 +38,9 @@ from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
 
 TYINGS = ("none", "single", "level", "same_parent")
-#: Concentration updates kept in the logged trace (``diagnostics``).
+#: Concentration updates kept in ``concentration_trace_`` (evenly spaced, the first included) and
+#: in the trace that ``diagnostics`` reports.
+TRACE_KEPT = 1000
 TRACE_POINTS = 50
 KERNELS = ("fast", "reference")
 
@@ -79,10 +81,10 @@ class HDPEstimator:
     concentrations_ : list of ndarray
         Per tree, the mean concentration of each level (root first) at the last iteration.
     concentration_trace_ : ndarray
-        ``(n_trees, n_updates, max_depth + 1)``: the level means after each concentration update
-        (NaN beyond a tree's depth).
+        ``(n_trees, n_kept, max_depth + 1)``: the level means after concentration updates, at most
+        ``TRACE_KEPT`` of them evenly spaced (NaN beyond a tree's depth).
     trace_iterations_ : ndarray
-        The iteration of each update.
+        The iteration of each kept update.
     seed_ : int
         The seed used.
     """
@@ -146,9 +148,9 @@ class HDPEstimator:
         )
         table = shared_table.ensure(forest.max_count)
         updates = np.arange(self.iterations)
-        self.trace_iterations_ = updates[
-            (updates + self.concentration_every // 2) % self.concentration_every == 0
-        ]
+        updates = updates[(updates + self.concentration_every // 2) % self.concentration_every == 0]
+        stride = max(1, -(-len(updates) // TRACE_KEPT))
+        self.trace_iterations_ = updates[::stride]
         trace = np.full(
             (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
         )
@@ -160,20 +162,15 @@ class HDPEstimator:
                 forest.forest,
                 forest.state,
                 (table.ratio, table.inverse_ratio, table.rows),
-                (self.iterations, self.burn_in, self.window, self.concentration_every),
+                (self.iterations, self.burn_in, self.window, self.concentration_every, stride),
                 (self.prior_shape, self.prior_rate, self.max_concentration),
                 self.seed_,
                 accumulated,
                 trace,
             )
         self.concentration_trace_ = trace
+        self.concentrations_ = forest.level_concentrations()
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
-        final = (
-            trace[:, -1, :]
-            if trace.shape[1]
-            else np.full(trace.shape[::2], self.initial_concentration)
-        )
-        self.concentrations_ = [final[i, : tree.depth + 1] for i, tree in enumerate(network.trees)]
         return forest.tables(accumulated / (self.iterations - self.burn_in))
 
     def diagnostics(self, column_names) -> dict:
@@ -189,8 +186,8 @@ class HDPEstimator:
         dict
             ``hdp_concentration_level<L>``: the mean over the attribute trees of level L's final
             concentration; ``hdp_concentrations``: trees (named ``child | parents``) by levels;
-            ``hdp_concentration_trace``: (tree, level) by the iteration of each concentration update,
-            at most ``TRACE_POINTS`` updates evenly spaced (``concentration_trace_`` has them all).
+            ``hdp_concentration_trace``: (tree, level) by the iteration of a concentration update,
+            ``TRACE_POINTS`` of the kept updates evenly spaced.
         """
         labels = [
             f"{column_names[child]} | {', '.join(column_names[v] for v in variables)}"
@@ -275,13 +272,18 @@ class _Forest:
             by_slot.astype(np.int64),
             np.array(sampled, dtype=np.bool_),
         )
+        tree_levels, active_levels = np.array(tree_levels), np.array(active_levels)
+        n_active = active_levels[tree_levels[1:] - 1] - active_levels[tree_levels[:-1]]
+        n_cells = [tree.n_nodes * tree.n_values for tree in trees]
+        work = 10 * n_active + np.array(n_cells)  # a window costs about ten cells' recording
         self.layout = (
-            np.array(tree_levels, dtype=np.int64),
+            tree_levels.astype(np.int64),
             np.concatenate(levels).astype(np.int64),
-            np.array(active_levels, dtype=np.int64),
+            active_levels.astype(np.int64),
             np.array([tree.n_values for tree in trees], dtype=np.int64),
             np.array(tree_slots, dtype=np.int64),
             ties,
+            np.argsort(-work, kind="stable").astype(np.int64),
         )
         active_cell = np.concatenate(active_cell).astype(np.int64)
         active_node = np.concatenate(active_node).astype(np.int64)
@@ -302,6 +304,15 @@ class _Forest:
         )
         self.n_cells = n_cell.shape[0]
         self.max_depth = max(tree.depth for tree in trees)
+
+    def level_concentrations(self):
+        """Per tree, the mean concentration of the nodes of each level (root first)."""
+        _, _, _, _, _, slot = self.forest
+        alpha = self.state[4]
+        return [
+            np.array([alpha[slot[a:b]].mean() for a, b in pairwise(self._tree_levels(i))])
+            for i in range(len(self.trees))
+        ]
 
     def _tree_levels(self, i):
         tree_levels, levels = self.layout[:2]
