@@ -1,7 +1,8 @@
 """Hierarchical Dirichlet process estimates (Petitjean, Buntine, Webb and Zaidi 2018, Sect. 4).
 
-Each CPT ``P(X | y, parents)`` is its context tree (root, then the class, then the parents in the order
-of the structure: Sect. 3.3). Every node's distribution is drawn from a Dirichlet centred on its
+Each CPT ``P(X | y, parents)`` is its context tree: root, then the class, then the parents in the order
+the structure lists them, which is Sect. 3.3's (TAN: the class, then the other parent; kDB: parents by
+decreasing ``I(X; parent | Y)``; a dict structure: the order given). Every node's distribution is drawn from a Dirichlet centred on its
 parent's (Sect. 4.1); the root's base is uniform. A collapsed Gibbs sampler keeps, per node and value,
 the count ``n`` and the pseudo-count ``t`` passed to the parent (Eqs. 7-11), resamples every ``t`` in a
 window around its value (Sect. 4.4.1) and the concentrations by the Beta/Gamma augmentation
@@ -15,12 +16,16 @@ Java code:
 
 * the root's pseudo-counts are ``t = min(n, 1)`` and its concentration stays at 2 (the paper instead
   integrates the root's Dirichlet out, Sect. 4.4.1, base case);
-* concentrations have a Gamma(shape 2, rate 1) prior (the paper's experiments: nu0 = mu0 = 0), start at
-  2, are capped at 4000 and are resampled every 5th iteration, at iterations 3, 8, 13, ...;
+* concentrations have a Gamma(shape 2, rate 1) prior (the journal text: nu0 = mu0 = 0; the arXiv text:
+  Gamma(1, 2) and a start at 2 |X|), start at 2, are capped at 4000 and are resampled every 5th
+  iteration, at iterations 3, 8, 13, ..., each from ``q_j ~ Beta(alpha, n_j)`` floored at 1e-75;
 * pseudo-counts start at Eq. 15 and are swept from the leaves up; a candidate is valid if it keeps
   ``1 <= t <= n`` at the node and ``t_p <= n_p`` at its parent;
 * burn-in is ``min(1000, iterations // 10)`` and the estimate is the running mean of the probabilities
-  over every later iteration.
+  over every later iteration (ProbabilityNode.addRecordedProbabilities).
+
+The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), so the chains
+are the same in law, not in their draws.
 
 The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by
 Eq. 12, ``(n(y) + alpha_0 / |Y|) / (N + alpha_0)`` with ``alpha_0 = initial_concentration`` (2: an
