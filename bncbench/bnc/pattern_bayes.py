@@ -38,7 +38,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bncbench.metrics import LOSSES
+from bncbench.metrics import PROBABILITY_FLOOR
+
+SELECTION_LOSSES = ("log_loss", "rmse")
 
 
 def _family_masks(n_attributes: int) -> list[int]:
@@ -106,46 +108,81 @@ def _log_posterior_mean(counts, totals, s: float, log_prior: np.ndarray) -> np.n
     return np.where(totals > 0, np.logaddexp(log_counts, np.log(s) + log_prior) - np.log(totals + s), log_prior)
 
 
-def _select_s(held_true, held_totals, log_prior_true, s_grid, loss: str) -> tuple[float, float]:
-    """The S of the grid with the lowest leave-one-out loss of the true class, ties to the larger S;
-    and that loss."""
-    true_column = np.zeros(held_true.shape[0], dtype=np.int64)
-    prior_true, seen = np.exp(log_prior_true), held_totals > 0
-    losses = [
-        LOSSES[loss](np.where(seen, (held_true + s * prior_true) / (held_totals + s), prior_true)[:, None], true_column)
-        for s in s_grid
-    ]
-    best = len(losses) - 1 - int(np.argmin(losses[::-1]))
-    return float(s_grid[best]), float(losses[best])
+def _loo_losses(p_true: np.ndarray, weights: np.ndarray, loss: str) -> np.ndarray:
+    """The log loss or RMSE of ``bncbench.metrics`` over held-out rows, one per column of ``p_true``:
+    its rows are true-class probabilities, each shared by ``weights`` held-out rows."""
+    if loss == "log_loss":
+        return -(weights @ np.log(np.clip(p_true, PROBABILITY_FLOOR, 1.0))) / weights.sum()
+    return np.sqrt(weights @ (1.0 - p_true) ** 2 / weights.sum())
+
+
+class _Pairs(NamedTuple):
+    """The (pattern, class) pairs of the training rows: a held-out row's estimates depend on these only."""
+
+    rows: np.ndarray  # (N,) each row's pair
+    first: np.ndarray  # (n_pairs,) a row of each pair
+    groups: np.ndarray  # (n_pairs,) its pattern
+    classes: np.ndarray  # (n_pairs,) its class
+    weights: np.ndarray  # (n_pairs,) its number of rows
+
+
+def _compact(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct values of ``key`` (in ``0..size-1``), sorted; a row of each; and each row's index
+    among them, as ``np.unique`` gives them, by a table of ``size`` flags when that is not much larger
+    than ``key`` (no sort)."""
+    if size > 8 * key.size:
+        return np.unique(key, return_index=True, return_inverse=True)
+    present = np.zeros(size, dtype=bool)
+    present[key] = True
+    rows = (np.cumsum(present) - 1)[key]
+    first = np.empty(int(present.sum()), dtype=np.int64)
+    first[rows] = np.arange(key.size)
+    return np.flatnonzero(present), first, rows
+
+
+def _pairs(row_groups: np.ndarray, n_patterns: int, target: np.ndarray, n_values: int) -> _Pairs:
+    pair_keys, first, rows = _compact(row_groups * n_values + target, n_patterns * n_values)
+    return _Pairs(rows, first, pair_keys // n_values, pair_keys % n_values, np.bincount(rows).astype(float))
 
 
 class _Fitted(NamedTuple):
     groups: np.ndarray  # (N,) index of each training row's pattern in the family
     log_estimates: np.ndarray  # (n_patterns, n_values) log P(c | W), Eq. 4
-    log_held_out: np.ndarray  # (N, n_values) each row's log P(c | W) with the row held out
+    pairs: np.ndarray  # (N,) index of each training row's (pattern, class) pair
+    log_held_out: np.ndarray  # (n_pairs, n_values) log P(c | W) with one row of the pair held out
     s: float
     loss: float
 
 
-def _fit_family(row_groups, n_patterns, target, log_pattern_prior, log_held_out_prior, s_grid, loss) -> _Fitted:
-    """Eq. 4 for the patterns of one family, with the S of the grid that has the lowest leave-one-out
-    loss; ``row_groups`` is each training row's pattern, the priors are per pattern and per row."""
-    n_rows, n_values = row_groups.shape[0], log_pattern_prior.shape[-1]
-    rows = np.arange(n_rows)
+def _fit_family(row_groups, n_patterns, target, pairs, log_pattern_prior, log_held_out_prior, s_grid, loss):
+    """Eq. 4 for the patterns of one family, with the S of the grid whose leave-one-out loss is the
+    lowest (ties to the larger S); the priors are per pattern and per pair of ``pairs``."""
+    n_values = log_pattern_prior.shape[-1]
     counts = np.bincount(row_groups * n_values + target, minlength=n_patterns * n_values)
     counts = counts.reshape(n_patterns, n_values).astype(float)
     totals = counts.sum(axis=1)
-    held_counts = counts[row_groups]
-    held_counts[rows, target] -= 1.0
-    held_totals = totals[row_groups] - 1.0
-    log_prior_true = np.broadcast_to(log_held_out_prior, (n_rows, n_values))[rows, target]
-    s, loss_value = _select_s(held_counts[rows, target], held_totals, log_prior_true, s_grid, loss)
+    each = np.arange(pairs.groups.size)
+    held_counts = counts[pairs.groups]
+    held_counts[each, pairs.classes] -= 1.0
+    held_totals = totals[pairs.groups] - 1.0
+    held_true, prior_true = (
+        held_counts[each, pairs.classes, None],
+        np.exp(log_held_out_prior[each, pairs.classes, None]),
+    )
+    grid = np.asarray(s_grid)
+    p_true = np.where(
+        held_totals[:, None] > 0, (held_true + grid * prior_true) / (held_totals[:, None] + grid), prior_true
+    )
+    losses = _loo_losses(p_true, pairs.weights, loss)
+    best = grid.size - 1 - int(np.argmin(losses[::-1]))
+    s = float(grid[best])
     return _Fitted(
         row_groups,
         _log_posterior_mean(counts, totals, s, log_pattern_prior),
+        pairs.rows,
         _log_posterior_mean(held_counts, held_totals, s, log_held_out_prior),
         s,
-        loss_value,
+        float(losses[best]),
     )
 
 
@@ -223,26 +260,52 @@ class PatternHierarchy:
         n_rows, n_attributes = attributes.shape
         hierarchy = cls(int(n_values), np.asarray(cards, dtype=np.int64), float(b))
         uniform = np.full(n_values, -np.log(n_values))
-        root = _fit_family(np.zeros(n_rows, dtype=np.int64), 1, target, uniform, uniform, s_grid, loss)
+        no_pattern = np.zeros(n_rows, dtype=np.int64)
+        root_pairs = _pairs(no_pattern, 1, target, n_values)
+        uniform = np.full((root_pairs.groups.size, n_values), -np.log(n_values))
+        root = _fit_family(no_pattern, 1, target, root_pairs, uniform[:1], uniform, s_grid, loss)
         hierarchy.families[0] = PatternFamily(0, np.zeros(1, dtype=np.int64), root.log_estimates, root.s, root.loss)
-        log_root, held_out_log_root = root.log_estimates[0], root.log_held_out
         for mask, kept in _sweep(n_attributes, root):
-            last, subs = _last_attribute(mask), _sub_families(mask)
-            key = kept[mask & ~(1 << last)].groups * hierarchy.cards[last] + attributes[:, last]
-            keys, first, row_groups = np.unique(key, return_index=True, return_inverse=True)
+            last, subs, level = _last_attribute(mask), _sub_families(mask), mask.bit_count()
+            key = hierarchy._key(mask, kept[mask & ~(1 << last)].groups, attributes[:, last])
+            keys, first, row_groups = _compact(
+                key, kept[mask & ~(1 << last)].log_estimates.shape[0] * hierarchy.cards[last]
+            )
+            pairs = _pairs(row_groups, keys.size, target, n_values)
             log_pattern_prior = _log_prior(
-                [kept[v].log_estimates[kept[v].groups[first]] for v in subs], log_root, mask.bit_count(), b
+                [kept[v].log_estimates[kept[v].groups[first]] for v in subs], root.log_estimates, level, b
             )
             log_held_out_prior = _log_prior(
-                [kept[v].log_held_out for v in subs], held_out_log_root, mask.bit_count(), b
+                [kept[v].log_held_out[kept[v].pairs[pairs.first]] for v in subs],
+                root.log_held_out[root.pairs[pairs.first]],
+                level,
+                b,
             )
-            fitted = _fit_family(row_groups, keys.size, target, log_pattern_prior, log_held_out_prior, s_grid, loss)
+            fitted = _fit_family(
+                row_groups, keys.size, target, pairs, log_pattern_prior, log_held_out_prior, s_grid, loss
+            )
             hierarchy.families[mask] = PatternFamily(mask, keys, fitted.log_estimates, fitted.s, fitted.loss)
             kept[mask] = fitted
         return hierarchy
 
+    def _key(self, mask: int, rest_groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Keys in family ``mask`` of the patterns that extend patterns of the family less its last
+        attribute (their indices ``rest_groups``) with the ``values`` of that attribute."""
+        return rest_groups * self.cards[_last_attribute(mask)] + values
+
+    def find(self, mask: int, rest_groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Index in family ``mask`` of the patterns made as in ``_key``, -1 for those unseen in training
+        (extending an unseen pattern, index -1, or with an unseen value, a negative code)."""
+        keys = self.families[mask].keys
+        key = self._key(mask, rest_groups, values)
+        position = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+        return np.where((rest_groups >= 0) & (values >= 0) & (keys[position] == key), position, -1)
+
     def log_distribution(self, attributes: np.ndarray) -> np.ndarray:
         """``log P(c | W)`` for the pattern W of each row, seen in training or not.
+
+        A pattern of every attribute seen in training is found along the prefix families; the others
+        are estimated from their sub-patterns, family by family (``_log_sweep``).
 
         Parameters
         ----------
@@ -256,6 +319,19 @@ class PatternHierarchy:
             (n, n_values) log-probabilities.
         """
         n_rows, n_attributes = attributes.shape
+        groups = np.zeros(n_rows, dtype=np.int64)
+        for j in range(n_attributes):
+            groups = self.find((2 << j) - 1, groups, attributes[:, j])
+        seen = groups >= 0
+        out = np.empty((n_rows, self.n_values))
+        out[seen] = self.most_specific.log_estimates[groups[seen]]
+        if not seen.all():
+            out[~seen] = self._log_sweep(attributes[~seen])
+        return out
+
+    def _log_sweep(self, attributes: np.ndarray) -> np.ndarray:
+        """``log P(c | W)`` of any patterns, from the most general family to the most specific."""
+        n_rows, n_attributes = attributes.shape
         effective = ((attributes >= 0).astype(np.int64) << np.arange(n_attributes)).sum(axis=1)
         log_root = self.families[0].log_estimates[0]
         out = np.empty((n_rows, self.n_values))
@@ -265,19 +341,17 @@ class PatternHierarchy:
             rows = np.flatnonzero((effective & mask) == mask)  # rows whose pattern has one in the family
             if rows.size == 0:
                 continue
-            family, last = self.families[mask], _last_attribute(mask)
-            rest_groups = kept[mask & ~(1 << last)].groups[rows]
-            key = rest_groups * self.cards[last] + attributes[rows, last]
-            position = np.minimum(np.searchsorted(family.keys, key), family.keys.size - 1)
-            seen = (rest_groups >= 0) & (family.keys[position] == key)
+            last = _last_attribute(mask)
+            found = self.find(mask, kept[mask & ~(1 << last)].groups[rows], attributes[rows, last])
+            seen = found >= 0
             log_values = np.empty((rows.size, self.n_values))
-            log_values[seen] = family.log_estimates[position[seen]]
+            log_values[seen] = self.families[mask].log_estimates[found[seen]]
             unseen = rows[~seen]
             if unseen.size:
                 subs = [kept[v].log_values[unseen] for v in _sub_families(mask)]
                 log_values[~seen] = _log_prior(subs, log_root, mask.bit_count(), self.b)
             groups = np.full(n_rows, -1, dtype=np.int64)
-            groups[rows] = np.where(seen, position, -1)
+            groups[rows] = found
             values = np.empty_like(out)
             values[rows] = log_values
             kept[mask] = _Answered(groups, values)

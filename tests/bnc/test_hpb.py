@@ -11,6 +11,7 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.hpb import HierarchicalPatternBayes
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.pattern_bayes import PatternHierarchy
+from bncbench.bnc.structures import STRUCTURES
 from bncbench.errors import ConfigError, NotApplicableError
 from bncbench.metrics import log_loss
 
@@ -61,6 +62,16 @@ def test_an_unseen_context_is_answered_from_all_its_sub_patterns_not_a_prefix():
     np.testing.assert_allclose(clf.predict_proba(unseen)[:, 0], [7 / 18])
 
 
+def test_a_context_whose_rows_were_removed_gets_its_parents_estimate():
+    codes = np.column_stack([TINY[["A", "B"]].to_numpy(), (TINY["y"] == "-").to_numpy()]).astype(np.int64)
+    network, _ = STRUCTURES["direct"](codes, np.array([2, 2]), 2, None, {})
+    network.remove(codes[4:])  # the rows of A=1
+    [(root, first, second)] = HierarchicalPatternBayes(s_grid=[1.0]).tables(network, codes[:4], None)
+    a1 = network.trees[0].children[0][0, 1]
+    np.testing.assert_allclose(first[a1], root[0])
+    np.testing.assert_allclose(second[network.trees[0].children[1][a1, 0]], root[0])
+
+
 def test_calibration_b_zero_keeps_the_product_of_eq_5():
     # b = 0: P(+ | G) = P'(+ | g) = P(+ | A=1) = 1/6 for the unseen (1, 1)
     clf = _direct(b=0.0)
@@ -88,10 +99,9 @@ def _reference_estimate(attributes, target, n_values, s, b):
     return lambda row: estimate(frozenset((j, v) for j, v in enumerate(row) if v >= 0))
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_estimates_of_seen_unseen_and_partial_patterns_match_a_literal_reading(seed):
-    rng = np.random.default_rng(seed)
-    cards = [3, 2, 4]
+@pytest.mark.parametrize(("seed", "cards"), [(0, [3, 2, 4]), (1, [3, 2, 4]), (2, [40, 40, 3])])
+def test_estimates_of_seen_unseen_and_partial_patterns_match_a_literal_reading(seed, cards):
+    rng = np.random.default_rng(seed)  # patterns of few values are indexed by a table, of many by sorting
     attributes = np.column_stack([rng.integers(0, c, 25) for c in cards])
     target = rng.integers(0, 3, 25)
     hierarchy = PatternHierarchy.fit(attributes, target, cards, 3, b=1.5, s_grid=[0.7], loss="log_loss")

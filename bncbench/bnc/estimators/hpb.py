@@ -25,14 +25,13 @@ import numpy as np
 import pandas as pd
 
 from bncbench.bnc.inference import posterior
-from bncbench.bnc.pattern_bayes import PatternHierarchy
+from bncbench.bnc.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.errors import ConfigError, NotApplicableError
 
 #: Candidates for S: equivalent sample sizes of the prior, from 0.01 to 100 in steps of about x3.
 DEFAULT_S_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 #: Candidates for b when it is chosen: the paper's 0.5 .. 3.0 (Sect. 3), and weaker calibrations.
 DEFAULT_B_GRID = (0.0, 0.125, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
-SELECTION_LOSSES = ("log_loss", "rmse")
 
 
 class HierarchicalPatternBayes:
@@ -57,8 +56,8 @@ class HierarchicalPatternBayes:
         criterion of the m-estimate and SkDB here.
     max_patterns : int, default 10_000_000
         Largest number of sub-patterns (training rows x pattern families) of one table. Fitting time
-        grows with it (times ``len(b_grid)`` when b is None), and memory, at worst (every pattern
-        unique), by about ``16 * n_values`` bytes per sub-pattern.
+        grows with it (times ``len(b_grid)`` when b is None), and so does memory, at worst (every pattern
+        unique), by about ``8 * (1 + n_values)`` bytes per sub-pattern.
 
     Attributes
     ----------
@@ -153,18 +152,25 @@ class HierarchicalPatternBayes:
 
 
 def _node_tables(tree, hierarchy) -> list:
-    """For each level of ``tree``, the (n_nodes, n_values) estimates of the nodes' contexts."""
-    patterns = [np.full((1, tree.depth), -1, dtype=np.int64)]
+    """For each level of ``tree``, the (n_nodes, n_values) estimates of the nodes' contexts.
+
+    A node's context is a pattern of the tree's prefix family of its level, found from its parent's;
+    a context whose rows were all removed (zero counts: never read at prediction) gets its parent's.
+    """
+    tables = [np.exp(hierarchy.families[0].log_estimates)]
+    groups = np.zeros(1, dtype=np.int64)  # each node's pattern in the prefix family of its level
     for level in range(1, tree.depth + 1):
         children = tree.children[level - 1]
         parent, value = np.nonzero(children >= 0)
-        nodes = children[parent, value]
-        level_patterns = np.empty((tree.parent[level].shape[0], tree.depth), dtype=np.int64)
-        level_patterns[nodes] = patterns[-1][parent]
-        level_patterns[nodes, level - 1] = value
-        patterns.append(level_patterns)
-    estimates = np.exp(hierarchy.log_distribution(np.concatenate(patterns)))
-    return np.split(estimates, np.cumsum([p.shape[0] for p in patterns])[:-1])
+        prefix = (1 << level) - 1
+        level_groups = np.full(tree.parent[level].shape[0], -1, dtype=np.int64)
+        level_groups[children[parent, value]] = hierarchy.find(prefix, groups[parent], value)
+        table = tables[-1][tree.parent[level]]
+        seen = level_groups >= 0
+        table[seen] = np.exp(hierarchy.families[prefix].log_estimates[level_groups[seen]])
+        tables.append(table)
+        groups = level_groups
+    return tables
 
 
 class PatternPredictor:
