@@ -9,7 +9,9 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import make_estimator
 from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures import STRUCTURES, counted
+from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.errors import ConfigError, DatasetError
 
 
@@ -79,8 +81,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.class_encoder_ = CategoryEncoder().fit(y.to_frame("class"))
         self.classes_ = np.asarray(list(self.class_encoder_.categories_[0]))
         codes = np.column_stack([self.encoder_.transform(X), self.class_encoder_.transform(y.to_frame("class"))])
+        return self._fit_data(InMemoryCodes(codes), estimator)
+
+    def _fit_data(self, data, estimator):
+        """Structure, counts and tables from the training data (``training_data``), once encoded."""
         cards = self.encoder_.cardinalities_
-        self.network_, self.structure_info_ = self._learn_structure(codes, cards)
+        self.network_, self.structure_info_ = self._learn_structure(data, cards)
         columns = self.encoder_.columns_
         if "super_parents" in self.structure_info_:
             self.structure_info_["super_parents"] = [columns[a] for a in self.structure_info_["super_parents"]]
@@ -89,23 +95,24 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             selection.attributes = [columns[a] for a in selection.attributes]
         self.parents_ = {columns[a]: [columns[p] for p in self.network_.parents[a]] for a in self.network_.attributes}
         rng = np.random.default_rng(self.random_state)
-        self.tables_ = estimator.tables(self.network_, codes, rng)
+        self.tables_ = estimator.tables(self.network_, data.sample, rng)
         self.estimator_ = estimator
         predictor = getattr(estimator, "predictor", PackedNetwork)  # an estimator may predict its own way
         self.packed_ = predictor(self.network_, self.tables_)
         return self
 
-    def _learn_structure(self, codes, cards):
+    def _learn_structure(self, data, cards):
         n_classes = len(self.classes_)
         if isinstance(self.structure, dict):
-            return counted(self._given_structure(list(self.encoder_.columns_)), codes, cards, n_classes), {}
+            network = CountedNetwork(self._given_structure(list(self.encoder_.columns_)), cards, n_classes)
+            return counted(network, data), {}
         if self.structure not in STRUCTURES:
             raise ConfigError(
                 f"unknown structure {self.structure!r}; valid structures: {', '.join(sorted(STRUCTURES))} "
                 "or a dict {attribute: [parents]}."
             )
         learner = STRUCTURES[self.structure]
-        return learner(codes, cards, n_classes, self.k, dict(self.structure_params or {}))
+        return learner(data, cards, n_classes, self.k, dict(self.structure_params or {}))
 
     def _given_structure(self, columns):
         position = {name: i for i, name in enumerate(columns)}

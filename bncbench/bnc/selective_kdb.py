@@ -90,7 +90,7 @@ def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, root
 @njit(cache=True, parallel=True)
 def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
                 variables, child_columns, child_start, children, table_start, counts, totals, log_tables,
-                n_values):
+                n_values, n_rows):
     """Sums of the row losses of every (k', l) model, per block of rows: (n_blocks, k_max + 1, d + 1).
 
     Blocks run in parallel; within a block the rows are taken attribute by attribute, so that one
@@ -109,7 +109,7 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
             y = codes[first + b, class_column]
             for c in range(n_classes):
                 count = counts[table_start[roots[0]] + c] - (1.0 if c == y else 0.0)
-                scores[b, :, c] = np.log((count + m / n_classes) / (n - 1.0 + m))
+                scores[b, :, c] = np.log((count + m / n_classes) / (n_rows - 1.0 + m))
             for k in range(k_max + 1):
                 sums[block, k, 0] += _row_loss(scores[b, k], y, loss_code)
         for position in range(d):
@@ -129,12 +129,13 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
     return sums
 
 
-def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np.ndarray:
+def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.ndarray:
     """(k_max + 1, d + 1) grid of leave-one-out losses: rows k' = 0..k_max, columns l = 0..d.
 
-    ``network`` is kDB-``k_max`` counted on ``codes`` (rows with the class in the last column);
-    ``order`` lists the attributes in decreasing mutual information with the class. RMSE is the
-    root of the mean squared error on the true class (SkDB paper Eq. 1); the other losses are means.
+    ``network`` is kDB-``k_max`` counted on the training data ``data`` (``training_data``; one pass
+    over its chunks here); ``order`` lists the attributes in decreasing mutual information with the
+    class. RMSE is the root of the mean squared error on the true class (SkDB paper Eq. 1); the other
+    losses are means.
     """
     tables = MEstimate(m=m, backoff="value").tables_for(network, m)
     packed = PackedNetwork(network, tables)
@@ -143,14 +144,16 @@ def leave_one_out_losses(network, codes, order, k_max, m=1.0, loss="rmse") -> np
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
     n_values = np.array([tree.n_values for tree in network.trees], dtype=np.int64)
-    codes = np.ascontiguousarray(codes, dtype=np.int64)
-    sums = _loocv_sums(
-        codes, _ROWS_PER_BLOCK, tree_order, k_max, float(m), LOSS_CODES[loss], network.n_classes,
-        network.class_column, packed.roots, packed.depths, packed.variables, packed.child_columns,
-        packed.child_start, packed.children, packed.table_start, counts, totals, packed.log_tables, n_values,
-    )
-    total = sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
-    mean = total / codes.shape[0]
+    total = np.zeros((k_max + 1, len(order) + 1))
+    for chunk in data.chunks():
+        sums = _loocv_sums(
+            np.ascontiguousarray(chunk, dtype=np.int64), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
+            LOSS_CODES[loss], network.n_classes, network.class_column, packed.roots, packed.depths,
+            packed.variables, packed.child_columns, packed.child_start, packed.children, packed.table_start,
+            counts, totals, packed.log_tables, n_values, network.n_rows,
+        )
+        total += sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
+    mean = total / network.n_rows
     return np.sqrt(mean) if loss == "rmse" else mean
 
 
@@ -164,11 +167,11 @@ class Selection:
     attributes: list = field(default_factory=list)  # the chosen attributes, in mutual-information order
 
 
-def select(network, codes, order, k_max, m=1.0, loss="rmse") -> Selection:
+def select(network, data, order, k_max, m=1.0, loss="rmse") -> Selection:
     """Best (l, k') by leave-one-out; ties go to fewer attributes, then to smaller k (Sect. 2.1)."""
     if loss not in LOSS_CODES:
         raise ConfigError(f"skdb loss must be one of {sorted(LOSS_CODES)}, got {loss!r}.")
-    grid = leave_one_out_losses(network, codes, order, k_max, m, loss)
+    grid = leave_one_out_losses(network, data, order, k_max, m, loss)
     best_l, best_k = 0, 0
     for l in range(grid.shape[1]):
         for k in range(grid.shape[0]):

@@ -1,7 +1,8 @@
 """Structure learners: which attributes each attribute depends on, besides the class.
 
-A learner takes the integer code matrix (class in the last column), the attributes' cardinalities, the
-number of classes, ``k`` and its ``structure_params``, and returns the counted network of the structure
+A learner takes the training data (``training_data``: passes over chunks of the integer code matrix,
+class in the last column), the attributes' cardinalities, the number of classes, ``k`` and its
+``structure_params``, and returns the counted network of the structure
 (``CountedNetwork``: for every attribute in the model the ordered list of its attribute parents, the
 class being an implicit parent of each, and the counts) with a dict of what else it learned. The parent
 order is the order of the context tree's levels below the class (HDP paper Sect. 3.3).
@@ -12,25 +13,35 @@ from collections.abc import Callable
 import numpy as np
 from scipy.sparse.csgraph import breadth_first_order, connected_components, minimum_spanning_tree
 
-from bncbench.bnc.information import conditional_mutual_information, mutual_information_with_class
+from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc import selective_kdb
 from bncbench.bnc.aode import AveragedOneDependence
 from bncbench.errors import ConfigError
 
 
-def counted(parents, codes, cards, n_classes) -> CountedNetwork:
-    """The network of a given structure, counted on ``codes``."""
-    return CountedNetwork(parents, cards, n_classes).add(codes)
+def counted(network, data):
+    """``network`` with the counts of one pass over the training data."""
+    for chunk in data.chunks():
+        network.add(chunk)
+    return network
 
 
-def naive_bayes(codes, cards, n_classes, k, params):
+def statistics(data, cards, n_classes, pairs=True) -> StructureStatistics:
+    """The mutual-information counts of one pass over the training data."""
+    found = StructureStatistics(cards, n_classes, pairs)
+    for chunk in data.chunks():
+        found.add(chunk)
+    return found
+
+
+def naive_bayes(data, cards, n_classes, k, params):
     """Naive Bayes: no attribute parents."""
     _reject_params("nb", params, set())
-    return counted([[] for _ in cards], codes, cards, n_classes), {}
+    return counted(CountedNetwork([[] for _ in cards], cards, n_classes), data), {}
 
 
-def tree_augmented(codes, cards, n_classes, k, params):
+def tree_augmented(data, cards, n_classes, k, params):
     """TAN (Friedman et al. 1997): Chow-Liu maximum spanning tree on ``I(X_i; X_j | Y)``; with
     ``structure_params={"score": "aic" | "bic"}`` a forest (FAN) as in bnclassify.
 
@@ -44,9 +55,9 @@ def tree_augmented(codes, cards, n_classes, k, params):
     score = params.get("score", "likelihood")
     if score not in TAN_PENALTIES:
         raise ConfigError(f"tan score must be one of {sorted(TAN_PENALTIES)}, got {score!r}.")
-    attributes, y = _split(codes)
-    d, n = attributes.shape[1], attributes.shape[0]
-    cmi = conditional_mutual_information(attributes, y, cards, n_classes)
+    found = statistics(data, cards, n_classes)
+    d, n = len(cards), found.n_rows
+    cmi = found.conditional_mutual_information()
     added = n_classes * np.outer(cards - 1, cards - 1)
     gain = n * cmi - TAN_PENALTIES[score](n) * added
     keep = gain > 0 if score != "likelihood" else np.ones_like(gain, dtype=bool)
@@ -55,7 +66,7 @@ def tree_augmented(codes, cards, n_classes, k, params):
     # does not change which spanning forest is minimal, since all have the same number of edges.
     weights = np.where(keep, gain.max() + 1.0 - gain, 0.0) if d > 1 else np.zeros((d, d))
     forest = minimum_spanning_tree(weights)
-    mi = mutual_information_with_class(attributes, y, cards, n_classes)
+    mi = found.mutual_information_with_class()
     _, component = connected_components(forest, directed=False)
     parents: list[list[int]] = [[] for _ in range(d)]
     for label in np.unique(component):
@@ -65,13 +76,13 @@ def tree_augmented(codes, cards, n_classes, k, params):
         for i in members:
             if i != root:
                 parents[i] = [int(predecessors[i])]
-    return counted(parents, codes, cards, n_classes), {}
+    return counted(CountedNetwork(parents, cards, n_classes), data), {}
 
 
 TAN_PENALTIES = {"likelihood": lambda n: 0.0, "aic": lambda n: 1.0, "bic": lambda n: np.log(n) / 2.0}
 
 
-def k_dependence(codes, cards, n_classes, k, params):
+def k_dependence(data, cards, n_classes, k, params):
     """kDB-k (Sahami 1996; SkDB paper Algorithm 2).
 
     Attributes are taken in decreasing ``I(X_i; Y)``; each takes as parents the ``min(i, k)`` earlier
@@ -79,18 +90,18 @@ def k_dependence(codes, cards, n_classes, k, params):
     earlier attribute in the order.
     """
     _reject_params("kdb", params, set())
-    parents, _ = _kdb_parents(codes, cards, n_classes, 1 if k is None else k)
-    return counted(parents, codes, cards, n_classes), {}
+    parents, _ = _kdb_parents(data, cards, n_classes, 1 if k is None else k)
+    return counted(CountedNetwork(parents, cards, n_classes), data), {}
 
 
-def _kdb_parents(codes, cards, n_classes, k):
+def _kdb_parents(data, cards, n_classes, k):
     k = int(k)
     if k < 0:
         raise ConfigError(f"kDB needs k >= 0, got k={k}.")
-    attributes, y = _split(codes)
-    order = attribute_order(attributes, y, cards, n_classes)
-    cmi = conditional_mutual_information(attributes, y, cards, n_classes) if k > 0 else None
-    parents: list[list[int]] = [[] for _ in range(attributes.shape[1])]
+    found = statistics(data, cards, n_classes, pairs=k > 0)
+    order = found.attribute_order()
+    cmi = found.conditional_mutual_information() if k > 0 else None
+    parents: list[list[int]] = [[] for _ in range(len(cards))]
     for position, attribute in enumerate(order):
         earlier = order[:position]
         if k > 0 and position > 0:
@@ -99,7 +110,7 @@ def _kdb_parents(codes, cards, n_classes, k):
     return parents, order
 
 
-def selective_k_dependence(codes, cards, n_classes, k, params):
+def selective_k_dependence(data, cards, n_classes, k, params):
     """Selective kDB (SkDB paper Algorithm 4): kDB-``k`` (default 5), then the top-l attributes and the
     k' <= k with the lowest leave-one-out loss (``selective_kdb``).
 
@@ -108,30 +119,24 @@ def selective_k_dependence(codes, cards, n_classes, k, params):
     """
     _reject_params("skdb", params, {"loss", "m"})
     k_max = 5 if k is None else int(k)
-    parents, order = _kdb_parents(codes, cards, n_classes, k_max)
-    network = counted(parents, codes, cards, n_classes)
-    selection = selective_kdb.select(network, codes, order, k_max, params.get("m", 1.0), params.get("loss", "rmse"))
+    parents, order = _kdb_parents(data, cards, n_classes, k_max)
+    network = counted(CountedNetwork(parents, cards, n_classes), data)
+    selection = selective_kdb.select(network, data, order, k_max, params.get("m", 1.0), params.get("loss", "rmse"))
     return network.restricted(selection.attributes, selection.k), {"selection": selection}
 
 
-def attribute_order(codes, y, cards, n_classes) -> np.ndarray:
-    """Attributes in decreasing ``I(X_i; Y)``, ties by column order."""
-    mi = mutual_information_with_class(codes, y, cards, n_classes)
-    return np.argsort(-mi, kind="stable")
-
-
-def averaged_one_dependence(codes, cards, n_classes, k, params):
+def averaged_one_dependence(data, cards, n_classes, k, params):
     """AODE (Webb et al. 2005): every attribute in turn is the super-parent of all the others;
     ``structure_params={"frequency_limit": 1}`` as in the paper."""
     _reject_params("aode", params, {"frequency_limit"})
     limit = params.get("frequency_limit", 1)
     if not (isinstance(limit, int) and limit >= 0):
         raise ConfigError(f"aode frequency_limit must be an integer >= 0, got {limit!r}.")
-    network = AveragedOneDependence(cards, n_classes, limit).add(codes)
+    network = counted(AveragedOneDependence(cards, n_classes, limit), data)
     return network, {"super_parents": network.super_parents}
 
 
-def direct(codes, cards, n_classes, k, params):
+def direct(data, cards, n_classes, k, params):
     """The class given all the attributes (HPB paper's "Direct BN Structure"): one table
     ``P(Y | X_1..X_d)`` and no attribute tables.
 
@@ -141,14 +146,9 @@ def direct(codes, cards, n_classes, k, params):
     order. ``k`` is ignored.
     """
     _reject_params("direct", params, set())
-    attributes, y = _split(codes)
-    order = [int(a) for a in attribute_order(attributes, y, cards, n_classes)]
+    order = [int(a) for a in statistics(data, cards, n_classes, pairs=False).attribute_order()]
     network = CountedNetwork([[] for _ in cards], cards, n_classes, attributes=[], class_parents=order)
-    return network.add(codes), {}
-
-
-def _split(codes):
-    return codes[:, :-1], np.ascontiguousarray(codes[:, -1])
+    return counted(network, data), {}
 
 
 def _reject_params(name: str, params, accepted: set) -> None:

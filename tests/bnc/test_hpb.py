@@ -10,8 +10,8 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.hpb import HierarchicalPatternBayes
 from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.pattern_bayes import PatternHierarchy
-from bncbench.bnc.structures import STRUCTURES
 from bncbench.errors import ConfigError, NotApplicableError
 from bncbench.metrics import log_loss
 
@@ -64,12 +64,19 @@ def test_an_unseen_context_is_answered_from_all_its_sub_patterns_not_a_prefix():
 
 def test_a_context_whose_rows_were_removed_gets_its_parents_estimate():
     codes = np.column_stack([TINY[["A", "B"]].to_numpy(), (TINY["y"] == "-").to_numpy()]).astype(np.int64)
-    network, _ = STRUCTURES["direct"](codes, np.array([2, 2]), 2, None, {})
+    network = CountedNetwork([[], []], [2, 2], 2, attributes=[], class_parents=[0, 1]).add(codes)
     network.remove(codes[4:])  # the rows of A=1
     [(root, first, second)] = HierarchicalPatternBayes(s_grid=[1.0]).tables(network, codes[:4], None)
     a1 = network.trees[0].children[0][0, 1]
     np.testing.assert_allclose(first[a1], root[0])
     np.testing.assert_allclose(second[network.trees[0].children[1][a1, 0]], root[0])
+
+
+def test_a_sample_of_the_rows_is_refused():
+    codes = np.column_stack([TINY[["A", "B"]].to_numpy(), (TINY["y"] == "-").to_numpy()]).astype(np.int64)
+    network = CountedNetwork([[], []], [2, 2], 2).add(codes)
+    with pytest.raises(NotApplicableError, match="given 4 of the 6 rows"):
+        HierarchicalPatternBayes().tables(network, codes[:4], None)
 
 
 def test_calibration_b_zero_keeps_the_product_of_eq_5():

@@ -6,6 +6,7 @@ import pytest
 from bncbench.bnc.information import conditional_mutual_information, mutual_information_with_class
 from bncbench.bnc.structures import k_dependence, naive_bayes, tree_augmented
 from bncbench.errors import ConfigError
+from bncbench.bnc.training_data import InMemoryCodes
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def chain_data():
 
 
 def _parents(learner, codes, y, cards, k, params=None):
-    network, _ = learner(np.column_stack([codes, y]), cards, 2, k, params or {})
+    network, _ = learner(InMemoryCodes(np.column_stack([codes, y])), cards, 2, k, params or {})
     return network.parents
 
 

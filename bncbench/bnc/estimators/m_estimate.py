@@ -75,12 +75,13 @@ class MEstimate:
         return tables
 
     def _select_m(self, network, codes, rng) -> float:
-        n = codes.shape[0]
-        n_holdout = min(int(n * self.holdout_fraction), self.holdout_max)
+        """``codes``: the training rows, or a uniform sample of them when the data is read in chunks
+        (the holdout size still follows the number of rows counted)."""
+        n_holdout = min(int(network.n_rows * self.holdout_fraction), self.holdout_max, codes.shape[0])
         if n_holdout < 1:
             return 1.0
-        holdout = np.zeros(n, dtype=bool)
-        holdout[rng.choice(n, size=n_holdout, replace=False)] = True
+        holdout = np.zeros(codes.shape[0], dtype=bool)
+        holdout[rng.choice(codes.shape[0], size=n_holdout, replace=False)] = True
         rest = network.copy().remove(codes[holdout])
         packed = PackedNetwork(rest, self.tables_for(rest, self.m_grid[0]))
         held_codes, held_y = codes[holdout], codes[holdout, -1]

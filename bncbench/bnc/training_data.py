@@ -1,0 +1,24 @@
+"""Training data as the structure learners and estimators see it: passes over chunks of codes.
+
+A learner makes one pass per kind of statistic (SkDB paper Sect. 2.1: structure, counts, then SkDB's
+leave-one-out), so the same code learns from an in-memory matrix (one chunk) or from a file read in
+chunks (``bncbench.bnc.out_of_core``).
+"""
+
+from collections.abc import Iterator
+
+import numpy as np
+
+
+class InMemoryCodes:
+    """All the training rows at once, an (n, d + 1) int64 code matrix with the class last.
+
+    ``sample`` is what an estimator may use beyond the counts (e.g. the m-estimate's holdout): all rows.
+    """
+
+    def __init__(self, codes: np.ndarray):
+        self.codes = codes
+        self.sample = codes
+
+    def chunks(self) -> Iterator[np.ndarray]:
+        yield self.codes
