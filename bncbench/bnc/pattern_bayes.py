@@ -17,10 +17,10 @@ whose estimate is ``P(c)``. Of an unseen pattern (``N_w = 0``) the estimate is i
 
 ``S_F`` is chosen per family by leave-one-out over the training rows (Sect. 2.3), greedily from the
 most general family to the most specific: with the S of every family below ``F`` fixed, each row is
-held out of every count its estimate uses (its own pattern, all its sub-patterns and ``P(c)``), which
-is exact and costs no refitting because the held-out estimates of a row's sub-patterns depend only on
-those sub-patterns and the row's class; they are carried from one level to the next. The loss is that
-of the held-out row's true class, over every row of the family's patterns.
+held out of every count its estimate uses (its own pattern, all its sub-patterns and ``P(c)``). This is
+exact and costs no refitting: the held-out estimates of a row's pattern and sub-patterns depend only on
+that pattern and the row's class, so they are computed once per (pattern, class) pair and carried from
+one level to the next. The loss is that of the held-out row's true class, over all training rows.
 
 Departure from the paper: the paper estimates ``P(c)`` by ``N_c / N`` and defines ``P(c | W) = 0`` for
 a class with ``N_c = 0``. Here the empty pattern is a family like the others: Eq. 4 with the uniform
@@ -99,10 +99,9 @@ def _log_prior(log_sub_estimates: list, log_root: np.ndarray, level: int, b: flo
 
 
 def _log_posterior_mean(counts, totals, s: float, log_prior: np.ndarray) -> np.ndarray:
-    """``log`` of Eq. 4, ``(N_wc + S q) / (N_w + S)``: exactly ``log q`` where ``N_w = 0``. ``totals``
-    has one dimension less than ``counts``, unless both are per row of one class."""
-    if counts.ndim > totals.ndim:
-        totals = totals[..., None]
+    """``log`` of Eq. 4, ``(N_wc + S q) / (N_w + S)``, for (n, n_values) counts and (n,) totals: exactly
+    ``log q`` where ``N_w = 0``."""
+    totals = totals[:, None]
     with np.errstate(divide="ignore"):
         log_counts = np.log(counts)
     return np.where(totals > 0, np.logaddexp(log_counts, np.log(s) + log_prior) - np.log(totals + s), log_prior)
@@ -141,6 +140,7 @@ def _compact(key: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.nda
 
 
 def _pairs(row_groups: np.ndarray, n_patterns: int, target: np.ndarray, n_values: int) -> _Pairs:
+    """The pairs of the rows' patterns (``row_groups``, of ``n_patterns``) and classes (``target``)."""
     pair_keys, first, rows = _compact(row_groups * n_values + target, n_patterns * n_values)
     return _Pairs(rows, first, pair_keys // n_values, pair_keys % n_values, np.bincount(rows).astype(float))
 
@@ -165,10 +165,8 @@ def _fit_family(row_groups, n_patterns, target, pairs, log_pattern_prior, log_he
     held_counts = counts[pairs.groups]
     held_counts[each, pairs.classes] -= 1.0
     held_totals = totals[pairs.groups] - 1.0
-    held_true, prior_true = (
-        held_counts[each, pairs.classes, None],
-        np.exp(log_held_out_prior[each, pairs.classes, None]),
-    )
+    held_true = held_counts[each, pairs.classes, None]
+    prior_true = np.exp(log_held_out_prior[each, pairs.classes, None])
     grid = np.asarray(s_grid)
     p_true = np.where(
         held_totals[:, None] > 0, (held_true + grid * prior_true) / (held_totals[:, None] + grid), prior_true

@@ -89,6 +89,11 @@ class HierarchicalPatternBayes:
     def tables(self, network, codes, rng):
         """Fit every tree's pattern hierarchy on ``codes`` (the rows the network was counted on) and
         return, for each tree and level, the estimates of the nodes' contexts."""
+        if codes.shape[0] != network.n_rows:
+            raise NotApplicableError(
+                f"HPB counts every sub-pattern from the training rows, but was given {codes.shape[0]} of "
+                f"the {network.n_rows:.0f} rows (a sample of data read in chunks); fit in memory."
+            )
         self._check_size(network, codes.shape[0])
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
         self.hierarchies_ = [self._fit_tree(tree, codes) for tree in network.trees]
