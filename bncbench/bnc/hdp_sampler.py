@@ -20,8 +20,9 @@ conditional of Eq. 11 (as ``setTk`` of the authors' ProbabilityNode.java compute
 where ``m``, ``t_p``, ``N_p`` are the parent's count of the value, pseudo-count and total count at
 candidate ``u``, and ``alpha``, ``alpha_p`` the node's and the parent's concentrations. The weight of
 ``lo`` is 1 and each next weight is the previous times its factor: no logarithms or exponentials, only
-the Stirling ratios that ``bncbench.bnc.stirling`` stores. Over a window of 2 * 10 steps the weights
-stay far inside the range of doubles.
+the Stirling ratios that ``bncbench.bnc.stirling`` stores. A factor lies within about 1e-19..1e9
+(counts up to 5e4, concentrations up to the cap), so over the 2 * 10 steps of a window the weights
+neither overflow nor drop a candidate that matters.
 
 Two kernels sample the windows. ``_sweep_reference`` is the plain one: per window it fills the factors
 from ``stirling``'s lookups, then accumulates the weights, then picks the candidate. ``_sweep_fast``
@@ -79,7 +80,7 @@ def _next_uniform(stream):
 
 @njit(cache=True, error_model="numpy")
 def _normal(stream, spare):
-    """A standard normal deviate: Marsaglia's polar method, which makes two; ``spare`` keeps the second."""
+    """A standard normal deviate by Marsaglia's polar method, which makes two: ``spare`` keeps one."""
     if spare[0] != 0.0:
         spare[0] = 0.0
         return spare[1]
@@ -141,21 +142,8 @@ def _step(ratio_n_u, inverse_ratio_m, m, shift, alpha, parent_base):
 
 
 @njit(cache=True, error_model="numpy")
-def _fill_steps(
-    n,
-    t,
-    lo,
-    hi,
-    parent_n,
-    parent_t,
-    alpha,
-    parent_base,
-    ratio,
-    inverse_ratio,
-    rows,
-    numerators,
-    denominators,
-):
+def _fill_steps(n, t, lo, hi, parent_n, parent_t, alpha, parent_base, ratio, inverse_ratio, rows,
+                numerators, denominators):  # fmt: skip
     """``_step`` for every ``u`` in ``lo..hi - 1``, from ``stirling``'s lookups (any n)."""
     for u in range(lo, hi):
         m = parent_n + u - t
@@ -215,21 +203,8 @@ def _sweep_reference(first, last, key, iteration, window, forest, state, stirlin
         if hi <= lo:  # t is forced: the parent allows no move, or n = 1
             continue
         a, base = alpha[slot[node]], alpha[slot[up]] + n_total[up]
-        _fill_steps(
-            n,
-            t,
-            lo,
-            hi,
-            parent_n,
-            parent_t,
-            a,
-            base,
-            ratio,
-            inverse_ratio,
-            rows,
-            numerators,
-            denominators,
-        )
+        _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, numerators,
+                    denominators)  # fmt: skip
         new_t = _draw(lo, hi, uniform_at(key, counter + c), numerators, denominators, cumulative)
         _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
 
@@ -243,11 +218,9 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
     for i in range(first, last):
-        c, node, pc = (
-            np.uint64(active_cell[i]),
-            np.uint64(active_node[i]),
-            np.uint64(active_parent_cell[i]),
-        )
+        # unsigned indices: numba checks signed ones for negative values (wrap-around) on every access
+        c, pc = np.uint64(active_cell[i]), np.uint64(active_parent_cell[i])
+        node = np.uint64(active_node[i])
         up = np.uint64(parent[node])
         n, t, parent_n, parent_t = n_cell[c], t_cell[c], n_cell[pc], t_cell[pc]
         lo, hi = _window_bounds(n, t, parent_n, parent_t, window)
@@ -256,12 +229,11 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
         a, base = alpha[slot[node]], alpha[slot[up]] + n_total[up]
         uniform = uniform_at(key, counter + active_cell[i])
         if n <= rows and parent_n + hi - t <= rows:
-            # unsigned offsets: no negative-index wrap-around in the loop
-            row = np.uint64(n * (n - 1) // 2 - 1 + lo)  # R(n, lo + i) = ratio[row + i]
+            row = np.uint64(n * (n - 1) // 2 - 1 + lo)  # R(n, lo + j) = ratio[row + j]
             m = parent_n + lo - t
             column = np.uint64(
                 column_index(m, parent_t - 1, rows) if parent_t > 1 else 0
-            )  # Q(m, t_p - 1)
+            )  # Q(m + j, t_p - 1)
             weight = 1.0
             total = 1.0
             cumulative[0] = total
@@ -277,21 +249,8 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
                 shift += 1.0
             new_t = _choose(lo, hi, uniform * total, cumulative)
         else:
-            _fill_steps(
-                n,
-                t,
-                lo,
-                hi,
-                parent_n,
-                parent_t,
-                a,
-                base,
-                ratio,
-                inverse_ratio,
-                rows,
-                numerators,
-                denominators,
-            )
+            _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, numerators,
+                        denominators)  # fmt: skip
             new_t = _draw(lo, hi, uniform, numerators, denominators, cumulative)
         _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
 

@@ -10,10 +10,11 @@ ever compares neighbouring values, so what it queries are two ratios:
 Rows ``n <= EXACT_ROWS`` are exact: the recurrence ``S(n + 1, t) = S(n, t - 1) + n S(n, t)`` runs in
 log space, row after row, and each row is stored as its two ratio rows (the log row itself is kept
 only at the frontier, to extend the table). ``R`` is stored row by row and ``Q`` column by column, as
-the sampler walks them (its own row over u; its parent's column over m). ``LogStirlingTable.ensure`` grows the table lazily to the
-largest count a fit can produce, capped at the bound, and one module-level table (``shared_table``) is
-shared by every tree of every fit in the process. At the bound the two float64 triangles take
-``2 * 8 * EXACT_ROWS * (EXACT_ROWS + 1) / 2`` bytes = 72 MB, whatever the size of the data.
+the sampler walks them (its own row over u; its parent's column over m). ``LogStirlingTable.ensure``
+grows the table lazily to the largest count a fit can produce, capped at the bound, and one
+module-level table (``shared_table``) is shared by every tree of every fit in the process. At the
+bound the two float64 triangles take ``8 * EXACT_ROWS**2`` bytes = 72 MB, whatever the size of the
+data.
 
 Beyond the bound, ``log S(n, t)`` is computed when queried (``log_stirling_large``):
 
@@ -116,7 +117,7 @@ def _extend_rows(frontier, ratio, inverse_ratio, old_rows, new_rows):
 
 @njit(cache=True, error_model="numpy")
 def digamma(x):
-    """``psi(x) = d log Gamma(x) / dx`` for ``x > 0`` (recurrence to x >= 10, then the asymptotic series)."""
+    """``psi(x) = d log Gamma(x) / dx`` for ``x > 0`` (recurrence to x >= 10, then asymptotic series)."""
     shift = 0.0
     while x < 10.0:
         shift -= 1.0 / x

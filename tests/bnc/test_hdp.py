@@ -1,4 +1,4 @@
-"""HDP estimates (Petitjean et al. 2018, Sect. 4): the worked example, properties, kernels, edge cases."""
+"""HDP estimates (Petitjean et al. 2018, Sect. 4): worked example, properties, kernels, edge cases."""
 
 import itertools
 import math

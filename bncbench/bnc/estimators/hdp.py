@@ -2,13 +2,13 @@
 
 Each CPT ``P(X | y, parents)`` is its context tree: root, then the class, then the parents in the order
 the structure lists them, which is Sect. 3.3's (TAN: the class, then the other parent; kDB: parents by
-decreasing ``I(X; parent | Y)``; a dict structure: the order given). Every node's distribution is drawn from a Dirichlet centred on its
-parent's (Sect. 4.1); the root's base is uniform. A collapsed Gibbs sampler keeps, per node and value,
-the count ``n`` and the pseudo-count ``t`` passed to the parent (Eqs. 7-11), resamples every ``t`` in a
-window around its value (Sect. 4.4.1) and the concentrations by the Beta/Gamma augmentation
-(Sect. 4.4.2); each node's estimate is the mean, over the iterations after burn-in, of Eqs. 12-14
-computed top-down. The kernels are in ``bncbench.bnc.hdp_sampler``, the Stirling numbers in
-``bncbench.bnc.stirling``.
+decreasing ``I(X; parent | Y)``; a dict structure: the order given). Every node's distribution is
+drawn from a Dirichlet centred on its parent's (Sect. 4.1); the root's base is uniform. A collapsed
+Gibbs sampler keeps, per node and value, the count ``n`` and the pseudo-count ``t`` passed to the
+parent (Eqs. 7-11), resamples every ``t`` in a window around its value (Sect. 4.4.1) and the
+concentrations by the Beta/Gamma augmentation (Sect. 4.4.2); each node's estimate is the mean, over
+the iterations after burn-in, of Eqs. 12-14 computed top-down. The kernels are in
+``bncbench.bnc.hdp_sampler``, the Stirling numbers in ``bncbench.bnc.stirling``.
 
 Where the paper and the authors' Java implementation (github.com/fpetitjean/HDP: ProbabilityTree,
 ProbabilityNode, Concentration), which produced the paper's results, differ, the defaults follow the
@@ -346,7 +346,7 @@ def _integer_counts(counts):
 
 
 def _tie(tree, tying, starts, first_slot):
-    """Concentration slot of every node of one tree (slot ``first_slot`` is the root's) and their count."""
+    """Concentration slot of every node of one tree (``first_slot`` is the root's), and their count."""
     sizes = np.diff(starts)
     slot = [np.array([first_slot])]
     if tying == "level":
