@@ -104,6 +104,10 @@ def load_dataset(spec: Mapping, data_dir: str | Path | None) -> Dataset:
             len(keep),
         )
         X, y = X[keep].reset_index(drop=True), y[keep].reset_index(drop=True)
+    if y.empty:
+        raise DatasetError(
+            f"Dataset '{name}' has no rows (a file with a header only?); check its data file."
+        )
     classes = pd.unique(y)
     if len(classes) < 2:
         raise DatasetError(
