@@ -244,6 +244,15 @@ def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
             f"{int(bad.sum())} non-numeric values ({examples}). Declare it nominal, or fix the "
             "values (a missing value is an empty field)."
         )
+    infinite = numbers.isin([float("inf"), float("-inf")])
+    if infinite.any():
+        rows = infinite[infinite].index[:3]
+        examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in rows)
+        raise DatasetError(
+            f"Column '{column}' of {path} holds {int(infinite.sum())} infinite values ({examples}), "
+            "which cannot be discretised. Write an unknown value as missing (an empty field), or "
+            "declare the column nominal in schema.json if these are labels."
+        )
     return numbers.astype("float64")
 
 
