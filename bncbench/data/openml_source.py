@@ -95,7 +95,14 @@ def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_
         "attributes": attributes,
         "class": {**class_attribute, "name": CLASS_COLUMN},
     }
-    write_store_table(data_dir, name, pd.DataFrame(columns), entry)
+    try:
+        write_store_table(data_dir, name, pd.DataFrame(columns), entry)
+    except OSError as ex:
+        raise DatasetError(
+            f"OpenML dataset {openml_id} was fetched for '{name}' but cannot be stored in the data "
+            f"directory {data_dir} ({type(ex).__name__}: {ex}). Make it writable, or use a writable "
+            f"one ({DATA_DIR_HINT})."
+        ) from ex
 
 
 def _store_column(values: pd.Series, feature: OpenMLDataFeature) -> tuple[pd.Series, dict]:
