@@ -11,6 +11,7 @@ URI) is used, because Hydra's joblib workers run one cell after another in the s
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Mapping
 from contextlib import contextmanager
@@ -37,6 +38,10 @@ DEFAULT_ARTIFACT_DIR = "runs/artifacts"
 #: Tracking URIs of a tracking server, which stores (or proxies) the artifacts itself.
 SERVER_SCHEMES = ("http", "https")
 _BATCH = 1000
+#: Logs a failed write to a database store with its traceback, before raising it: where bncbench turns
+#: that error into a message of its own, the log is left out.
+_STORE_LOGGER = "mlflow.store.db.utils"
+_SQLITE_HEADER = b"SQLite format 3\x00"
 _STORE_FIX = (
     "Set tracking_uri to a writable SQLite file, e.g. tracking_uri=sqlite:///runs/mlflow.db, "
     "or to the http(s):// address of a running `mlflow server`."
@@ -58,9 +63,10 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         raise ConfigError(f"tracking_uri is empty. {_STORE_FIX}")
     scheme = urlparse(str(tracking_uri)).scheme
     if scheme == "sqlite":
-        path = str(tracking_uri).removeprefix("sqlite:///")
+        path = Path(str(tracking_uri).removeprefix("sqlite:///").split("?")[0])
         try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _check_sqlite_file(path)
         except OSError as err:
             raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}") from None
     elif scheme in ("", "file"):
@@ -75,6 +81,19 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}") from None
     return client
+
+
+def _check_sqlite_file(path: Path) -> None:
+    """Raise OSError unless ``path`` is absent, empty or a SQLite database: MLflow would retry opening
+    anything else for minutes."""
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise IsADirectoryError(f"{path} is a directory, not a SQLite file")
+    with open(path, "rb") as file:
+        header = file.read(len(_SQLITE_HEADER))
+    if header and header != _SQLITE_HEADER:
+        raise OSError(f"{path} is not a SQLite database")
 
 
 def _reason(err: Exception) -> str:
@@ -97,6 +116,17 @@ def _environment(**variables: str):
                 os.environ[name] = value
 
 
+@contextmanager
+def _silenced(logger_name: str):
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def prepare_experiment(client: MlflowClient, name: str, artifact_location: str | None) -> str:
     """Id of the MLflow experiment ``name``, created if absent (see ``artifact_root`` for where a new
     one keeps its artifacts).
@@ -109,9 +139,10 @@ def prepare_experiment(client: MlflowClient, name: str, artifact_location: str |
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
         try:
-            return client.create_experiment(
-                name, artifact_location=artifact_root(client.tracking_uri, artifact_location, name)
-            )
+            with _silenced(_STORE_LOGGER):
+                return client.create_experiment(
+                    name, artifact_location=artifact_root(client.tracking_uri, artifact_location, name)
+                )
         except MlflowException as err:
             experiment = client.get_experiment_by_name(name)  # created meanwhile by another process
             if experiment is None:
@@ -156,7 +187,10 @@ def mark_sweep(client: MlflowClient, experiment_id: str) -> None:
         The store cannot be written.
     """
     try:
-        client.set_experiment_tag(experiment_id, "bncbench.last_sweep", datetime.now().isoformat(timespec="seconds"))
+        with _silenced(_STORE_LOGGER):
+            client.set_experiment_tag(
+                experiment_id, "bncbench.last_sweep", datetime.now().isoformat(timespec="seconds")
+            )
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
             f"cannot write to the tracking store {client.tracking_uri!r}: {_reason(err)}. "
