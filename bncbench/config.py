@@ -21,7 +21,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException, MissingConfigException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
-from omegaconf.errors import OmegaConfBaseException
+from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.errors import ConfigError
 
@@ -136,6 +136,8 @@ def check_settings(cfg: DictConfig) -> None:
             _check_integer("numba_threads", threads, 1, also="or auto (a share of the cores)")
         if not isinstance(cfg.tracking_uri, str) or not cfg.tracking_uri.strip():
             raise ConfigError("tracking_uri must be set, e.g. tracking_uri=sqlite:///runs/mlflow.db.")
+        if not isinstance(cfg.report_dir, str) or not cfg.report_dir.strip():
+            raise ConfigError(f"report_dir must be a directory, e.g. report_dir=reports, got {cfg.report_dir!r}.")
         name = cfg.experiment.name
         if not isinstance(name, str) or not name or "/" in name:
             raise ConfigError(f"experiment.name must be a non-empty name without '/', got {name!r}.")
@@ -152,6 +154,10 @@ def check_settings(cfg: DictConfig) -> None:
                 f"hydra.launcher.n_jobs must be a positive number of processes, or -1 for one per core "
                 f"(-2 all but one, ...), got {n_jobs!r}."
             )
+    except MissingMandatoryValue as err:
+        choice = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None)
+        where = f" by experiment {choice!r} (conf/experiment/{choice}.yaml)" if choice else ""
+        raise ConfigError(f"{err.full_key} is not set{where}; an experiment sets name, datasets and models.") from None
     except OmegaConfBaseException as err:
         raise ConfigError(f"invalid configuration: {err}") from None
 
