@@ -1,0 +1,459 @@
+"""Bad input everywhere: each case gets one clear message naming the problem (and the fix), or a
+sensible result; never a traceback in place of a message, never a silent wrong number.
+
+The command line runs in this process (``bncbench.__main__.main``: a wrong setting stops it before
+Hydra starts) except where the process's exit matters; stores, OpenML caches and servers are made
+here; nothing leaves the machine (an OpenML "server" is a thread on the loopback interface).
+"""
+
+import contextlib
+import gzip
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import openml
+import pandas as pd
+import pytest
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+
+from bncbench import BNClassifier, tracking
+from bncbench.__main__ import main
+from bncbench.config import CONFIG_NAME, config_dir
+from bncbench.data import load_dataset
+from bncbench.errors import ConfigError, DatasetError
+from bncbench.runner import _write_report, cross_validate, run_cell
+
+NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
+KDB = {"structure": "kdb", "k": 2, "structure_params": {}, "estimator": "m_estimate", "estimator_params": {}}
+
+
+def spec(name, openml_id=None):
+    return {"name": name, "source": "store", "openml_id": openml_id, "openml_target": None, "drop": []}
+
+
+def nominal(name, values):
+    return {"name": name, "type": "nominal", "values": list(values)}
+
+
+def numeric(name):
+    return {"name": name, "type": "numeric", "values": None}
+
+
+def entry(attributes, classes=("p", "q")):
+    return {"attributes": attributes, "class": nominal("class", classes)}
+
+
+@contextlib.contextmanager
+def read_only(*paths: Path):
+    """Make files and directories read-only for this process, even as root (chattr +i)."""
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None:
+            pytest.skip("read-only files need chattr when running as root")
+        subprocess.run(["chattr", "+i", *map(str, paths)], check=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", *map(str, paths)], check=True)
+        return
+    modes = {path: path.stat().st_mode for path in paths}
+    for path in paths:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        yield
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Command line: a wrong setting is one line on stderr, exit status 2, and nothing runs.
+
+
+def run_main(monkeypatch, capsys, *args):
+    monkeypatch.setattr(sys, "argv", ["bncbench", *args])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2 and out == ""
+    (line,) = err.strip().splitlines()
+    assert line.startswith("bncbench: error: ")
+    return line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["experimnt=kdb"], "unknown setting 'experimnt' (did you mean experiment?)"),
+        (["experiment.dataset=[iris]"], "unknown setting 'experiment.dataset' (did you mean experiment.datasets?)"),
+        (["+cv.fold=3"], "unknown setting 'cv.fold' (did you mean cv.folds?)"),  # added, would be ignored
+        (["cv.folds=1"], "cv.folds must be an integer >= 2, got 1."),
+        (["cv.folds=2.5"], "cv.folds must be an integer >= 2, got 2.5."),  # would silently run 2 folds
+        (["cv.seed=-1"], "cv.seed must be an integer >= 0, got -1."),
+        (["numba_threads=many"], "numba_threads must be an integer >= 1 or auto"),
+        (["hydra.launcher.n_jobs=0"], "hydra.launcher.n_jobs must be a positive number of processes"),
+        (["report.draws=maybe"], "report.draws must be one of exclude, split, got 'maybe'"),  # found after the run, before
+        (["report.alpha=2"], "report.alpha must be in (0, 1), got 2"),
+        (["experiment.metrics=[accuracy]"], "experiment.metrics names ['accuracy']; the metrics of every run are"),
+        (["experiment.comparisons=[{a: nb_laplace}]"], "a comparison must be a mapping {a: model, b: model}"),
+        (["tracking_uri="], "tracking_uri must be set"),
+        (["report_dir=null"], "report_dir must be a directory"),
+        (["hydra/launcher=slurm"], "SQLite on a network file system is unsafe"),
+    ],
+)
+def test_a_bad_setting_is_one_line(monkeypatch, capsys, args, message):
+    assert message in run_main(monkeypatch, capsys, *args)
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "message"),
+    [
+        ({"experiment/empty.yaml": ""}, ["experiment=empty"], "experiment.name is not set by experiment 'empty'"),
+        (
+            {"experiment/broken.yaml": "experiment: {name: broken, datasets: [iris"},
+            ["experiment=broken"],
+            "a config file is not valid YAML",
+        ),
+        (
+            {"model/bad.yaml": "{name: bad, structure: nb, k: 0, estimator: laplace, estimator_params: {alpha: x}}"},
+            ["experiment.models=[bad]", "experiment.comparisons=[]"],
+            "model 'bad' (conf/model/bad.yaml): invalid estimator_params {'alpha': 'x'} for estimator 'laplace'",
+        ),
+        (
+            {"model/bad.yaml": "{name: bad, structure: kdb, k: 2.5, estimator: laplace, estimator_params: {}}"},
+            ["experiment.models=[bad]", "experiment.comparisons=[]"],
+            "model 'bad' (conf/model/bad.yaml): k must be an integer >= 0 (or null), got 2.5.",
+        ),
+        (
+            {"model/bad.yaml": "{name: bad, structure: [nb], k: 0, estimator: laplace, estimator_params: {}}"},
+            ["experiment.models=[bad]", "experiment.comparisons=[]"],
+            "model 'bad' (conf/model/bad.yaml): unknown structure ['nb']",
+        ),
+    ],
+)
+def test_a_bad_config_file_is_one_line(tmp_path, monkeypatch, capsys, files, args, message):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert message in run_main(monkeypatch, capsys, f"hydra.searchpath=[file://{tmp_path}]", *args)
+
+
+def test_a_read_only_tracking_store_stops_before_any_cell(tmp_path, new_store, run_cli):
+    uri = new_store(tmp_path / "store")
+    with read_only(tmp_path / "store" / "mlflow.db", tmp_path / "store"):
+        result = run_cli(
+            "experiment.datasets=[sklearn-iris]",
+            "experiment.models=[nb_laplace]",
+            "experiment.comparisons=[]",
+            f"tracking_uri={uri}",
+            "hydra/launcher=basic",
+            cwd=tmp_path,
+        )
+    assert result.returncode == 2, result.output
+    assert "bncbench: error: cannot create the MLflow experiment 'smoke'" in result.stderr
+    assert "Check that the store is writable" in result.stderr
+    assert "Traceback" not in result.output and "finished (run" not in result.output
+
+
+# ---------------------------------------------------------------------------------------------------
+# Data layer: a store written here.
+
+
+def rows(n, make):
+    return "".join(make(i) for i in range(n))
+
+
+@pytest.mark.parametrize(
+    ("content", "schema", "message"),
+    [
+        (b"", entry([nominal("a", "x")]), "does not parse as a gzip'd CSV file (EmptyDataError"),  # an empty file
+        ("a,class\n", entry([nominal("a", "x")]), "Dataset 'd' has no rows"),
+        (
+            "a,b,class\n" + rows(20, lambda i: ",,\n"),
+            entry([nominal("a", "x"), numeric("b")]),
+            "Every row of dataset 'd' has a missing class",
+        ),  # every value missing
+        ("a,class\n" + rows(20, lambda i: f"x,{'pq'[i % 2]}\n"), entry([nominal("a", "x")], ["p"]), "values not declared"),
+        ("a,class\nx,p\nx\n", entry([nominal("a", "x")]), "does not parse as a gzip'd CSV file"),  # a short row
+        (
+            "a,class\n" + rows(20, lambda i: f"{['1.5', 'inf'][i % 2]},{'pq'[i % 2]}\n"),
+            entry([numeric("a")]),
+            "holds 10 infinite values (line 3: 'inf'",
+        ),  # MDL cuts at +-inf would bin wrongly
+        ("a,class\n" + rows(20, lambda i: f"{i}.5 cm,p\n"), entry([numeric("a")]), "declared numeric in schema.json but"),
+        ("a,b,class\nx,y,p\n", entry([nominal("a", "x")]), "does not match its schema.json entry"),
+        ("a,label\nx,p\n", entry([nominal("a", "x")]), "The class column 'class' is absent"),
+        ("é,class\n".encode("latin-1") + b"x,p\n", entry([nominal("é", "x")]), "'utf-8' codec can't decode"),
+        ("a,class\n" + rows(20, lambda i: "x,p\n"), entry([nominal("a", "x")]), "has the single value 'p'"),
+    ],
+    ids=[
+        "empty file",
+        "header only",
+        "every value missing",
+        "undeclared class",
+        "short row",
+        "infinite numbers",
+        "units in numbers",
+        "extra column",
+        "no class column",
+        "not utf-8",
+        "one class",
+    ],
+)
+def test_a_bad_data_file_gets_a_message(tmp_path, write_store, content, schema, message):
+    store = write_store(tmp_path / "store", {"d": (content, schema)})
+    with pytest.raises(DatasetError) as err:
+        load_dataset(spec("d"), store)
+    assert message in str(err.value)
+
+
+def test_an_interrupted_copy_into_the_store_gets_a_message(tmp_path, write_store):
+    text = "a,class\n" + rows(5000, lambda i: f"{'xy'[i % 2]},{'pq'[i % 3 % 2]}\n")
+    store = write_store(tmp_path / "store", {"d": (text, entry([nominal("a", "xy")]))})
+    data = (store / "d.csv.gz").read_bytes()
+    (store / "d.csv.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(DatasetError, match="does not parse as a gzip'd CSV file .EOFError"):
+        load_dataset(spec("d"), store)
+
+
+def test_every_attribute_missing_gives_the_class_prior(tmp_path, write_store):
+    text = "a,b,class\n" + rows(60, lambda i: f",,{'ppq'[i % 3]}\n")
+    store = write_store(tmp_path / "store", {"d": (text, entry([nominal("a", "x"), numeric("b")]))})
+    data = load_dataset(spec("d"), store)
+    for model in (NB, KDB):
+        cv = cross_validate(data, model, repetitions=2, folds=2, seed=0)
+        assert (cv.predictions["y_pred"] == "p").all()  # the majority class: 1/3 wrong
+        assert cv.metrics["zero_one_loss"].to_numpy() == pytest.approx(1 / 3)
+
+
+def test_a_class_with_one_row_is_predicted_never_and_scored_finitely(tmp_path, write_store):
+    text = "a,class\n" + rows(40, lambda i: f"{'xy'[i % 2]},{'pq'[i % 2]}\n") + "x,r\n"
+    store = write_store(tmp_path / "store", {"d": (text, entry([nominal("a", "xy")], ["p", "q", "r"]))})
+    cv = cross_validate(load_dataset(spec("d"), store), NB, repetitions=3, folds=2, seed=0)
+    lone = cv.predictions[cv.predictions["y_true"] == "r"]
+    assert len(lone) == 3 and (lone["proba_r"] == 0).all()  # its training half never had it
+    assert np.isfinite(cv.metrics[["log_loss", "rmse"]].to_numpy()).all()
+    assert (cv.metrics["zero_one_loss"] <= 1 / 20).all()  # only that row is wrong
+
+
+def test_an_attribute_with_a_thousand_values_carries_no_evidence_on_unseen_ones(tmp_path, write_store):
+    # an id-like attribute: each of its 1,000 values is seen in one half only, so it cannot sway a test row
+    text = "id,b,class\n" + rows(1000, lambda i: f"v{i},{'xy'[i % 2]},{'pq'[(i // 2) % 2]}\n")
+    store = write_store(
+        tmp_path / "store", {"d": (text, entry([nominal("id", [f"v{i}" for i in range(1000)]), nominal("b", "xy")]))}
+    )
+    data = load_dataset(spec("d"), store)
+    with_id = cross_validate(data, NB, repetitions=1, folds=2, seed=0)
+    without = cross_validate(
+        type(data)(data.name, data.X.drop(columns="id"), data.y, []), NB, repetitions=1, folds=2, seed=0
+    )
+    pd.testing.assert_frame_equal(with_id.predictions, without.predictions)
+
+
+def test_a_read_only_store_is_read(tmp_path, write_store):
+    text = "a,class\n" + rows(20, lambda i: f"{'xy'[i % 2]},{'pq'[i % 2]}\n")
+    store = write_store(tmp_path / "store", {"d": (text, entry([nominal("a", "xy")]))})
+    with read_only(store / "d.csv.gz", store / "schema.json", store):
+        assert len(load_dataset(spec("d"), store).y) == 20
+
+
+def test_a_stale_temporary_file_of_an_interrupted_write_is_ignored(tmp_path, write_store):
+    text = "a,class\n" + rows(20, lambda i: f"{'xy'[i % 2]},{'pq'[i % 2]}\n")
+    store = write_store(tmp_path / "store", {"d": (text, entry([nominal("a", "xy")]))})
+    (store / ".d.csv.gz.x1y2.tmp").write_bytes(gzip.compress(b"a,class\nx,p\n")[:10])
+    (store / ".e.csv.gz.x1y2.tmp").write_bytes(b"")
+    assert len(load_dataset(spec("d"), store).y) == 20
+    with pytest.raises(DatasetError, match="Dataset 'e' not found: no e.csv.gz"):
+        load_dataset(spec("e"), store)
+
+
+# OpenML, offline: a server on the loopback interface answers openml-python's requests for dataset 9999
+# (its description, its features, then the ARFF file the description points to).
+
+ARFF = "@relation tiny\n@attribute a {x,y}\n@attribute b numeric\n@attribute class {p,q}\n@data\n" + "".join(
+    f"{'xy'[i % 2]},{i % 7}.5,{'pq'[i % 3 % 2]}\n" for i in range(3000)
+)
+FEATURES = [("a", "nominal", "xy"), ("b", "numeric", ""), ("class", "nominal", "pq")]
+
+
+class OpenMLServer(http.server.BaseHTTPRequestHandler):
+    """Dataset 9999 of OpenML's XML API; the ARFF file has its full length announced but, while
+    ``server.cut``, only half of it is sent: the connection drops mid-download."""
+
+    def do_GET(self):
+        host = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if self.path.endswith("/data/9999"):
+            body = (
+                '<oml:data_set_description xmlns:oml="http://openml.org/openml"><oml:id>9999</oml:id>'
+                "<oml:name>tiny</oml:name><oml:version>1</oml:version><oml:description>test</oml:description>"
+                f"<oml:format>ARFF</oml:format><oml:url>{host}/data/v1/download/9999/tiny.arff</oml:url>"
+                "<oml:default_target_attribute>class</oml:default_target_attribute>"
+                "<oml:status>active</oml:status></oml:data_set_description>"
+            ).encode()
+        elif self.path.endswith("/data/features/9999"):
+            body = (
+                '<oml:data_features xmlns:oml="http://openml.org/openml">'
+                + "".join(
+                    f"<oml:feature><oml:index>{i}</oml:index><oml:name>{name}</oml:name>"
+                    f"<oml:data_type>{kind}</oml:data_type>"
+                    + "".join(f"<oml:nominal_value>{v}</oml:nominal_value>" for v in values)
+                    + f"<oml:is_target>{str(name == 'class').lower()}</oml:is_target>"
+                    "<oml:is_ignore>false</oml:is_ignore><oml:is_row_identifier>false</oml:is_row_identifier>"
+                    "<oml:number_of_missing_values>0</oml:number_of_missing_values></oml:feature>"
+                    for i, (name, kind, values) in enumerate(FEATURES)
+                )
+                + "</oml:data_features>"
+            ).encode()
+        elif self.path.endswith("/tiny.arff"):
+            body = ARFF.encode()
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if self.server.cut and self.path.endswith(".arff") else body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def openml_server(tmp_path):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OpenMLServer)
+    server.cut = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    settings = {
+        "cachedir": str(tmp_path / "openml"),
+        "server": f"http://127.0.0.1:{server.server_address[1]}/api/v1/xml",
+        "connection_n_retries": 1,
+    }
+    with openml.config.overwrite_config_context(settings):
+        yield server
+    server.shutdown()
+
+
+def test_an_interrupted_download_gets_a_message_and_the_next_one_succeeds(tmp_path, openml_server):
+    store = tmp_path / "store"
+    with pytest.raises(DatasetError) as err:
+        load_dataset(spec("tiny", openml_id=9999), store)
+    assert "Could not fetch OpenML dataset 9999 for 'tiny'" in str(err.value)
+    assert "Connection broken" in str(err.value)
+    assert not (store / "tiny.csv.gz").exists()  # nothing half-written to be read as the dataset
+    openml_server.cut = False
+    assert len(load_dataset(spec("tiny", openml_id=9999), store).y) == 3000
+
+
+def test_a_read_only_store_that_must_fetch_says_where_it_cannot_write(tmp_path, openml_server):
+    openml_server.cut = False
+    store = tmp_path / "store"
+    store.mkdir()
+    with read_only(store), pytest.raises(DatasetError) as err:
+        load_dataset(spec("tiny", openml_id=9999), store)
+    assert f"cannot be stored in the data directory {store}" in str(err.value)
+    assert "Make it writable, or use a writable one (set the data directory" in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Classifier.
+
+X = pd.DataFrame({"a": list("xyxyxyxyxy"), "b": list("uuvvuuvvuu")})
+Y = pd.Series(list("pqpqpqpqpq"))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "X_fit", "y_fit", "error", "message"),
+    [
+        ({"estimator": "laplace", "estimator_params": {"alhpa": 2}}, X, Y, ConfigError, "does not take ['alhpa']"),
+        ({"estimator": "lapalce"}, X, Y, ConfigError, "unknown estimator 'lapalce'; valid estimators:"),
+        ({"structure": "kdb", "k": -1}, X, Y, ConfigError, "k >= 0"),
+        ({"structure": {"a": ["b"], "b": ["a"]}}, X, Y, ConfigError, "the structure has a cycle"),
+        ({"structure": {"a": ["c"]}}, X, Y, ConfigError, "names attributes that are not columns of X: ['c']"),
+        ({}, X.iloc[:0], Y.iloc[:0], DatasetError, "cannot fit on zero rows"),
+        ({}, X, pd.Series(["p", None] * 5), DatasetError, "the class has missing values"),
+        ({}, X, pd.Series([0.5, 1.5] * 5), ValueError, "Unknown label type: continuous"),
+    ],
+    ids=["parameter typo", "estimator typo", "negative k", "cycle", "unknown parent", "no rows", "missing class", "numeric class"],
+)
+def test_a_bad_classifier_input_gets_a_message(arguments, X_fit, y_fit, error, message):
+    with pytest.raises(error) as err:
+        BNClassifier(**arguments).fit(X_fit, y_fit)
+    assert message in str(err.value)
+
+
+def test_predicting_with_a_missing_column_names_it():
+    with pytest.raises(ValueError, match="Feature names seen at fit time, yet now missing:\n- b"):
+        BNClassifier().fit(X, Y).predict_proba(X[["a"]])
+
+
+def test_unseen_values_at_prediction_give_the_class_prior():
+    y = pd.Series(list("ppqpqpqpqp"))
+    proba = BNClassifier(estimator="laplace").fit(X, y).predict_proba(pd.DataFrame({"a": ["z"], "b": ["w"]}))
+    np.testing.assert_allclose(proba, [[7 / 12, 5 / 12]])  # (6 + 1) / (10 + 2): no evidence from X
+
+
+# ---------------------------------------------------------------------------------------------------
+# Runner: a cell of a dataset with non-ASCII names logged to MLflow, and its report.
+
+@pytest.fixture(scope="module")
+def non_ascii_cell(tmp_path_factory, write_store, new_store):
+    root = tmp_path_factory.mktemp("non_ascii")
+    text = "température,日本,class\n" + rows(40, lambda i: f"{i % 5}.5,{'éあ'[i % 2]},{['oui', 'nön/ü x'][i % 2]}\n")
+    write_store(
+        root / "store",
+        {"données": (text, entry([numeric("température"), nominal("日本", "éあ")], ["oui", "nön/ü x"]))},
+    )
+    overrides = ["dataset=iris", "model=kdb1_laplace", f"tracking_uri={new_store(root)}", f"data_dir={root / 'store'}"]
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        cfg = hydra_compose(CONFIG_NAME, overrides)
+    cfg.dataset.name, cfg.dataset.openml_id = "données", None
+    client = tracking.open_store(cfg.tracking_uri)
+    experiment = tracking.prepare_experiment(client, "smoke", str(root / "artifacts"))
+    status = run_cell(cfg, client, experiment, "données", "kdb1_laplace")
+    cfg.experiment.datasets, cfg.experiment.models = ["données"], ["kdb1_laplace"]
+    cfg.experiment.comparisons = []
+    return root, cfg, client, experiment, status
+
+
+def test_non_ascii_names_run_and_are_logged(non_ascii_cell):
+    root, _, client, experiment, status = non_ascii_cell
+    assert status == "finished"
+    (run,) = client.search_runs([experiment])
+    assert run.info.run_name == "données/kdb1_laplace" and run.data.tags["dataset"] == "données"
+    predictions = pd.read_parquet(client.download_artifacts(run.info.run_id, "predictions.parquet", str(root)))
+    assert list(predictions.columns[-2:]) == ["proba_nön/ü x", "proba_oui"]
+    assert set(predictions["y_true"]) == {"oui", "nön/ü x"}
+    structure = json.loads(Path(client.download_artifacts(run.info.run_id, "structure.json", str(root))).read_text())
+    assert set(structure["folds"][0]["parents"]) == {"température", "日本"}
+    assert run.data.metrics["zero_one_loss"] == 0  # 日本 gives the class away
+
+
+def test_a_report_directory_that_cannot_be_written_says_how_to_write_it_again(non_ascii_cell, capsys):
+    root, cfg, *_ = non_ascii_cell
+    (root / "reports").mkdir()
+    cfg.report_dir = str(root / "reports")
+    with read_only(root / "reports"):
+        assert _write_report(cfg) is False
+    err = capsys.readouterr().err
+    assert "bncbench: report not written: " in err and str(root / "reports") in err
+    assert "python -m bncbench.report experiment=smoke (nothing reruns)" in err and "Traceback" not in err
+    assert _write_report(cfg) is True  # and once it can be
+    assert "données" in (root / "reports" / "smoke" / "results.csv").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "message"), [("a_dir", "is a directory, not a SQLite file"), ("notes.txt", "is not a SQLite database")]
+)
+def test_a_tracking_uri_that_is_not_a_database_gets_a_message_at_once(tmp_path, name, message):
+    (tmp_path / "a_dir").mkdir()
+    (tmp_path / "notes.txt").write_text("not a database")
+    with pytest.raises(ConfigError, match=f"cannot open the tracking store .*{message}"):
+        tracking.open_store(f"sqlite:///{tmp_path / name}")  # not after MLflow's minutes of retries
+
