@@ -36,6 +36,18 @@ class CategoryEncoder:
         self.categories_ = [_column_values(X[c]) for c in self.columns_]
         return self
 
+    @classmethod
+    def from_values(cls, columns, values, has_missing) -> "CategoryEncoder":
+        """The encoder ``fit`` would give on data with these distinct values (sets, without missing) and
+        missing values or not, per column: for data read in chunks."""
+        encoder = cls()
+        encoder.columns_ = list(columns)
+        encoder.categories_ = [
+            _column_values(pd.Series(sorted(v, key=repr) + ([np.nan] if m else []), dtype=object))
+            for v, m in zip(values, has_missing)
+        ]
+        return encoder
+
     @property
     def cardinalities_(self) -> np.ndarray:
         return np.array([len(v) for v in self.categories_], dtype=np.int64)

@@ -1,0 +1,62 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from bncbench import BNClassifier
+from bncbench.bnc.out_of_core import fit_file
+from bncbench.data import MDLDiscretizer, load_dataset
+from bncbench.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def hepatitis_csv(tmp_path_factory):
+    """A shared dataset with numeric and nominal attributes and missing values, as a CSV file."""
+    data = load_dataset({"name": "hepatitis", "source": "store", "openml_id": None, "openml_target": None, "drop": []}, None)
+    path = tmp_path_factory.mktemp("ooc") / "hepatitis.csv"
+    data.X.assign(**{"class": data.y}).to_csv(path, index=False)
+    return path, data
+
+
+@pytest.mark.parametrize(
+    "structure,k,estimator,params",
+    [("nb", None, "laplace", {}), ("tan", None, "m_estimate", {"m": 1.0}), ("kdb", 2, "mle", {}),
+     ("skdb", 3, "m_estimate", {"m": 1.0}), ("aode", None, "laplace", {})],
+)
+def test_chunked_fit_equals_the_in_memory_fit(hepatitis_csv, structure, k, estimator, params):
+    path, data = hepatitis_csv
+    model = dict(structure=structure, k=k, estimator=estimator, estimator_params=params, random_state=0)
+    chunked, source = fit_file(BNClassifier(**model), path, chunk_rows=40, sample_rows=10**6, numeric=data.numeric)
+    discretizer = MDLDiscretizer().fit(data.X, data.y)
+    X = discretizer.transform(data.X)
+    in_memory = BNClassifier(**model).fit(X, data.y)
+    assert chunked.parents_ == in_memory.parents_
+    np.testing.assert_allclose(chunked.predict_proba(X), in_memory.predict_proba(X), rtol=1e-9)
+    passes = {"nb": 2, "aode": 2, "tan": 3, "kdb": 3, "skdb": 4}[structure]  # the first pass finds values and the sample
+    assert source.passes == passes
+
+
+def test_a_sample_fits_the_discretiser_and_the_m_estimate_holdout(hepatitis_csv):
+    path, data = hepatitis_csv
+    clf, source = fit_file(BNClassifier(structure="kdb", k=1, estimator="m_estimate", random_state=1), path,
+                           chunk_rows=50, sample_rows=60, numeric=data.numeric)
+    assert len(source.sample) == 60
+    assert clf.estimator_.selected_m_ in clf.estimator_.m_grid
+    assert clf.network_.n_rows == len(data.y)  # every row is counted, whatever the sample
+    proba = clf.predict_proba(source.discretizer.transform(data.X))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_estimators_that_need_every_row_are_refused(hepatitis_csv):
+    path, _ = hepatitis_csv
+    with pytest.raises(ConfigError, match="count-based"):
+        fit_file(BNClassifier(estimator="wanbia"), path)
+
+
+def test_parquet_is_read_in_batches(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.choice(["x", "y"], 500), "b": rng.integers(0, 3, 500).astype(str)})
+    frame["class"] = np.where(frame["a"] == "x", "p", "q")
+    frame.to_parquet(tmp_path / "d.parquet")
+    clf, source = fit_file(BNClassifier(structure="kdb", k=1, estimator="laplace"), tmp_path / "d.parquet", chunk_rows=64)
+    assert clf.score(frame[["a", "b"]], frame["class"]) == 1.0
+    assert source.passes == 3
