@@ -2,14 +2,19 @@
 depend on it; the progress lines of a sweep and of a long fit."""
 
 import io
+import sys
 import time
 from collections import Counter
+from functools import partial
 
 import numba
+import numpy as np
 import pandas as pd
 import pytest
 
-from bncbench.data import load_dataset
+from bncbench import BNClassifier
+from bncbench.bnc.estimators import hdp
+from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.progress import CellProgress, duration, iteration_chunks, mark_cell_done
 from bncbench.runner import cross_validate, numba_threads, parallel_cells
 
@@ -38,6 +43,9 @@ def test_threads_per_cell_share_the_cores(setting, launcher, cells, cores, paral
     assert numba_threads(setting, launcher, cells, cores) == threads
 
 
+WINE = {"name": "sklearn-wine", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}
+
+
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
 @pytest.mark.parametrize(
     "model",
@@ -48,9 +56,7 @@ def test_threads_per_cell_share_the_cores(setting, launcher, cells, cores, paral
     ids=["skdb_m_estimate", "tan_hdp"],
 )
 def test_a_cells_results_do_not_depend_on_the_threads(model):
-    wine = load_dataset(
-        {"name": "sklearn-wine", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}, None
-    )
+    wine = load_dataset(WINE, None)
     before = numba.get_num_threads()
     try:
         results = []
@@ -119,3 +125,24 @@ def test_iteration_chunks_are_one_call_unless_on_a_terminal():
     quick = Terminal()
     assert len(list(iteration_chunks(5000, "HDP sampler", stream=quick))) == 20
     assert quick.getvalue() == ""  # done within the interval: nothing to show
+
+
+def test_an_hdp_fit_in_chunks_on_a_terminal_gives_the_numbers_of_one_run(monkeypatch):
+    wine = load_dataset(WINE, None)
+    X = MDLDiscretizer().fit_transform(wine.X, wine.y)
+
+    def fit():
+        params = {"iterations": 430}  # chunks of 21 or 22 iterations: concentration updates every 5th
+        return BNClassifier(structure="tan", estimator="hdp", estimator_params=params, random_state=0).fit(X, wine.y)
+
+    plain = fit()
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(hdp, "iteration_chunks", partial(iteration_chunks, interval=0))
+    chunked = fit()
+    assert terminal.getvalue().splitlines()[0].startswith("HDP sampler: 22/430 iterations, ")
+    for tree_plain, tree_chunked in zip(plain.tables_, chunked.tables_, strict=True):
+        for level_plain, level_chunked in zip(tree_plain, tree_chunked, strict=True):
+            np.testing.assert_array_equal(level_plain, level_chunked)
+    np.testing.assert_array_equal(plain.estimator_.concentration_trace_, chunked.estimator_.concentration_trace_)
+    np.testing.assert_array_equal(plain.predict_proba(X), chunked.predict_proba(X))

@@ -344,7 +344,7 @@ def _level_means(levels, slot, alpha, out):
 
 @njit(cache=True, error_model="numpy")
 def _run_tree(
-    tree, fast, layout, forest, state, stirling, schedule, prior, seed, current, accumulated, trace
+    tree, fast, layout, forest, state, stirling, schedule, prior, seed, current, accumulated, trace, start
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
@@ -357,9 +357,10 @@ def _run_tree(
     concentration_key = _mix(np.uint64(seed) ^ _CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
-    _initialise(tree_level_ptr, n_values, forest, state)
-    step = 0
-    for iteration in range(iterations):
+    if start == 0:
+        _initialise(tree_level_ptr, n_values, forest, state)
+    step = (start + every // 2 - 1) // every - (every // 2 - 1) // every  # updates before `start`
+    for iteration in range(start, iterations):
         for level in range(tree_level_ptr.shape[0] - 2, 0, -1):
             first, last = active_levels[first_level + level], active_levels[first_level + level + 1]
             if fast:
@@ -384,7 +385,7 @@ def _run_tree(
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace):
+def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace, start=0):
     """Run the chain of every tree of a packed forest, in parallel over trees.
 
     Parameters
@@ -415,6 +416,10 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
         Per cell, the sum of its estimates over the iterations after burn-in (output).
     trace : ndarray
         ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
+    start : int
+        The iteration to start at: 0 initialises the pseudo-counts (Eq. 15); a later one goes on from
+        the state a call that stopped there (its ``iterations``) left, so that a chain run in chunks
+        gives the numbers of one run (each iteration draws its random numbers by position).
     """
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
     tree_levels, levels, active_levels, tree_values, tree_slots, ties, tree_order = layout
@@ -444,4 +449,5 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
             current,
             accumulated,
             trace,
+            start,
         )

@@ -41,6 +41,7 @@ from numba import parallel_chunksize
 from bncbench.bnc.hdp_sampler import run_chains
 from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
+from bncbench.progress import iteration_chunks
 
 TYINGS = ("none", "single", "level", "same_parent")
 #: Concentration updates kept in ``concentration_trace_`` (evenly spaced, the first included) and
@@ -160,19 +161,22 @@ class HDPEstimator:
             (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
         )
         accumulated = np.zeros(forest.n_cells)
+        # one run of all the iterations, or on a terminal chunks with the progress between them
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
-            run_chains(
-                self.kernel == "fast",
-                forest.layout,
-                forest.forest,
-                forest.state,
-                (table.ratio, table.inverse_ratio, table.rows),
-                (self.iterations, self.burn_in, self.window, self.concentration_every, stride),
-                (self.prior_shape, self.prior_rate, self.max_concentration),
-                self.seed_,
-                accumulated,
-                trace,
-            )
+            for start, stop in iteration_chunks(self.iterations, "HDP sampler"):
+                run_chains(
+                    self.kernel == "fast",
+                    forest.layout,
+                    forest.forest,
+                    forest.state,
+                    (table.ratio, table.inverse_ratio, table.rows),
+                    (stop, self.burn_in, self.window, self.concentration_every, stride),
+                    (self.prior_shape, self.prior_rate, self.max_concentration),
+                    self.seed_,
+                    accumulated,
+                    trace,
+                    start,
+                )
         self.concentration_trace_ = trace
         self.concentrations_ = forest.level_concentrations()
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
