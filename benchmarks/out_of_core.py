@@ -71,7 +71,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--path", type=Path, default=Path("/tmp/bncbench-10m.parquet"))
-    parser.add_argument("--chunk-rows", type=int, default=1_000_000)
+    parser.add_argument("--chunk-rows", type=int, default=250_000)
     args = parser.parse_args()
     if not args.path.exists() or pq.ParquetFile(args.path).metadata.num_rows != args.rows:
         start = time.perf_counter()
