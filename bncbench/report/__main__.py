@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from bncbench.config import compose
 from bncbench.errors import BncbenchError
-from bncbench.report.tables import write_report
+from bncbench.report.writer import write_report
 
 
 def main(argv: Sequence[str] | None = None) -> int:

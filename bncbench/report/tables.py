@@ -4,16 +4,13 @@ A table has one row per comparison "A vs B" and one column per metric; a cell sh
 and losses and the sign test's p-value, in bold when significant.
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
-from bncbench.report.results import load_results
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 
 
@@ -45,7 +42,7 @@ def wdl_table(
     list of WinDrawLoss
         Comparison-major order.
     """
-    pairs = [_pair(comparison) for comparison in comparisons]
+    pairs = [pair(comparison) for comparison in comparisons]
     datasets = None if datasets is None else list(datasets)
     return [
         win_draw_loss(
@@ -70,13 +67,19 @@ def to_markdown(wdls: Iterable[WinDrawLoss]) -> str:
     """Markdown table, significant cells in bold."""
     cells, significant = _cells(list(wdls), dash="–")
     cells = cells.where(~significant, "**" + cells + "**")
-    header = ["comparison", *cells.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
-    lines += [
-        "| " + " | ".join([label, *row]) + " |"
-        for label, row in zip(cells.index, cells.to_numpy(), strict=True)
-    ]
-    return "\n".join(lines) + "\n"
+    return markdown_table(
+        ["comparison", *cells.columns],
+        ([label, *row] for label, row in zip(cells.index, cells.to_numpy(), strict=True)),
+    )
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A Markdown (GitHub) table of strings, ``|`` in a cell escaped."""
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+
+    return "\n".join([line(header), "|" + " --- |" * len(header), *map(line, rows)]) + "\n"
 
 
 def to_latex(wdls: Iterable[WinDrawLoss], caption: str | None = None) -> str:
@@ -93,56 +96,8 @@ def to_latex(wdls: Iterable[WinDrawLoss], caption: str | None = None) -> str:
     )
 
 
-def write_report(cfg: DictConfig) -> Path:
-    """Write the W-D-L tables and the per-dataset means of an experiment from its MLflow runs.
-
-    Parameters
-    ----------
-    cfg : DictConfig
-        The composed bncbench config (:func:`bncbench.config.compose` checks its model names); reads
-        ``tracking_uri``, ``report_dir``, ``experiment.name``, ``experiment.comparisons``,
-        ``experiment.metrics``, ``experiment.datasets`` (optional: default, every dataset logged),
-        ``report.draws``, ``report.round`` and ``report.alpha``.
-
-    Returns
-    -------
-    pathlib.Path
-        ``<report_dir>/<experiment.name>``, holding ``wdl.md``, ``wdl.tex``, ``wdl.csv`` (one row
-        per comparison and metric) and ``results.csv`` (the mean metrics of every finished cell).
-
-    Raises
-    ------
-    ConfigError
-        If the store, the experiment or a metric is missing, the experiment has no finished run, or
-        a report option is invalid.
-    """
-    experiment = cfg.experiment
-    results = load_results(cfg.tracking_uri, experiment.name)
-    if results.empty:
-        raise ConfigError(
-            f"experiment {experiment.name!r} has no finished run in {cfg.tracking_uri!r}; "
-            f"run it first (python -m bncbench experiment=...)"
-        )
-    options = {"draws": cfg.report.draws, "round": cfg.report.round, "alpha": cfg.report.alpha}
-    wdls = wdl_table(
-        results,
-        experiment.comparisons,
-        experiment.metrics,
-        datasets=OmegaConf.select(cfg, "experiment.datasets"),
-        **options,
-    )
-    out = Path(cfg.report_dir) / experiment.name
-    out.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out / "results.csv", index=False)
-    to_frame(wdls).to_csv(out / "wdl.csv", index=False)
-    markdown = f"# Win–draw–loss: {experiment.name}\n\n{_legend(**options)}\n\n{to_markdown(wdls)}"
-    (out / "wdl.md").write_text(markdown, encoding="utf-8")
-    caption = _legend(**options, dash="--", less_equal=r"$\le$")
-    (out / "wdl.tex").write_text(to_latex(wdls, caption=caption), encoding="utf-8")
-    return out
-
-
-def _pair(comparison: Mapping[str, str]) -> tuple[str, str]:
+def pair(comparison: Mapping[str, str]) -> tuple[str, str]:
+    """``{"a": A, "b": B}`` of ``experiment.comparisons`` -> ``(A, B)``, or a ConfigError."""
     if not isinstance(comparison, Mapping) or set(comparison) != {"a", "b"}:
         raise ConfigError(
             f"a comparison must be a mapping {{a: model, b: model}}, got {comparison!r}"
@@ -169,9 +124,10 @@ def _cells(wdls: list[WinDrawLoss], dash: str) -> tuple[pd.DataFrame, np.ndarray
     return cells, significant.to_numpy(dtype=bool)
 
 
-def _legend(
+def wdl_legend(
     draws: str, round: int | None, alpha: float, dash: str = "–", less_equal: str = "≤"
 ) -> str:
+    """What a W-D-L table counts and tests, under the report options."""
     rounded = "" if round is None else f" after rounding to {round} decimals"
     test = (
         "draws left out"

@@ -80,7 +80,15 @@ def test_write_report_from_mlflow(store, tmp_path):
     uri, _ = store
     out = write_report(config(uri, tmp_path))
     assert out == tmp_path / "toy"
-    assert sorted(p.name for p in out.iterdir()) == ["results.csv", "wdl.csv", "wdl.md", "wdl.tex"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md",
+        "figures",
+        "results.csv",
+        "tests.csv",
+        "wdl.csv",
+        "wdl.md",
+        "wdl.tex",
+    ]
 
     results = pd.read_csv(out / "results.csv")
     pd.testing.assert_frame_equal(results, load_results(uri, "toy"), check_dtype=False)
@@ -92,6 +100,8 @@ def test_write_report_from_mlflow(store, tmp_path):
         assert (row["comparison"], row["wins"], row["draws"], row["losses"]) == ("a vs b", 1, 1, 1)
         assert (row["n"], row["p_value"], row["significant"]) == (2, 1.0, False)
         assert (row["missing"], row["missing_datasets"]) == (1, "d3")
+        # differences -x, +x and 0: W = 1.5, p = 1 (the sign flips of ranks 1.5, 1.5)
+        assert (row["wilcoxon_statistic"], row["wilcoxon_p_value"]) == (1.5, 1.0)
 
     markdown = (out / "wdl.md").read_text()
     assert markdown.startswith("# Win–draw–loss: toy\n\n")
@@ -139,3 +149,126 @@ def test_write_report_errors(store, tmp_path, experiment, match):
     uri, _ = store
     with pytest.raises(ConfigError, match=match):
         write_report(config(uri, tmp_path, **experiment))
+
+
+def test_write_report_says_what_is_undefined(store, tmp_path):
+    uri, _ = store
+    out = write_report(config(uri, tmp_path))
+    readme = (out / "README.md").read_text()
+    assert readme.startswith(
+        "# Report: toy\n\nRegenerate with `python -m bncbench.report experiment=toy`"
+    )
+    assert "- not drawn: zero_one_loss: the Friedman test ranks at least 3 models" in readme
+    assert "![a vs b, rmse](figures/scatter_rmse_a_vs_b.png)" in readme
+    assert "- not drawn: against the most iterations: no two models differ only in" in readme
+    assert "None declared: an experiment names published tables in `report.published`" in readme
+    # d0 and d1 differ on every fold by the same amount (significant), d2 by +-0.2 (not)
+    assert "| a vs b | rmse | 1–1–1 | 1 | 1 | 1–1–1 | 1–1–1 | 1–1–1 |" in readme
+    tests = pd.read_csv(out / "tests.csv", keep_default_na=False)
+    assert list(tests["dataset"]) == ["d0", "d1", "d2"] * 2
+    # constant folds 0.1 vs 0.2: no variance, the 5x2cv t is infinite
+    assert tests.loc[0, "t_statistic"] == float("-inf") and tests.loc[0, "t_p_value"] == 0.0
+
+
+def hdp_config(uri, report_dir, **report):
+    cfg = config(
+        uri,
+        report_dir,
+        name="hdp",
+        datasets=[f"d{i}" for i in range(6)],
+        models=["nb_m_estimate", "nb_hdp", "kdb5_m_estimate", "kdb5_hdp", "skdb_m_estimate"]
+        + [f"h{i}" for i in range(1, 6)],
+        comparisons=[
+            {"a": "nb_hdp", "b": "nb_m_estimate"},
+            {"a": "kdb5_hdp", "b": "kdb5_m_estimate"},
+        ],
+    )
+    cfg.report.published = ["hdp_table1", "hdp_table2", "skdb_table2"]
+    cfg.report.reference_tying = "level"
+    for key, value in report.items():
+        cfg.report[key] = value
+    return cfg
+
+
+def is_png(path):
+    return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
+
+
+def test_write_report_everything(hdp_store, tmp_path):
+    stale = tmp_path / "hdp" / "figures" / "scatter_rmse_old_vs_gone.png"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old")
+    (tmp_path / "hdp" / "ranks.csv").write_text("old")
+    out = write_report(hdp_config(hdp_store, tmp_path))
+    assert sorted(p.name for p in out.iterdir()) == [
+        "README.md",
+        "figures",
+        "published.csv",
+        "published.md",
+        "ranks.csv",
+        "results.csv",
+        "tests.csv",
+        "wdl.csv",
+        "wdl.md",
+        "wdl.tex",
+        "wl_curves.csv",
+    ]
+    figures = sorted((out / "figures").iterdir())
+    assert [f.name for f in figures] == [
+        "cd_rmse.png",
+        "cd_zero_one_loss.png",
+        "scatter_rmse_kdb5_hdp_vs_kdb5_m_estimate.png",
+        "scatter_rmse_nb_hdp_vs_nb_m_estimate.png",
+        "scatter_zero_one_loss_kdb5_hdp_vs_kdb5_m_estimate.png",
+        "scatter_zero_one_loss_nb_hdp_vs_nb_m_estimate.png",
+        "wl_iterations_rmse.png",
+        "wl_iterations_zero_one_loss.png",
+        "wl_tying_rmse.png",
+        "wl_tying_zero_one_loss.png",
+    ]
+    assert all(is_png(f) for f in figures)
+
+    readme = (out / "README.md").read_text()
+    assert "(as hdp_table1: Fig. 6a (journal; arXiv Fig. 5a))" in readme
+    assert (
+        "- not drawn: Petitjean, Buntine, Webb and Zaidi (2018) Fig. 8 (journal; arXiv Fig. 7): "
+        "needs models skdb_hdp and random_forest"
+    ) in readme
+    assert "- `hdp_table1`, Petitjean, Buntine, Webb and Zaidi (2018), Table 1: 1 of 4" in readme
+    assert "| nb_hdp | " in readme and "![critical-difference diagram, rmse]" in readme
+
+    published = pd.read_csv(out / "published.csv")
+    assert published.groupby("table", sort=False).size().to_dict() == {
+        "Table 1": 16,
+        "Table 2": 8 + 15,
+    }
+    assert set(published.loc[published["table"] == "Table 2", "source"]) == {
+        "hdp-estimates-for-bnc-arxiv-with-tables.txt",
+        "selective-kdb-jmlr.txt",
+    }
+    skdb = published.loc[(published["row"] == "SKDB") & (published["column"] == "k=5")].iloc[0]
+    assert (skdb["wins"], skdb["draws"], skdb["losses"]) == (3, 3, 0)
+    assert (out / "published.md").read_text().count("\n## Table") == 3
+
+    tests = pd.read_csv(out / "tests.csv")  # the comparisons, then the published pairs
+    pairs = list(dict.fromkeys(zip(tests["a"], tests["b"], strict=True)))
+    assert pairs == [
+        ("nb_hdp", "nb_m_estimate"),
+        ("kdb5_hdp", "kdb5_m_estimate"),
+        ("skdb_m_estimate", "kdb5_m_estimate"),
+    ]
+    curves = pd.read_csv(out / "wl_curves.csv")
+    assert curves.groupby(["kind", "metric"]).size().to_dict() == {
+        ("iterations", "rmse"): 3,
+        ("iterations", "zero_one_loss"): 3,
+        ("tying", "rmse"): 2,
+        ("tying", "zero_one_loss"): 2,
+    }
+    ranks = pd.read_csv(out / "ranks.csv")
+    assert set(ranks["datasets"]) == {6} and len(ranks) == 2 * 10
+    assert not stale.exists()
+
+
+def test_write_report_unknown_published_table(hdp_store, tmp_path):
+    with pytest.raises(ConfigError, match="unknown published table"):
+        write_report(hdp_config(hdp_store, tmp_path, published=["hdp_table3"]))

@@ -1,0 +1,125 @@
+"""Figures of a report as PNG: per-dataset scatter of two models, win-loss curves, CD diagram.
+
+Drawn on :class:`matplotlib.figure.Figure` objects (no pyplot state, no GUI backend), so they can be
+written from any process or thread.
+"""
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from autorank import plot_stats
+from matplotlib.figure import Figure
+
+from bncbench.report.significance import Ranking, Undefined
+from bncbench.report.win_draw_loss import paired_means, same_mean
+
+DPI = 150
+
+
+def scatter_plot(
+    results: pd.DataFrame,
+    a: str,
+    b: str,
+    metric: str,
+    path: Path,
+    *,
+    datasets: Iterable[str] | None = None,
+) -> Path:
+    """Mean loss of A against that of B, one point per dataset (HDP paper Figs. 6a and 8 style).
+
+    B is on the x-axis and A on the y-axis, so A wins below the diagonal; the title gives A's
+    wins, draws (equal means) and losses, unrounded.
+
+    Raises
+    ------
+    Undefined
+        If no dataset has a mean for both models.
+    """
+    means, _ = paired_means(results, a, b, metric, datasets)
+    if means.empty:
+        raise Undefined(f"no dataset has a {metric} for both {a} and {b}")
+    x, y = means[b].to_numpy(), means[a].to_numpy()
+    low, high = min(x.min(), y.min()), max(x.max(), y.max())
+    pad = 0.05 * (high - low) or 0.05
+    limits = (low - pad, high + pad)
+    figure = Figure(figsize=(4.8, 4.8))
+    ax = figure.add_subplot()
+    ax.plot(limits, limits, color="grey", linewidth=0.8)
+    ax.scatter(x, y, s=14, color="tab:blue", zorder=2)
+    ax.set(
+        xlim=limits, ylim=limits, aspect="equal", xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}"
+    )
+    tie = same_mean(y, x)
+    record = f"{np.sum(~tie & (y < x))}–{np.sum(tie)}–{np.sum(~tie & (y > x))}"
+    ax.set_title(f"{a} vs {b}: {record} on {len(means)} datasets", fontsize=10)
+    text = {"transform": ax.transAxes, "fontsize": 9, "color": "dimgrey"}
+    ax.text(0.97, 0.03, f"here {a} wins", ha="right", va="bottom", **text)
+    ax.text(0.03, 0.97, f"here {b} wins", ha="left", va="top", **text)
+    return _save(figure, path)
+
+
+def win_loss_plot(curves: pd.DataFrame, path: Path, *, title: str, reference: str) -> Path:
+    """Wins minus losses of each line against its reference, by iterations (log scale).
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        :func:`bncbench.report.win_loss_curves.win_loss_curves`.
+    path : pathlib.Path
+    title : str
+    reference : str
+        What the lines are compared with, for the axis label (e.g. "the most iterations").
+
+    Raises
+    ------
+    Undefined
+        If ``curves`` is empty.
+    """
+    if curves.empty:
+        raise Undefined("no model has a reference to compare with")
+    figure = Figure(figsize=(6.4, 4.2))
+    ax = figure.add_subplot()
+    for line, points in curves.groupby("line", sort=False):
+        ax.plot(points["iterations"], points["wins"] - points["losses"], marker="o", label=line)
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set(xlabel="iterations", ylabel=f"wins − losses against {reference}")
+    ax.set_title(title, fontsize=10)
+    ax.text(
+        0.02,
+        0.03,
+        f"below 0: {reference} wins more often",
+        transform=ax.transAxes,
+        fontsize=9,
+        color="dimgrey",
+    )
+    ax.legend(fontsize=8)
+    return _save(figure, path)
+
+
+def critical_difference_plot(ranking: Ranking, path: Path) -> Path:
+    """Demsar's critical-difference diagram of a :class:`Ranking` (autorank's drawing).
+
+    Models whose mean ranks differ by less than Nemenyi's critical difference are joined by a bar;
+    drawn also when Friedman's test is not significant (the report says so).
+    """
+    n_models = len(ranking.mean_ranks)
+    figure = Figure(figsize=(6.4, 1.2 + 0.3 * np.ceil(n_models / 2)))
+    ax = figure.add_subplot()
+    plot_stats(ranking.result, allow_insignificant=True, ax=ax)
+    significance = "" if ranking.p_value <= ranking.alpha else ", not significant"
+    ax.set_title(
+        f"{ranking.metric}: mean ranks on {ranking.datasets} datasets "
+        f"(Friedman p = {ranking.p_value:.3g}{significance}; "
+        f"CD = {ranking.critical_difference:.2f})",
+        fontsize=9,
+    )
+    return _save(figure, path)
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")
+    return path

@@ -1,0 +1,82 @@
+"""Published tables beside ours, on synthetic results in a real SQLite MLflow store."""
+
+import pandas as pd
+import pytest
+
+from bncbench.report.published import HDP_TABLE1, SKDB_TABLE2
+from bncbench.report.results import load_fold_metrics, load_results
+from bncbench.report.side_by_side import compare_published, published_markdown
+from bncbench.report.significance import dataset_tests
+
+
+@pytest.fixture(scope="module")
+def results(hdp_store):
+    return load_results(hdp_store, "hdp")
+
+
+def cells(comparison):
+    return comparison.set_index(["row", "column"])
+
+
+def test_hdp_table1_beside_ours(results):
+    comparison = compare_published(HDP_TABLE1, results)
+    assert len(comparison) == 16
+    nb = cells(comparison).loc["Naive Bayes"]
+    assert nb.loc["0/1-loss", ["paper", "source", "table", "metric", "printed"]].tolist() == [
+        HDP_TABLE1.paper,
+        "hdp-estimates-for-bnc-arxiv-with-tables.txt",
+        "Table 1",
+        "zero_one_loss",
+        "41–4–23",
+    ]
+    # ours 6-0-0 (p = 2/64): significant like 41-4-23, unlike 40-0-28
+    assert nb[["wins", "draws", "losses", "missing"]].to_numpy().tolist() == [[6, 0, 0, 0]] * 2
+    assert nb["p_value"].tolist() == pytest.approx([2 / 64] * 2)
+    assert nb["same_winner"].tolist() == [True, True]
+    assert nb["same_significance"].tolist() == [True, False]
+    assert nb["agree"].tolist() == [True, False]
+    kdb5 = cells(comparison).loc[("kDB-5", "RMSE")]
+    assert (kdb5["wins"], kdb5["draws"], kdb5["losses"], kdb5["agree"]) == (4, 0, 2, False)
+    tan = cells(comparison).loc[("TAN", "RMSE")]
+    assert tan["status"] == "not run: tan_hdp, tan_m_estimate"
+    assert pd.isna(tan["wins"]) and pd.isna(tan["agree"])
+
+
+def test_hdp_table1_markdown(results):
+    markdown = published_markdown(HDP_TABLE1, compare_published(HDP_TABLE1, results))
+    assert markdown.startswith(f"## Table 1: {HDP_TABLE1.caption}\n\nSource: Petitjean")
+    assert (
+        "| Classifier | 0/1-loss: paper | 0/1-loss: ours | 0/1-loss: agreement "
+        "| RMSE: paper | RMSE: ours | RMSE: agreement |"
+    ) in markdown
+    assert (
+        "| Naive Bayes | **41–4–23** | **6–0–0** | ✓ | 40–0–28 | **6–0–0** | ✗ significance |"
+        in (markdown)
+    )
+    assert "| kDB-5 | **60–4–4** | 4–0–2 | ✗ significance |" in markdown
+    assert "| TAN | **45–4–19** | — |  | **52–1–15** | — |  |" in markdown
+    assert "**Agreement: 1 of 4 compared cells** (4 with the same winner" in markdown
+    assert "- Naive Bayes: nb_hdp vs nb_m_estimate (0/1-loss, RMSE)" in markdown
+    assert "- TAN: not run: tan_hdp, tan_m_estimate (0/1-loss, RMSE)" in markdown
+    assert "lost the bold face" in markdown
+
+
+def test_skdb_table_counts_significant_folds(hdp_store, results):
+    pair = ("skdb_m_estimate", "kdb5_m_estimate")
+    folds = load_fold_metrics(hdp_store, results["run_id"], ["rmse"])
+    tests = dataset_tests(results, folds, [pair], ["rmse"])
+    comparison = cells(compare_published(SKDB_TABLE2, results, dataset_tests=tests))
+    skdb = comparison.loc[("SKDB", "k=5")]
+    # mean-based 6-0-0; only d0..d2 differ significantly on the folds: 3-3-0, p = 0.25
+    assert (skdb["wins"], skdb["draws"], skdb["losses"]) == (3, 3, 0)
+    assert (skdb["same_winner"], skdb["same_significance"]) == (True, False)  # paper: 8-8-0
+    assert comparison.loc[("SKDB", "k=4"), "status"].startswith("no bncbench counterpart: SkDB")
+    assert comparison.loc[("SKDB k_max = 5", "best k"), "printed"] == "6-10-0"
+
+
+def test_options_reach_our_counts(results):
+    comparison = compare_published(
+        HDP_TABLE1, results, datasets=["d0", "d1", "d9"], alpha=0.01, draws="split"
+    )
+    nb = cells(comparison).loc[("Naive Bayes", "RMSE")]
+    assert (nb["wins"], nb["losses"], nb["missing"], nb["significant"]) == (2, 0, 1, False)
