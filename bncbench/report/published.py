@@ -313,9 +313,11 @@ def _skdb_table(
             ),
             (
                 "The paper gives no significance for its records; bold here: the sign test of the "
-                "record at 0.05, draws left out.",
-                "The text file holds two records in the TAN and AODE rows, transcribed under k=1 and "
-                "k=2; LaTeX math delimiters and spacing are dropped from the records.",
+                "record at 0.05, draws left out."
+            ),
+            (
+                "The text file holds two records in the TAN and AODE rows, transcribed under k=1 "
+                "and k=2; LaTeX math delimiters and spacing are dropped from the records."
             ),
             f"Paper's footnote to SKDB k_max = 5: {footnote}",
         ),

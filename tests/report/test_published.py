@@ -107,6 +107,7 @@ def test_every_mapped_model_follows_the_naming():
                 assert MODEL.fullmatch(cell.a) and MODEL.fullmatch(cell.b), (table.key, cell)
         for scatter in table.scatters:
             assert MODEL.fullmatch(scatter.a) and MODEL.fullmatch(scatter.b)
+        assert table.notes and all(isinstance(note, str) for note in table.notes)
 
 
 def test_published_significance_is_the_sign_test_by_hand():
