@@ -37,8 +37,16 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from bncbench.bnc.stirling import column_index, digamma, stirling_inverse_ratio, stirling_ratio
+from bncbench.bnc.stirling import (
+    column_index,
+    digamma,
+    log_stirling_large,
+    stirling_inverse_ratio,
+    stirling_ratio,
+)
 
+#: Values of ``log S(n, .)`` cached per cell whose count exceeds the Stirling table.
+ROW_CACHE = 64
 #: Floor of the Beta draw in the concentration update (as in the authors' Concentration.java).
 _Q_FLOOR = 1e-75
 
@@ -142,14 +150,30 @@ def _step(ratio_n_u, inverse_ratio_m, m, shift, alpha, parent_base):
 
 
 @njit(cache=True, error_model="numpy")
-def _fill_steps(n, t, lo, hi, parent_n, parent_t, alpha, parent_base, ratio, inverse_ratio, rows,
-                numerators, denominators):  # fmt: skip
-    """``_step`` for every ``u`` in ``lo..hi - 1``, from ``stirling``'s lookups (any n)."""
+def _fill_steps(n, t, lo, hi, parent_n, parent_t, alpha, parent_base, ratio, inverse_ratio, rows, row,
+                row_key, row_first, row_log, numerators, denominators):  # fmt: skip
+    """``_step`` for every ``u`` in ``lo..hi - 1``, from ``stirling``'s lookups (any n).
+
+    A cell whose own count can exceed the table has a ``row`` (else -1) in a cache of ``log S(n, v)``
+    for ``ROW_CACHE`` values of v, kept while n stays the same (at a leaf, for good) and the window
+    within them; the values are those ``stirling`` would compute, so the cache changes no result.
+    """
+    if n > rows and row >= 0:
+        if row_key[row] != n or lo < row_first[row] or hi >= row_first[row] + ROW_CACHE:
+            first = max(1, min(lo - (ROW_CACHE - 1 - (hi - lo)) // 2, n + 1 - ROW_CACHE))
+            row_key[row], row_first[row] = n, first
+            for v in range(first, min(n, first + ROW_CACHE - 1) + 1):
+                row_log[row, v - first] = log_stirling_large(n, v)
+        for u in range(lo, hi):
+            v = u - row_first[row]
+            numerators[u - lo] = math.exp(row_log[row, v + 1] - row_log[row, v])  # R(n, u)
+    else:
+        for u in range(lo, hi):
+            numerators[u - lo] = stirling_ratio(ratio, rows, n, u)
     for u in range(lo, hi):
         m = parent_n + u - t
         numerators[u - lo], denominators[u - lo] = _step(
-            stirling_ratio(ratio, rows, n, u),
-            stirling_inverse_ratio(inverse_ratio, rows, m, parent_t - 1),
+            numerators[u - lo], stirling_inverse_ratio(inverse_ratio, rows, m, parent_t - 1),
             float(m), float(u - t), alpha, parent_base,
         )  # fmt: skip
 
@@ -192,7 +216,7 @@ def _sweep_reference(first, last, key, iteration, window, forest, state, stirlin
     """Resample the pseudo-counts of the active cells ``first..last - 1`` (one level), plainly."""
     active_cell, active_node, active_parent_cell, parent, _, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
-    ratio, inverse_ratio, rows = stirling
+    ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
     for i in range(first, last):
@@ -203,8 +227,8 @@ def _sweep_reference(first, last, key, iteration, window, forest, state, stirlin
         if hi <= lo:  # t is forced: the parent allows no move, or n = 1
             continue
         a, base = alpha[slot[node]], alpha[slot[up]] + n_total[up]
-        _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, numerators,
-                    denominators)  # fmt: skip
+        _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, row_of[i],
+                    row_key, row_first, row_log, numerators, denominators)  # fmt: skip
         new_t = _draw(lo, hi, uniform_at(key, counter + c), numerators, denominators, cumulative)
         _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
 
@@ -214,7 +238,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
     """The same sweep, one loop per window over the table (see the module docstring)."""
     active_cell, active_node, active_parent_cell, parent, _, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
-    ratio, inverse_ratio, rows = stirling
+    ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
     for i in range(first, last):
@@ -249,8 +273,8 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
                 shift += 1.0
             new_t = _choose(lo, hi, uniform * total, cumulative)
         else:
-            _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, numerators,
-                        denominators)  # fmt: skip
+            _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, row_of[i],
+                        row_key, row_first, row_log, numerators, denominators)  # fmt: skip
             new_t = _draw(lo, hi, uniform, numerators, denominators, cumulative)
         _apply(node, up, c, pc, new_t, n_cell, t_cell, n_total, t_total)
 
@@ -344,7 +368,19 @@ def _level_means(levels, slot, alpha, out):
 
 @njit(cache=True, error_model="numpy")
 def _run_tree(
-    tree, fast, layout, forest, state, stirling, schedule, prior, seed, current, accumulated, trace, start
+    tree,
+    fast,
+    layout,
+    forest,
+    state,
+    stirling,
+    schedule,
+    prior,
+    seed,
+    current,
+    accumulated,
+    trace,
+    start,
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
@@ -385,7 +421,9 @@ def _run_tree(
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace, start=0):
+def run_chains(
+    fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace, start=0
+):
     """Run the chain of every tree of a packed forest, in parallel over trees.
 
     Parameters
@@ -405,7 +443,10 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
         ``(n_cell, t_cell, n_total, t_total, alpha)``, updated in place: ``n_cell`` holds the data
         counts at the leaves and zeros elsewhere on entry, the last iteration's state on exit.
     stirling : tuple
-        ``(ratio, inverse_ratio, rows)`` of a ``LogStirlingTable``.
+        ``(ratio, inverse_ratio, rows)`` of a ``LogStirlingTable``, then the cache of the rows beyond
+        it (``_fill_steps``): ``row_of`` (per active cell, its row of the cache or -1), ``row_key``,
+        ``row_first`` (the n and the first value of each cached row, updated) and ``row_log``
+        (``(n_rows, ROW_CACHE)``, updated).
     schedule : tuple
         ``(iterations, burn_in, window, every, trace_stride)``: the trace keeps every
         ``trace_stride``-th concentration update, the first included.
@@ -426,7 +467,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
     slot_nodes_ptr, slot_nodes, sampled = ties
     active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
-    ratio, inverse_ratio, rows = stirling
+    ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
     current = np.zeros(accumulated.shape[0])
     for j in prange(tree_order.shape[0]):
         _run_tree(
@@ -442,7 +483,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, acc
             ),
             (active_cell, active_node, active_parent_cell, parent, cell, slot),
             (n_cell, t_cell, n_total, t_total, alpha),
-            (ratio, inverse_ratio, rows),
+            (ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log),
             schedule,
             prior,
             seed,

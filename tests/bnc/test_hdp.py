@@ -11,7 +11,7 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.estimators.hdp import HDPEstimator, _Forest, _tie
-from bncbench.bnc.hdp_sampler import run_chains
+from bncbench.bnc.hdp_sampler import ROW_CACHE, _fill_steps, run_chains
 from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
 
@@ -253,7 +253,7 @@ def test_pseudo_counts_stay_consistent():
     tree = ContextTree(0, 3, (3, 1, 2), (3, 3, 3)).add(columns)
     forest = _Forest([tree], "level", 2.0, False)
     table = shared_table.ensure(forest.max_count)
-    stirling = (table.ratio, table.inverse_ratio, table.rows)
+    stirling = (table.ratio, table.inverse_ratio, table.rows, *forest.row_cache(table.bound))
     accumulated, trace = np.zeros(forest.n_cells), np.zeros((1, 40, 4))
     run_chains(True, forest.layout, forest.forest, forest.state, stirling, (200, 20, 10, 5, 1),
                (2.0, 1.0, 4000.0), 5, accumulated, trace)  # fmt: skip
@@ -389,3 +389,27 @@ def test_trace_keeps_a_bounded_number_of_updates():
     np.testing.assert_array_equal(estimator.trace_iterations_[:3], [0, 12, 24])
     final = estimator.concentrations_[1]
     assert final[0] == 2.0 and final[1] != 2.0
+
+
+def test_row_cache_beyond_the_table_changes_no_value():
+    table = shared_table.ensure(100)
+    row_key, row_first, row_log = (
+        np.full(1, -1),
+        np.zeros(1, dtype=np.int64),
+        np.zeros((1, ROW_CACHE)),
+    )
+    stirling = (table.ratio, table.inverse_ratio, table.rows)
+    for n, t, lo, hi in [
+        (5000, 40, 30, 50),
+        (5000, 45, 35, 55),
+        (5000, 90, 80, 100),
+        (4000, 20, 10, 30),
+    ]:
+        out = []
+        for row in (-1, 0):  # without, then with the cache (a miss, then hits and misses)
+            numerators, denominators = np.zeros(2 * 10), np.zeros(2 * 10)
+            _fill_steps(n, t, lo, hi, 300, 12, 1.5, 340.0, *stirling, row, row_key, row_first, row_log,
+                        numerators, denominators)  # fmt: skip
+            out.append(numerators.copy())
+        np.testing.assert_array_equal(out[0], out[1])
+        assert row_key[0] == n and row_first[0] <= lo and hi < row_first[0] + ROW_CACHE

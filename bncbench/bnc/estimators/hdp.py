@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from numba import parallel_chunksize
 
-from bncbench.bnc.hdp_sampler import run_chains
+from bncbench.bnc.hdp_sampler import ROW_CACHE, run_chains
 from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
 from bncbench.progress import iteration_chunks
@@ -161,6 +161,7 @@ class HDPEstimator:
             (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
         )
         accumulated = np.zeros(forest.n_cells)
+        row_cache = forest.row_cache(table.bound)
         # one run of all the iterations, or on a terminal chunks with the progress between them
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
             for start, stop in iteration_chunks(self.iterations, "HDP sampler"):
@@ -169,7 +170,7 @@ class HDPEstimator:
                     forest.layout,
                     forest.forest,
                     forest.state,
-                    (table.ratio, table.inverse_ratio, table.rows),
+                    (table.ratio, table.inverse_ratio, table.rows, *row_cache),
                     (stop, self.burn_in, self.window, self.concentration_every, stride),
                     (self.prior_shape, self.prior_rate, self.max_concentration),
                     self.seed_,
@@ -241,7 +242,7 @@ class _Forest:
     def __init__(self, trees, tying, initial_concentration, sample_root):
         self.trees = trees
         tree_levels, levels, active_levels, parent, cell, slot = [0], [], [], [], [], []
-        leaf_counts, active_cell, active_node = [], [], []
+        leaf_counts, active_cell, active_node, active_data = [], [], [], []
         sampled, tree_slots = [], [0]
         node_base = cell_base = n_active = 0
         self.max_count = 0
@@ -264,6 +265,7 @@ class _Forest:
                 node, value = (
                     np.nonzero(data >= 2) if level > 0 else (np.zeros(0, int), np.zeros(0, int))
                 )
+                active_data.append(data[node, value])
                 active_node.append(nodes[node])
                 active_cell.append(cell[-1][node] + value)
                 n_active += node.shape[0]
@@ -312,7 +314,17 @@ class _Forest:
             np.full(len(sampled), initial_concentration),
         )
         self.n_cells = n_cell.shape[0]
+        self.active_data = np.concatenate(active_data).astype(np.int64)
         self.max_depth = max(tree.depth for tree in trees)
+
+    def row_cache(self, bound):
+        """``hdp_sampler``'s cache of Stirling rows beyond a table of ``bound`` rows: one row per active
+        cell whose data count exceeds it (the only ones whose count can)."""
+        beyond = self.active_data > bound
+        row_of = np.where(beyond, np.cumsum(beyond) - 1, -1).astype(np.int64)
+        n_rows = int(beyond.sum())
+        return (row_of, np.full(n_rows, -1, dtype=np.int64), np.zeros(n_rows, dtype=np.int64),
+                np.zeros((n_rows, ROW_CACHE)))  # fmt: skip
 
     def level_concentrations(self):
         """Per tree, the mean concentration of the nodes of each level (root first)."""
