@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from autorank import plot_stats
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from bncbench.report.significance import Ranking, Undefined
 from bncbench.report.win_draw_loss import paired_means, same_mean
@@ -85,16 +86,15 @@ def win_loss_plot(curves: pd.DataFrame, path: Path, *, title: str, reference: st
         ax.plot(points["iterations"], points["wins"] - points["losses"], marker="o", label=line)
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
-    ax.set(xlabel="iterations", ylabel=f"wins − losses against {reference}")
-    ax.set_title(title, fontsize=10)
-    ax.text(
-        0.02,
-        0.03,
-        f"below 0: {reference} wins more often",
-        transform=ax.transAxes,
-        fontsize=9,
-        color="dimgrey",
+    ticks = sorted(curves["iterations"].unique())
+    ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
+    ax.minorticks_off()
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set(
+        xlabel=f"iterations (below 0: {reference} wins more often)",
+        ylabel=f"wins − losses against {reference}",
     )
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
     return _save(figure, path)
 

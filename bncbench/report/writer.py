@@ -189,8 +189,9 @@ def write_report(cfg: DictConfig) -> Path:
         "",
         (
             f"Regenerate with `python -m bncbench.report experiment={experiment.name}` (reads the "
-            f"MLflow store, refits nothing). {len(results)} finished cells: "
-            f"{results['dataset'].nunique()} datasets, {results['model'].nunique()} models."
+            f"MLflow store, refits nothing). Report settings of this version: {_settings(cfg)}. "
+            f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
+            f"{results['model'].nunique()} models."
         ),
         "",
         *_significance_section(wdls, results, wilcoxon, tests, datasets, options),
@@ -200,6 +201,18 @@ def write_report(cfg: DictConfig) -> Path:
     ]
     (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
     return out
+
+
+def _settings(cfg: DictConfig) -> str:
+    """The ``report.*`` settings as command-line overrides."""
+
+    def override(value) -> str:
+        if isinstance(value, list):
+            return "[" + ",".join(map(str, value)) + "]"
+        return "null" if value is None else str(value)
+
+    report = OmegaConf.to_container(cfg.report, resolve=True)
+    return ", ".join(f"`report.{key}={override(value)}`" for key, value in report.items())
 
 
 def _list(value) -> list | None:

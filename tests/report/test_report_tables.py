@@ -229,6 +229,7 @@ def test_write_report_everything(hdp_store, tmp_path):
     assert all(is_png(f) for f in figures)
 
     readme = (out / "README.md").read_text()
+    assert "`report.published=[hdp_table1,hdp_table2,skdb_table2]`, `report.reference" in readme
     assert "(as hdp_table1: Fig. 6a (journal; arXiv Fig. 5a))" in readme
     assert (
         "- not drawn: Petitjean, Buntine, Webb and Zaidi (2018) Fig. 8 (journal; arXiv Fig. 7): "
