@@ -137,7 +137,9 @@ def check_settings(cfg: DictConfig) -> None:
         if not isinstance(cfg.tracking_uri, str) or not cfg.tracking_uri.strip():
             raise ConfigError("tracking_uri must be set, e.g. tracking_uri=sqlite:///runs/mlflow.db.")
         if not isinstance(cfg.report_dir, str) or not cfg.report_dir.strip():
-            raise ConfigError(f"report_dir must be a directory, e.g. report_dir=reports, got {cfg.report_dir!r}.")
+            raise ConfigError(
+                f"report_dir must be a directory, e.g. report_dir=reports, got {cfg.report_dir!r}."
+            )
         name = cfg.experiment.name
         if not isinstance(name, str) or not name or "/" in name:
             raise ConfigError(f"experiment.name must be a non-empty name without '/', got {name!r}.")
@@ -157,14 +159,17 @@ def check_settings(cfg: DictConfig) -> None:
     except MissingMandatoryValue as err:
         choice = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None)
         where = f" by experiment {choice!r} (conf/experiment/{choice}.yaml)" if choice else ""
-        raise ConfigError(f"{err.full_key} is not set{where}; an experiment sets name, datasets and models.") from None
+        raise ConfigError(
+            f"{err.full_key} is not set{where}; an experiment sets name, datasets and models."
+        ) from None
     except OmegaConfBaseException as err:
         raise ConfigError(f"invalid configuration: {err}") from None
 
 
 def _check_integer(name: str, value, minimum: int, also: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}{' ' + also if also else ''}, got {value!r}.")
+        also = f" {also}" if also else ""
+        raise ConfigError(f"{name} must be an integer >= {minimum}{also}, got {value!r}.")
 
 
 def check_report(cfg: DictConfig) -> None:
@@ -187,8 +192,8 @@ def check_report(cfg: DictConfig) -> None:
         )
     stand_in = pd.DataFrame(
         [
-            {"dataset": "d", "model": str(model), "run_id": "", "cfg_hash": "", **dict.fromkeys(RUN_METRICS, 0.0)}
-            for model in experiment["models"]
+            {"dataset": "d", "model": str(m), "run_id": "", "cfg_hash": "", **dict.fromkeys(RUN_METRICS, 0.0)}
+            for m in experiment["models"]
         ]
     )
     report = OmegaConf.to_container(cfg.report, resolve=True)

@@ -149,8 +149,5 @@ def iteration_chunks(total: int, label: str, stream=None, interval: float = INTE
         if last < total and now - last_line >= interval:
             last_line = now
             left = (now - start) / last * (total - last)
-            print(
-                f"{label}: {last}/{total} iterations, {duration(now - start)} elapsed, about {duration(left)} left",
-                file=stream,
-                flush=True,
-            )
+            elapsed, left = duration(now - start), duration(left)
+            print(f"{label}: {last}/{total} iterations, {elapsed} elapsed, about {left} left", file=stream, flush=True)

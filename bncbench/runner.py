@@ -402,7 +402,9 @@ class ExperimentCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         with _exit_on_error():
             client = tracking.open_store(config.tracking_uri)
-            experiment_id = tracking.prepare_experiment(client, config.experiment.name, config.artifact_location)
+            experiment_id = tracking.prepare_experiment(
+                client, config.experiment.name, config.artifact_location
+            )
             tracking.mark_sweep(client, experiment_id)
         self.started_ms = int(time.time() * 1000)
         _export_numba_threads(config)

@@ -68,7 +68,9 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
             path.parent.mkdir(parents=True, exist_ok=True)
             _check_sqlite_file(path)
         except OSError as err:
-            raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}") from None
+            raise ConfigError(
+                f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}"
+            ) from None
     elif scheme in ("", "file"):
         raise ConfigError(
             f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {_STORE_FIX}"
@@ -79,7 +81,9 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
             with _environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT="20"):
                 client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
-        raise ConfigError(f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}") from None
+        raise ConfigError(
+            f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}"
+        ) from None
     return client
 
 

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,6 +99,8 @@ def simple_table():
 @pytest.fixture(scope="session")
 def empty_store_template(tmp_path_factory) -> Path:
     """An empty MLflow SQLite store, its schema created once: creating one takes seconds, copying it none."""
+    from mlflow.tracking import MlflowClient  # here: most tests need no MLflow
+
     path = tmp_path_factory.mktemp("store_template") / "mlflow.db"
     MlflowClient(f"sqlite:///{path}").search_experiments()
     return path
