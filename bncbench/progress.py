@@ -13,6 +13,8 @@ import sys
 import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import pairwise
 from pathlib import Path
 
@@ -24,6 +26,19 @@ MARKER_DIR = ".progress"
 INTERVAL = 5.0
 #: A loop run by ``iteration_chunks`` on a terminal is cut into this many chunks.
 CHUNKS = 20
+#: What the work in progress belongs to, e.g. a cell's fold, named in the lines of ``iteration_chunks``.
+_task: ContextVar[str | None] = ContextVar("bncbench_task", default=None)
+
+
+@contextmanager
+def task(name: str):
+    """Name the work done inside, for the progress lines printed meanwhile (cells run side by side
+    print to the same terminal)."""
+    token = _task.set(name)
+    try:
+        yield
+    finally:
+        _task.reset(token)
 
 
 def is_terminal(stream) -> bool:
@@ -135,10 +150,12 @@ def iteration_chunks(total: int, label: str, stream=None, interval: float = INTE
 
     Not on a terminal: the single range ``(0, total)`` and no output, so that the loop runs as one call.
     On a terminal: ``chunks`` ranges, and after a range, when ``interval`` seconds have passed since
-    the last line (or the start), ``<label>: 2500/5000 iterations, 10 s elapsed, about 10 s left``.
-    A loop that takes less than ``interval`` in all prints nothing.
+    the last line (or the start), ``<label> (<task>): 2500/5000 iterations, 10 s elapsed, about 10 s
+    left``. A loop that takes less than ``interval`` in all prints nothing.
     """
     stream = sys.stderr if stream is None else stream
+    if _task.get():
+        label = f"{label} ({_task.get()})"
     if not is_terminal(stream) or total < 2 * chunks:
         yield 0, total
         return

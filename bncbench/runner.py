@@ -35,7 +35,7 @@ from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.errors import BncbenchError, NotApplicableError
 from bncbench.metrics import LOSSES
 from bncbench.models import discretises, make_model, model_tags
-from bncbench.progress import CellProgress, mark_cell_done
+from bncbench.progress import CellProgress, mark_cell_done, task
 from bncbench.report import write_report
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,8 @@ def cross_validate(
             splits = list(splitter.split(np.zeros(len(y_codes)), y_codes))
         for train, test in splits:
             index = len(fold_metrics)
-            proba, seconds, classifier = _fit_predict(dataset, train, test, model, rep_seed, classes)
+            with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
+                proba, seconds, classifier = _fit_predict(dataset, train, test, model, rep_seed, classes)
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             fold_metrics.append({**losses, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))

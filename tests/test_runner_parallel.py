@@ -15,7 +15,7 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators import hdp
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.progress import CellProgress, duration, iteration_chunks, mark_cell_done
+from bncbench.progress import CellProgress, duration, iteration_chunks, mark_cell_done, task
 from bncbench.runner import cross_validate, numba_threads, parallel_cells
 
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
@@ -110,6 +110,16 @@ def test_cell_progress_prints_on_a_terminal_only(tmp_path):
     assert lines[-1].startswith("bncbench: 2/2 cells done, ")
     assert len(lines) == len(set(lines))  # a line only when the count changes
     assert log.getvalue() == ""
+
+
+def test_progress_lines_name_their_task():
+    terminal = Terminal()
+    with task("vote/nb_hdp fold 3/10"):
+        list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
+    list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
+    lines = terminal.getvalue().splitlines()
+    assert lines[0].startswith("HDP sampler (vote/nb_hdp fold 3/10): 5/100 iterations, ")
+    assert lines[-1].startswith("HDP sampler: 95/100 iterations, ")
 
 
 def test_iteration_chunks_are_one_call_unless_on_a_terminal():
