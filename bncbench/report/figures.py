@@ -33,6 +33,21 @@ def scatter_plot(
     B is on the x-axis and A on the y-axis, so A wins below the diagonal; the title gives A's
     wins, draws (equal means) and losses, unrounded.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        One row per (dataset, model) with the mean ``metric``.
+    a, b, metric : str
+    path : pathlib.Path
+        The PNG to write.
+    datasets : iterable of str, optional
+        Datasets to plot (default: every dataset with a mean for both).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
     Raises
     ------
     Undefined
@@ -103,7 +118,19 @@ def critical_difference_plot(ranking: Ranking, path: Path) -> Path:
     """Demsar's critical-difference diagram of a :class:`Ranking` (autorank's drawing).
 
     Models whose mean ranks differ by less than Nemenyi's critical difference are joined by a bar;
-    drawn also when Friedman's test is not significant (the report says so).
+    drawn also when Friedman's test is not significant (its title says so).
+
+    Parameters
+    ----------
+    ranking : Ranking
+        :func:`bncbench.report.significance.friedman_nemenyi`.
+    path : pathlib.Path
+        The PNG to write.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
     """
     n_models = len(ranking.mean_ranks)
     figure = Figure(figsize=(6.4, 1.2 + 0.3 * np.ceil(n_models / 2)))

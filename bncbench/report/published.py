@@ -359,7 +359,16 @@ PUBLISHED = {table.key: table for table in (HDP_TABLE1, HDP_TABLE2, SKDB_TABLE2,
 
 
 def published_tables(keys: Sequence[str] | None) -> list[PublishedTable]:
-    """The tables named in ``report.published`` (None: none).
+    """The tables named in ``report.published``.
+
+    Parameters
+    ----------
+    keys : sequence of str or None
+        Keys of :data:`PUBLISHED`; None or empty: no table.
+
+    Returns
+    -------
+    list of PublishedTable
 
     Raises
     ------

@@ -155,6 +155,16 @@ def wilcoxon_across_datasets(
     Means equal but for floating-point summation order count as zero differences, which the test
     drops (as the sign test drops draws); means are not rounded.
 
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        One row per (dataset, model) with the mean metrics.
+    pairs : iterable of (str, str)
+        The comparisons (A, B).
+    metrics : iterable of str
+    datasets : iterable of str, optional
+        As in :func:`bncbench.report.win_draw_loss.win_draw_loss`.
+
     Returns
     -------
     pandas.DataFrame
