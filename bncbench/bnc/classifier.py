@@ -72,6 +72,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = self._validated(X, y, reset=True)
+        if len(y) != len(X):
+            raise DatasetError(f"X has {len(X)} rows but y has {len(y)} values; give one class value per row.")
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 0):
+            raise ConfigError(f"k must be an integer >= 0 or None (the structure's default), got {self.k!r}.")
         y = pd.Series(column_or_1d(y), index=X.index)
         if y.isna().any():
             raise DatasetError("the class has missing values; drop those rows before fitting.")

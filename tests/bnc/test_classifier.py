@@ -113,3 +113,24 @@ def test_scikit_learn_contract(mixed_frame):
     twin = clone(clf)
     assert twin.get_params() == clf.get_params()
     np.testing.assert_array_equal(twin.fit(X, y).predict_proba(X), clf.fit(X, y).predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "arguments,error,message",
+    [
+        ({"structure": "kdb", "k": 2.5}, ConfigError, "k must be an integer"),
+        ({"structure": "kdb", "k": "2"}, ConfigError, "k must be an integer"),
+        ({"structure": "kdb", "k": -1}, ConfigError, "k must be an integer"),
+        ({"estimator": "laplace", "estimator_params": {"alpha": "x"}}, ConfigError, "alpha must be a number"),
+    ],
+)
+def test_bad_arguments_are_refused_with_their_name(mixed_frame, arguments, error, message):
+    X, y = mixed_frame
+    with pytest.raises(error, match=message):
+        BNClassifier(**arguments).fit(X, y)
+
+
+def test_x_and_y_of_different_lengths_are_refused(mixed_frame):
+    X, y = mixed_frame
+    with pytest.raises(ValueError, match="rows"):
+        BNClassifier().fit(X, y[:-3])

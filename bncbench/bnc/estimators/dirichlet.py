@@ -27,7 +27,7 @@ class DirichletEstimator:
     """
 
     def __init__(self, alpha: float = 1.0):
-        if not alpha >= 0:
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
             raise ConfigError(f"alpha must be a number >= 0, got {alpha!r}.")
         self.alpha = float(alpha)
 
