@@ -273,3 +273,14 @@ def test_write_report_everything(hdp_store, tmp_path):
 def test_write_report_unknown_published_table(hdp_store, tmp_path):
     with pytest.raises(ConfigError, match="unknown published table"):
         write_report(hdp_config(hdp_store, tmp_path, published=["hdp_table3"]))
+
+
+def test_write_report_with_a_model_not_run(store, tmp_path):
+    uri, _ = store
+    out = write_report(config(uri, tmp_path, comparisons=[{"a": "a", "b": "never_run"}]))
+    readme = (out / "README.md").read_text()
+    assert "- not drawn: a vs never_run, rmse: no dataset has a rmse for both a and never_run" in (
+        readme
+    )
+    assert "| a vs never_run | rmse | 0–0–0 | 1 | undefined | 0–0–0 | 0–0–0 | 0–0–0 |" in readme
+    assert pd.read_csv(out / "tests.csv").empty
