@@ -277,7 +277,7 @@ def test_unseen_context_uses_the_deepest_ancestor():
     clf = BNClassifier(
         structure={"B": ["A"]}, estimator="hdp", estimator_params={"iterations": 200}
     ).fit(X, y)
-    prior, a_tables, b_tables = (tables for tables in clf.tables_)
+    prior, a_tables, b_tables = clf.tables_
     # (y = 0, A = a1) never occurred: P(B | y = 0) at the class level answers for it
     joint = [
         prior[0][0, c] * a_tables[1][c, 1] * (b_tables[1][0, 0] if c == 0 else b_tables[2][1, 0])
