@@ -204,6 +204,12 @@ def check_report(cfg: DictConfig) -> None:
         raise ConfigError(f"experiment {name!r}: {err}") from None
     except TypeError as err:  # e.g. a string where the report compares numbers
         raise ConfigError(f"experiment {name!r}: invalid report settings {report}: {err}.") from None
+    from bncbench.report.published import published_tables
+
+    try:
+        published_tables(OmegaConf.to_container(cfg.report, resolve=True).get("published"))
+    except ConfigError as err:
+        raise ConfigError(f"experiment {name!r}: {err}") from None
 
 
 def _primary_settings() -> dict:

@@ -162,3 +162,9 @@ def test_a_config_file_that_is_not_yaml_is_named(tmp_path):
                 "experiment.comparisons=[]",
             ]
         )
+
+
+def test_an_unknown_published_table_is_refused_before_running():
+    with pytest.raises(ConfigError, match="unknown published table"):
+        compose(["experiment=skdb", "report.published=[hdp_table9]"])
+    assert list(compose(["experiment=hdp_vs_m"]).report.published) == ["hdp_table1"]
