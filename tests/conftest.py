@@ -24,6 +24,12 @@ def shared_datasets() -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """The dataset store of the tests."""
+    return shared_datasets()
+
+
+@pytest.fixture(scope="session")
 def cli_env() -> dict:
     """The environment of a bncbench command run by a test: the shared datasets, Hydra's short errors."""
     env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets())}

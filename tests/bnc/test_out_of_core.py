@@ -9,9 +9,10 @@ from bncbench.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
-def hepatitis_csv(tmp_path_factory):
+def hepatitis_csv(tmp_path_factory, shared_data_dir):
     """A shared dataset with numeric and nominal attributes and missing values, as a CSV file."""
-    data = load_dataset({"name": "hepatitis", "source": "store", "openml_id": None, "openml_target": None, "drop": []}, None)
+    spec = {"name": "hepatitis", "source": "store", "openml_id": None, "openml_target": None, "drop": []}
+    data = load_dataset(spec, shared_data_dir)
     path = tmp_path_factory.mktemp("ooc") / "hepatitis.csv"
     data.X.assign(**{"class": data.y}).to_csv(path, index=False)
     return path, data
