@@ -124,7 +124,7 @@ def test_a_bad_setting_is_one_line(monkeypatch, capsys, args, message):
         (
             {"model/bad.yaml": "{name: bad, structure: nb, k: 0, estimator: laplace, estimator_params: {alpha: x}}"},
             ["experiment.models=[bad]", "experiment.comparisons=[]"],
-            "model 'bad' (conf/model/bad.yaml): invalid estimator_params {'alpha': 'x'} for estimator 'laplace'",
+            "model 'bad' (conf/model/bad.yaml): alpha must be a number >= 0, got 'x'",
         ),
         (
             {"model/bad.yaml": "{name: bad, structure: kdb, k: 2.5, estimator: laplace, estimator_params: {}}"},
@@ -373,7 +373,7 @@ Y = pd.Series(list("pqpqpqpqpq"))
     [
         ({"estimator": "laplace", "estimator_params": {"alhpa": 2}}, X, Y, ConfigError, "does not take ['alhpa']"),
         ({"estimator": "lapalce"}, X, Y, ConfigError, "unknown estimator 'lapalce'; valid estimators:"),
-        ({"structure": "kdb", "k": -1}, X, Y, ConfigError, "k >= 0"),
+        ({"structure": "kdb", "k": -1}, X, Y, ConfigError, "k must be an integer >= 0"),
         ({"structure": {"a": ["b"], "b": ["a"]}}, X, Y, ConfigError, "the structure has a cycle"),
         ({"structure": {"a": ["c"]}}, X, Y, ConfigError, "names attributes that are not columns of X: ['c']"),
         ({}, X.iloc[:0], Y.iloc[:0], DatasetError, "cannot fit on zero rows"),
