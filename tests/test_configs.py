@@ -7,7 +7,6 @@ from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from omegaconf import OmegaConf
 
-from bncbench import BNClassifier
 from bncbench.config import CONFIG_NAME, compose, config_dir, sweep_choices
 from bncbench.errors import ConfigError
 from bncbench.models import make_model
