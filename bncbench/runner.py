@@ -37,8 +37,12 @@ from bncbench.metrics import LOSSES
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.progress import CellProgress, mark_cell_done, task
 from bncbench.report import write_report
+from bncbench.timing import timed
 
 log = logging.getLogger(__name__)
+
+#: Rows of the untimed fit that compiles a cell's numba kernels before its first timed fit.
+WARM_UP_ROWS = 100
 
 
 @dataclass
@@ -66,9 +70,11 @@ def cross_validate(
     """``repetitions`` x stratified ``folds``-fold CV of a model (``bncbench.models``) on ``dataset``.
 
     Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts (unless
-    a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed. ``fit_seconds`` times the classifier's
-    ``fit``, ``predict_seconds`` its ``predict_proba`` (the predicted class is the arg-max), both by
-    ``time.perf_counter``; discretisation is timed by neither.
+    a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed.
+    ``fit_seconds`` times the classifier's ``fit``, ``predict_seconds`` its ``predict_proba`` (the
+    predicted class is the arg-max), both by ``time.perf_counter``; discretisation is timed by neither,
+    and neither holds numba's compilation (``bncbench.timing.timed``, after an untimed warm-up fit on
+    a few rows of the first fold, ``_warm_up``).
 
     The losses (``bncbench.metrics``) are computed over all classes of the dataset: a class missing
     from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
@@ -94,7 +100,9 @@ def cross_validate(
         for train, test in splits:
             index = len(fold_metrics)
             with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
-                proba, seconds, classifier = _fit_predict(dataset, train, test, model, rep_seed, classes)
+                proba, seconds, classifier = _fit_predict(
+                    dataset, train, test, model, rep_seed, classes, warm_up=index == 0
+                )
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             fold_metrics.append({**losses, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
@@ -107,20 +115,37 @@ def cross_validate(
     )
 
 
-def _fit_predict(dataset, train, test, model, random_state, classes):
+def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=index == 0):
     X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
+    y_train = dataset.y.iloc[train]
     if discretises(model):
-        discretizer = MDLDiscretizer().fit(X_train, dataset.y.iloc[train])
+        discretizer = MDLDiscretizer().fit(X_train, y_train)
         X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
+    if warm_up:
+        _warm_up(model, X_train, y_train, X_test, random_state)
     classifier = make_model(model, random_state)
-    start = time.perf_counter()
-    classifier.fit(X_train, dataset.y.iloc[train])
-    fitted = time.perf_counter()
-    fold_proba = classifier.predict_proba(X_test)
-    predicted = time.perf_counter()
+    _, fit_seconds = timed(lambda: classifier.fit(X_train, y_train), "fit")
+    fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
     proba = np.zeros((len(test), len(classes)))
     proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
-    return proba, {"fit_seconds": fitted - start, "predict_seconds": predicted - fitted}, classifier
+    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier
+
+
+def _warm_up(model, X_train, y_train, X_test, random_state) -> None:
+    """Fit and predict the model untimed on at most ``WARM_UP_ROWS`` training rows (every class among
+    them), so that numba compiles or loads the kernels of the timed calls before they are timed.
+
+    The codes are int64 whatever the data, so a few rows call the kernels with the types of the whole
+    fold. A model that cannot fit so few rows is left cold: ``bncbench.timing.timed`` then repeats
+    the call that compiles, so the timings hold no compilation either way.
+    """
+    per_class = max(1, WARM_UP_ROWS // y_train.nunique())
+    rows = np.flatnonzero(y_train.groupby(y_train, observed=True).cumcount().to_numpy() < per_class)
+    classifier = make_model(model, random_state)
+    try:
+        classifier.fit(X_train.iloc[rows], y_train.iloc[rows]).predict_proba(X_test.iloc[:WARM_UP_ROWS])
+    except Exception as err:  # the real fit reports the model's errors; this one only saves time
+        log.debug("warm-up of %s not done: %s", model.get("name", "model"), err)
 
 
 def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
