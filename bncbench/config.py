@@ -33,6 +33,9 @@ NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 GROUP_NODES = ("dataset", "model", "suite")
 #: Nodes of ``config.yaml`` whose keys are all its own: any other key in them is a typo.
 CLOSED_NODES = ("cv", "experiment", "report")
+#: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
+#: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
+MODEL_SETTINGS = ("hdp",)
 #: Metrics every run logs (per fold and as means), which an experiment's report may compare.
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
 
@@ -91,8 +94,10 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
         check_settings(cfg)
         check_experiment(cfg, options)
         check_report(cfg)
-        for model in cfg.experiment.models:
-            check_model(str(model), _compose([*overrides, f"model={model}"]).model)
+        models = {str(m): _compose([*overrides, f"model={m}"]).model for m in cfg.experiment.models}
+        for name, model in models.items():
+            check_model(name, model)
+        check_overrides_apply(overrides, models, str(cfg.experiment.name))
     with open_dict(cfg):
         del cfg["hydra"]
     return cfg
@@ -309,6 +314,45 @@ def check_model(name: str, model: DictConfig) -> None:
             f"{where}: invalid estimator_params {model.get('estimator_params')} for estimator "
             f"{model.get('estimator')!r}: {err}."
         ) from None
+
+
+def check_overrides_apply(overrides: Sequence[str], models: dict[str, DictConfig], experiment: str) -> None:
+    """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads.
+
+    Such a setting was given and would be ignored, e.g. ``hdp.iterations=500`` with models whose files
+    fix their own iterations: the run would look like one at 500 iterations and be another.
+
+    Parameters
+    ----------
+    overrides : sequence of str
+        The command line's overrides.
+    models : dict
+        Model name -> its composed, unresolved config.
+    experiment : str
+        The experiment's name, for the message.
+    """
+    for override in OverridesParser.create().parse_overrides(list(overrides)):
+        key = override.get_key_element().lstrip("+~")
+        if key.split(".")[0] not in MODEL_SETTINGS:
+            continue
+        reference = re.compile(r"\$\{[^}]*\b" + re.escape(key) + r"\b")
+        if not any(reference.search(text) for model in models.values() for text in _interpolations(model)):
+            shown = ", ".join(list(models)[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+            raise ConfigError(
+                f"'{override.input_line}' would change nothing: no model of experiment {experiment!r} "
+                f"({shown}) reads {key}; it applies only to models whose config in conf/model/ says "
+                f"${{{key}}}. Leave it out, or choose such models in experiment.models."
+            )
+
+
+def _interpolations(node) -> list[str]:
+    """The interpolation strings (``${...}``) anywhere in an unresolved config."""
+    values = OmegaConf.to_container(node, resolve=False) if OmegaConf.is_config(node) else node
+    if isinstance(values, dict):
+        return [text for value in values.values() for text in _interpolations(value)]
+    if isinstance(values, list):
+        return [text for value in values for text in _interpolations(value)]
+    return [values] if isinstance(values, str) and "${" in values else []
 
 
 def _check_overrides(overrides: list[str]) -> None:

@@ -167,3 +167,27 @@ def test_an_unknown_published_table_is_refused_before_running():
     with pytest.raises(ConfigError, match="unknown published table"):
         compose(["experiment=skdb", "report.published=[hdp_table9]"])
     assert list(compose(["experiment=hdp_vs_m"]).report.published) == ["hdp_table1"]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["experiment=kdb", "hdp.iterations=500"],  # no HDP model at all
+        ["experiment=tying", "hdp.iterations=500"],  # HDP models that fix their own iterations
+        ["experiment=hdp_vs_m", "experiment.models=[nb_m_estimate]", "experiment.comparisons=[]", "hdp={iterations: 9}"],
+    ],
+)
+def test_a_setting_no_model_reads_is_refused(overrides):
+    with pytest.raises(ConfigError, match="would change nothing: no model of experiment"):
+        compose(overrides)
+
+
+@pytest.mark.parametrize("experiment", ["hdp_quick", "hdp_vs_m", "bnc_vs_rf"])
+def test_hdp_iterations_on_the_command_line_reach_every_hdp_model(experiment):
+    cfg = compose([f"experiment={experiment}", "hdp.iterations=123"])
+    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
+        for model in cfg.experiment.models:
+            composed = hydra_compose(CONFIG_NAME, [f"experiment={experiment}", "hdp.iterations=123", f"model={model}"])
+            params = OmegaConf.to_container(composed.model, resolve=True).get("estimator_params") or {}
+            if composed.model.get("estimator") == "hdp":
+                assert params["iterations"] == 123, model
