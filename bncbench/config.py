@@ -24,6 +24,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.errors import ConfigError
+from bncbench.names import check_path_name
 
 CONFIG_NAME = "config"
 SWEEP_RESOLVER = "bncbench.sweep"
@@ -145,9 +146,7 @@ def check_settings(cfg: DictConfig) -> None:
             raise ConfigError(
                 f"report_dir must be a directory, e.g. report_dir=reports, got {cfg.report_dir!r}."
             )
-        name = cfg.experiment.name
-        if not isinstance(name, str) or not name or "/" in name:
-            raise ConfigError(f"experiment.name must be a non-empty name without '/', got {name!r}.")
+        check_path_name("experiment.name", cfg.experiment.name)
         launcher = str(OmegaConf.select(cfg, "hydra.launcher._target_", default=""))
         if launcher.endswith("SlurmLauncher") and cfg.tracking_uri.startswith("sqlite:"):
             raise ConfigError(

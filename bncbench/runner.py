@@ -32,7 +32,7 @@ from sklearn.model_selection import StratifiedKFold
 from bncbench import tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
-from bncbench.errors import BncbenchError, NotApplicableError
+from bncbench.errors import BncbenchError, DatasetError, NotApplicableError
 from bncbench.metrics import LOSSES
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.progress import CellProgress, mark_cell_done, task
@@ -91,6 +91,7 @@ def cross_validate(
     seeds = repetition_seeds(seed, repetitions)
     classes = np.array(sorted(dataset.y.unique()), dtype=object)
     y_codes = np.searchsorted(classes, dataset.y.to_numpy(dtype=object))
+    _check_folds(dataset.name, np.bincount(y_codes), int(folds))
     fold_metrics, predictions, structures, diagnostics = [], [], [], []
     for repetition, rep_seed in enumerate(seeds):
         splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
@@ -115,7 +116,19 @@ def cross_validate(
     )
 
 
-def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=index == 0):
+def _check_folds(name: str, class_counts: np.ndarray, folds: int) -> None:
+    """Refuse a dataset that stratified ``folds``-fold CV cannot split: scikit-learn needs a class with
+    at least ``folds`` rows (classes rarer than that are part of the papers' protocol: they miss from
+    some training folds)."""
+    if class_counts.max() < folds:
+        raise DatasetError(
+            f"dataset {name!r} has {class_counts.sum()} rows and at most {class_counts.max()} per class "
+            f"({len(class_counts)} classes): stratified {folds}-fold cross-validation needs a class with at "
+            f"least {folds} rows. Use fewer folds (cv.folds=...) or a larger dataset."
+        )
+
+
+def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=False):
     X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
     y_train = dataset.y.iloc[train]
     if discretises(model):

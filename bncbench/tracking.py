@@ -13,8 +13,10 @@ import hashlib
 import json
 import logging
 import os
+import sqlite3
+import sys
 from collections.abc import Mapping
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 from time import time
@@ -42,6 +44,8 @@ _BATCH = 1000
 #: that error into a message of its own, the log is left out.
 _STORE_LOGGER = "mlflow.store.db.utils"
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: Tables every MLflow SQLite store has; a database with other tables and not these is not a store.
+_MLFLOW_TABLES = {"alembic_version", "experiments", "runs"}
 _STORE_FIX = (
     "Set tracking_uri to a writable SQLite file, e.g. tracking_uri=sqlite:///runs/mlflow.db, "
     "or to the http(s):// address of a running `mlflow server`."
@@ -63,10 +67,12 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         raise ConfigError(f"tracking_uri is empty. {_STORE_FIX}")
     scheme = urlparse(str(tracking_uri)).scheme
     if scheme == "sqlite":
-        path = Path(str(tracking_uri).removeprefix("sqlite:///").split("?")[0])
+        path = _sqlite_path(str(tracking_uri))
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             _check_sqlite_file(path)
+            if check and not path.exists():
+                print(f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}", file=sys.stderr)
+            path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ConfigError(
                 f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}"
@@ -87,9 +93,21 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     return client
 
 
+def _sqlite_path(tracking_uri: str) -> Path:
+    """The database file of a ``sqlite:`` URI; an in-memory database is refused, as its results would
+    vanish when the process ends (and each worker process would have its own)."""
+    database = tracking_uri.removeprefix("sqlite:").removeprefix("//").split("?")[0]
+    if database in ("", "/", "/:memory:") or ("mode=memory" in tracking_uri):
+        raise ConfigError(
+            f"tracking_uri {tracking_uri!r} is an in-memory SQLite database: the results would be lost "
+            f"when the command ends. {_STORE_FIX}"
+        )
+    return Path(database.removeprefix("/"))
+
+
 def _check_sqlite_file(path: Path) -> None:
-    """Raise OSError unless ``path`` is absent, empty or a SQLite database: MLflow would retry opening
-    anything else for minutes."""
+    """Raise OSError unless ``path`` is absent, empty or an MLflow SQLite database: MLflow would retry
+    opening anything else for minutes, and would add its tables to another application's database."""
     if not path.exists():
         return
     if not path.is_file():
@@ -98,6 +116,25 @@ def _check_sqlite_file(path: Path) -> None:
         header = file.read(len(_SQLITE_HEADER))
     if header and header != _SQLITE_HEADER:
         raise OSError(f"{path} is not a SQLite database")
+    if header:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as database:
+            tables = {row[0] for row in database.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and not _MLFLOW_TABLES <= tables:
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise OSError(
+                f"{path} is the SQLite database of another application (tables {shown}), not an MLflow "
+                "store; bncbench will not add MLflow's tables to it"
+            )
+
+
+def _other_stores(path: Path) -> str:
+    """A hint naming the other SQLite stores beside ``path``, in case its name is mistyped."""
+    if not path.parent.is_dir():
+        return ""
+    others = sorted(p.name for p in path.parent.glob("*.db") if p.is_file() and p.name != path.name)
+    if not others:
+        return ""
+    return f" (nothing to resume there; other stores in {path.parent.resolve()}: {', '.join(others[:5])})"
 
 
 def _reason(err: Exception) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from bncbench.errors import DatasetError
+from bncbench.names import check_path_name
 
 SCHEMA_FILE = "schema.json"
 TYPES = ("numeric", "nominal")
@@ -56,8 +57,9 @@ def resolve_data_dir(value: str | Path | None) -> Path:
 
 
 def data_file(data_dir: Path, name: str) -> Path:
-    """Path of the data file of dataset ``name`` in the store ``data_dir``."""
-    return data_dir / f"{name}.csv.gz"
+    """Path of the data file of dataset ``name`` in the store ``data_dir``; a name that is not one
+    plain file name (``../outside/secret``, an absolute path) is refused (``check_path_name``)."""
+    return data_dir / f"{check_path_name('dataset', name)}.csv.gz"
 
 
 def read_schema(data_dir: Path) -> dict:

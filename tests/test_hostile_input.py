@@ -1,0 +1,97 @@
+"""Hostile or careless input: nothing outside the place the user named is read or written, and a store
+that would lose or mix results is refused. Each case is one clear message, never a silent result."""
+
+import sqlite3
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bncbench import tracking
+from bncbench.__main__ import main
+from bncbench.data import Dataset, load_dataset
+from bncbench.errors import ConfigError, DatasetError
+from bncbench.names import check_path_name
+from bncbench.runner import cross_validate
+
+NB = {"structure": "nb", "k": None, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
+
+BAD_NAMES = ["..", ".", "../outside/secret", "/etc/passwd", "a/b", "a\\b", ".hidden", "", "two\nlines", "tab\there",
+             "nul\x00", "x" * 201]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_a_name_that_is_a_path_is_refused(name):
+    with pytest.raises(ConfigError, match="it becomes a file or folder name"):
+        check_path_name("dataset", name)
+
+
+@pytest.mark.parametrize("name", ["kr-vs-kp", "waveform-5000", "sklearn-iris", "kdb5_hdp_level_it500", "données",
+                                  "v1.2"])
+def test_plain_names_pass(name):
+    assert check_path_name("dataset", name) == name
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../../tmp", "/tmp/elsewhere", "a/b"])
+def test_an_experiment_name_that_is_a_path_stops_the_command(name, monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "README.md").write_text("mine")
+    monkeypatch.setattr(sys, "argv", ["bncbench", f"experiment.name='{name}'"])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 2
+    assert "experiment.name" in capsys.readouterr().err
+    assert (tmp_path / "README.md").read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
+
+
+@pytest.mark.parametrize("name", ["../outside/secret", "/etc/hostname", "sub/dir"])
+def test_a_dataset_name_outside_the_data_directory_is_neither_read_nor_fetched(name, tmp_path):
+    store = tmp_path / "store"
+    store.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.csv.gz").write_bytes(b"")
+    spec = {"name": name, "source": "store", "openml_id": 61, "openml_target": None, "drop": []}
+    with pytest.raises(ConfigError, match="it becomes a file or folder name"):
+        load_dataset(spec, store)
+    assert list(store.iterdir()) == []  # nothing fetched or written
+
+
+def test_an_in_memory_or_empty_sqlite_uri_is_refused(tmp_path):
+    for uri in ("sqlite://", "sqlite:///:memory:", "sqlite:///file::memory:?mode=memory&cache=shared"):
+        with pytest.raises(ConfigError, match="in-memory SQLite database: the results would be lost"):
+            tracking.open_store(uri)
+
+
+def test_another_applications_sqlite_database_is_left_untouched(tmp_path):
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as database:
+        database.execute("CREATE TABLE users (id INTEGER)")
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match="database of another application .*tables users"):
+        tracking.open_store(f"sqlite:///{path}")
+    assert path.read_bytes() == before
+
+
+def test_a_new_store_is_announced_with_the_stores_beside_it(tmp_path, capsys):
+    tracking.open_store(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert f"a new MLflow store at {tmp_path / 'mlflow.db'}" in capsys.readouterr().err
+    tracking.open_store(f"sqlite:///{tmp_path / 'mlflow.db'}")  # an existing store: said nothing
+    assert capsys.readouterr().err == ""
+    tracking.open_store(f"sqlite:///{tmp_path / 'mlfow.db'}")  # a typo
+    assert f"other stores in {tmp_path}: mlflow.db" in capsys.readouterr().err
+
+
+def test_a_dataset_that_stratified_folds_cannot_split_is_refused_with_the_reason():
+    X = pd.DataFrame({"a": ["x", "y", "x"]})
+    dataset = Dataset(name="tiny", X=X, y=pd.Series(["p", "q", "r"]), numeric=[])
+    with pytest.raises(DatasetError, match=r"'tiny' has 3 rows and at most 1 per class .*cv.folds"):
+        cross_validate(dataset, NB, repetitions=1, folds=2)
+
+
+def test_classes_rarer_than_the_folds_are_part_of_the_protocol():
+    X = pd.DataFrame({"a": np.arange(9) % 2})
+    dataset = Dataset(name="rare", X=X, y=pd.Series(["p"] * 8 + ["q"]), numeric=[])
+    assert len(cross_validate(dataset, NB, repetitions=1, folds=2).metrics) == 2
+
