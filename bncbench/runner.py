@@ -476,6 +476,31 @@ class ExperimentCallback(Callback):
             raise SystemExit(1)
 
 
+def print_interruption(cfg: DictConfig, started_ms: int, signal_name: str, args: list[str]) -> None:
+    """After a sweep stopped by a signal: what finished, and the command that resumes it."""
+    experiment = cfg.experiment
+    print(f"\nbncbench: stopped by {signal_name}; the cells' workers are stopped.", file=sys.stderr)
+    try:
+        client = tracking.open_store(cfg.tracking_uri, check=False)
+        summary = summarise(
+            client, tracking.experiment_id(client, experiment.name), experiment.datasets, experiment.models, started_ms
+        )
+        unfinished = summary.total - len(summary.finished) - len(summary.skipped) - len(summary.not_applicable)
+        print(
+            f"bncbench: experiment {experiment.name!r}: {summary.total} cells, {len(summary.finished)} run, "
+            f"{len(summary.skipped)} skipped (finished before), {unfinished} not finished (failed or "
+            "interrupted).",
+            file=sys.stderr,
+        )
+    except Exception as err:  # the store may be what was slow; the resume hint matters more
+        print(f"bncbench: the cells' status could not be read back ({err}).", file=sys.stderr)
+    print(
+        "bncbench: to resume, run the same command again (finished cells are skipped): "
+        f"python -m bncbench {' '.join(args)}".rstrip(),
+        file=sys.stderr,
+    )
+
+
 def _export_numba_threads(config: DictConfig) -> None:
     """Size numba's thread pool in the worker processes this machine starts for the cells (joblib,
     submitit's local executor) by ``NUMBA_NUM_THREADS``, which numba reads when it starts: joblib

@@ -1,0 +1,69 @@
+"""Ctrl-C (SIGINT to the process group, as a terminal sends it) and SIGTERM (to the launcher alone, as
+``kill`` or a scheduler sends it) stop a real sweep: its joblib workers end, the summary says what
+finished and how to resume, the exit status is 128 + the signal, and running again finishes the rest."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+DATASETS = ["sklearn-iris", "sklearn-wine", "vote", "tic-tac-toe", "car"]
+MODELS = ["nb_laplace", "kdb1_m_estimate"]
+START_TIMEOUT = 180  # seconds until the first cells finish, on a loaded machine
+
+
+def finished(db) -> int:
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+            return connection.execute("select count(*) from runs where status = 'FINISHED'").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def live_processes(group: int) -> list[str]:
+    """Processes of the group that are not zombies (a zombie holds no memory and runs nothing)."""
+    listed = subprocess.run(["ps", "-o", "stat=,cmd=", "-g", str(group)], capture_output=True, text=True).stdout
+    return [line for line in listed.splitlines() if line.strip() and not line.strip().startswith("Z")]
+
+
+@pytest.mark.parametrize(("signum", "to_group"), [(signal.SIGINT, True), (signal.SIGTERM, False)])
+def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp_path, new_store, cli_env):
+    uri = new_store(tmp_path / "store")
+    args = [
+        f"experiment.datasets=[{','.join(DATASETS)}]",
+        f"experiment.models=[{','.join(MODELS)}]",
+        "experiment.comparisons=[]",
+        f"tracking_uri={uri}",
+        "hydra.launcher.n_jobs=2",
+    ]
+    sweep = subprocess.Popen(
+        [sys.executable, "-m", "bncbench", *args], cwd=tmp_path, env=cli_env, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    deadline = time.monotonic() + START_TIMEOUT
+    while finished(tmp_path / "store" / "mlflow.db") < 2:
+        assert sweep.poll() is None and time.monotonic() < deadline, "no cell finished in time"
+        time.sleep(0.2)
+    if to_group:
+        os.killpg(sweep.pid, signum)
+    else:
+        os.kill(sweep.pid, signum)
+    output, _ = sweep.communicate(timeout=60)
+    assert sweep.returncode == 128 + signum, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert f"bncbench: stopped by {signal.Signals(signum).name}; the cells' workers are stopped." in output
+    assert "not finished (failed or interrupted)" in output
+    assert "to resume, run the same command again (finished cells are skipped): python -m bncbench" in output
+    time.sleep(1)  # the killed workers' exit
+    assert live_processes(sweep.pid) == []
+
+    again = subprocess.run(
+        [sys.executable, "-m", "bncbench", *args], cwd=tmp_path, env=cli_env, capture_output=True, text=True,
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert finished(tmp_path / "store" / "mlflow.db") == len(DATASETS) * len(MODELS)
