@@ -127,6 +127,11 @@ def test_a_bad_setting_is_one_line(monkeypatch, capsys, args, message):
             "model 'bad' (conf/model/bad.yaml): alpha must be a finite number >= 0, got 'x'",
         ),
         (
+            {"model/bad.yaml": "{name: bad, structure: nb, k: 0, estimator: m_estimate, estimator_params: {m_grid: [0, .inf]}}"},
+            ["experiment.models=[bad]", "experiment.comparisons=[]"],
+            "m_grid must be a non-empty list of finite numbers >= 0, got [0, inf] (not valid: [inf])",
+        ),
+        (
             {"model/bad.yaml": "{name: bad, structure: kdb, k: 2.5, estimator: laplace, estimator_params: {}}"},
             ["experiment.models=[bad]", "experiment.comparisons=[]"],
             "model 'bad' (conf/model/bad.yaml): k must be an integer >= 0 (or null), got 2.5.",
@@ -250,7 +255,8 @@ def test_an_attribute_with_a_thousand_values_carries_no_evidence_on_unseen_ones(
         tmp_path / "store", {"d": (text, entry([nominal("id", [f"v{i}" for i in range(1000)]), nominal("b", "xy")]))}
     )
     data = load_dataset(spec("d"), store)
-    with_id = cross_validate(data, NB, repetitions=1, folds=2, seed=0)
+    with pytest.warns(UnseenValuesWarning, match=r"no value of the columns \['id'\] was seen in training"):
+        with_id = cross_validate(data, NB, repetitions=1, folds=2, seed=0)
     without = cross_validate(
         type(data)(data.name, data.X.drop(columns="id"), data.y, []), NB, repetitions=1, folds=2, seed=0
     )

@@ -30,6 +30,8 @@ def value_kinds(values) -> frozenset:
     """The kinds of some non-missing values: ``"numbers"``, ``"strings"``, ``"booleans"`` or, for
     anything else, the name of its type; read from the dtype when it tells."""
     dtype = getattr(values, "dtype", None)
+    if len(values) == 0:
+        return frozenset()
     if pd.api.types.is_bool_dtype(dtype):
         return frozenset({"booleans"})
     if pd.api.types.is_numeric_dtype(dtype):

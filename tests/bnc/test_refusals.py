@@ -209,6 +209,11 @@ def test_numbers_are_numbers_whatever_their_type_and_missing_values_stay_values(
     np.testing.assert_allclose(clf.predict_proba(as_objects), expected)  # ints and None in an object column
     np.testing.assert_allclose(clf.predict_proba(X_missing.assign(a=X_missing["a"].astype("Int64"))), expected)
     assert clf.cpt("a").columns.isna().sum() == 1  # missing is a value of its own
+    clf = BNClassifier(estimator="laplace").fit(X, Y)
+    with pytest.warns(UnseenValuesWarning):  # "b" (strings) had no missing value in training
+        every_b_missing = clf.predict_proba(X.assign(b=np.nan))  # a float column without numbers: no kind to refuse
+    with pytest.warns(UnseenValuesWarning):
+        np.testing.assert_allclose(every_b_missing, clf.predict_proba(X.assign(b="unseen")))
 
 
 def test_a_column_whose_every_value_is_unseen_warns(no_bncbench_warning):
