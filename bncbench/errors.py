@@ -19,3 +19,15 @@ class DatasetError(BncbenchError, ValueError):
 class NotApplicableError(BncbenchError, ValueError):
     """A method cannot run on this dataset, e.g. HPB on more sub-patterns than its bound; the runner
     logs the cell as skipped, not failed."""
+
+
+class BncbenchWarning(UserWarning):
+    """Base class of the warnings bncbench gives about data it can use but probably should not."""
+
+
+class ContinuousColumnWarning(BncbenchWarning):
+    """A column given to a discrete classifier looks continuous: it needs discretising first."""
+
+
+class UnseenValuesWarning(BncbenchWarning):
+    """Every value of a column at prediction was unseen in training: the column carries no evidence."""

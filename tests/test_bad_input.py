@@ -28,7 +28,7 @@ from bncbench import BNClassifier, tracking
 from bncbench.__main__ import main
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data import load_dataset
-from bncbench.errors import ConfigError, DatasetError
+from bncbench.errors import ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
 from bncbench.runner import _write_report, cross_validate, run_cell
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
@@ -124,7 +124,12 @@ def test_a_bad_setting_is_one_line(monkeypatch, capsys, args, message):
         (
             {"model/bad.yaml": "{name: bad, structure: nb, k: 0, estimator: laplace, estimator_params: {alpha: x}}"},
             ["experiment.models=[bad]", "experiment.comparisons=[]"],
-            "model 'bad' (conf/model/bad.yaml): alpha must be a number >= 0, got 'x'",
+            "model 'bad' (conf/model/bad.yaml): alpha must be a finite number >= 0, got 'x'",
+        ),
+        (
+            {"model/bad.yaml": "{name: bad, structure: nb, k: 0, estimator: m_estimate, estimator_params: {m_grid: [0, .inf]}}"},
+            ["experiment.models=[bad]", "experiment.comparisons=[]"],
+            "m_grid must be a non-empty list of finite numbers >= 0, got [0, inf] (not valid: [inf])",
         ),
         (
             {"model/bad.yaml": "{name: bad, structure: kdb, k: 2.5, estimator: laplace, estimator_params: {}}"},
@@ -250,11 +255,20 @@ def test_an_attribute_with_a_thousand_values_carries_no_evidence_on_unseen_ones(
         tmp_path / "store", {"d": (text, entry([nominal("id", [f"v{i}" for i in range(1000)]), nominal("b", "xy")]))}
     )
     data = load_dataset(spec("d"), store)
-    with_id = cross_validate(data, NB, repetitions=1, folds=2, seed=0)
+    with pytest.warns(UnseenValuesWarning, match=r"no value of the columns \['id'\] was seen in training"):
+        with_id = cross_validate(data, NB, repetitions=1, folds=2, seed=0)
     without = cross_validate(
         type(data)(data.name, data.X.drop(columns="id"), data.y, []), NB, repetitions=1, folds=2, seed=0
     )
     pd.testing.assert_frame_equal(with_id.predictions, without.predictions)
+
+
+def test_a_numeric_class_written_1_and_1_0_is_one_class(tmp_path, write_store):
+    text = "a,class\n" + rows(40, lambda i: f"{'xy'[i % 2]},{['1', '2', '1.0', '2.0'][i % 4]}\n")
+    store = write_store(tmp_path / "store", {"d": (text, {"attributes": [nominal("a", "xy")], "class": numeric("class")})})
+    cv = cross_validate(load_dataset(spec("d"), store), NB, repetitions=1, folds=2, seed=0)
+    assert [c for c in cv.predictions.columns if c.startswith("proba_")] == ["proba_1", "proba_2"]
+    assert (cv.metrics["zero_one_loss"] == 0).all()
 
 
 def test_a_read_only_store_is_read(tmp_path, write_store):
@@ -379,8 +393,23 @@ Y = pd.Series(list("pqpqpqpqpq"))
         ({}, X.iloc[:0], Y.iloc[:0], DatasetError, "cannot fit on zero rows"),
         ({}, X, pd.Series(["p", None] * 5), DatasetError, "the class has missing values"),
         ({}, X, pd.Series([0.5, 1.5] * 5), ValueError, "Unknown label type: continuous"),
+        ({}, X, pd.Series([1, "1"] * 5), DatasetError, "the class mixes numbers and strings (e.g. 1, '1')"),
+        ({"estimator_params": {"m": float("inf")}}, X, Y, ConfigError, "m must be a finite number >= 0 or null"),
+        ({"structure": {"a": "bu"}}, X, Y, ConfigError, "write ['bu'] for one parent named 'bu', or ['b', 'u']"),
     ],
-    ids=["parameter typo", "estimator typo", "negative k", "cycle", "unknown parent", "no rows", "missing class", "numeric class"],
+    ids=[
+        "parameter typo",
+        "estimator typo",
+        "negative k",
+        "cycle",
+        "unknown parent",
+        "no rows",
+        "missing class",
+        "numeric class",
+        "class of two kinds",
+        "infinite m",
+        "parents as a string",
+    ],
 )
 def test_a_bad_classifier_input_gets_a_message(arguments, X_fit, y_fit, error, message):
     with pytest.raises(error) as err:
@@ -395,8 +424,22 @@ def test_predicting_with_a_missing_column_names_it():
 
 def test_unseen_values_at_prediction_give_the_class_prior():
     y = pd.Series(list("ppqpqpqpqp"))
-    proba = BNClassifier(estimator="laplace").fit(X, y).predict_proba(pd.DataFrame({"a": ["z"], "b": ["w"]}))
+    with pytest.warns(UnseenValuesWarning, match=r"no value of the columns \['a', 'b'\] was seen in training"):
+        proba = BNClassifier(estimator="laplace").fit(X, y).predict_proba(pd.DataFrame({"a": ["z"], "b": ["w"]}))
     np.testing.assert_allclose(proba, [[7 / 12, 5 / 12]])  # (6 + 1) / (10 + 2): no evidence from X
+
+
+def test_numbers_given_as_strings_at_prediction_are_refused_naming_the_column_and_the_fix():
+    numbers = X.assign(b=[1, 2] * 5)
+    clf = BNClassifier().fit(numbers, Y)
+    with pytest.raises(ValueError, match=r"column 'b' holds strings .* held numbers .* X\['b'\] = pd.to_numeric"):
+        clf.predict(numbers.astype({"b": str}))
+
+
+def test_continuous_columns_warn_with_the_fix():
+    continuous = pd.DataFrame({"a": np.linspace(0, 1, 40), "b": ["u", "v"] * 20})
+    with pytest.warns(ContinuousColumnWarning, match=r"columns 'a' \(40 distinct values\) look continuous.*make_pipeline"):
+        BNClassifier().fit(continuous, ["p", "q"] * 20)
 
 
 # ---------------------------------------------------------------------------------------------------

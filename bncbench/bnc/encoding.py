@@ -2,12 +2,51 @@
 
 A missing value (NaN/None) is a value of its own. At prediction time a value not seen in training gets
 the code ``UNSEEN``; the classifier then treats it as carrying no evidence (see ``inference``).
+
+Each column's kinds of values (numbers, strings, booleans, ...) are recorded at fit, and a column given
+values of another kind at prediction is refused: ``1`` and ``"1"`` are different values, so a column of
+numbers given as strings would match no training value and silently carry no evidence. Numbers of any
+type are one kind (``1 == 1.0``), in a numeric or an object column alike.
 """
+
+from numbers import Number
 
 import numpy as np
 import pandas as pd
 
+from bncbench.errors import DatasetError
+
 UNSEEN = -1
+
+#: How to convert a column to the kind of values it had in training, by that kind.
+CONVERSIONS = {
+    "numbers": "X[{column!r}] = pd.to_numeric(X[{column!r}])",
+    "strings": "X[{column!r}] = X[{column!r}].map(str, na_action='ignore')",
+    "booleans": "X[{column!r}] = X[{column!r}].astype(bool)",
+}
+
+
+def value_kinds(values) -> frozenset:
+    """The kinds of some non-missing values: ``"numbers"``, ``"strings"``, ``"booleans"`` or, for
+    anything else, the name of its type; read from the dtype when it tells."""
+    dtype = getattr(values, "dtype", None)
+    if len(values) == 0:
+        return frozenset()
+    if pd.api.types.is_bool_dtype(dtype):
+        return frozenset({"booleans"})
+    if pd.api.types.is_numeric_dtype(dtype):
+        return frozenset({"numbers"})
+    return frozenset(map(_value_kind, values))
+
+
+def _value_kind(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "booleans"
+    if isinstance(value, Number):
+        return "numbers"
+    if isinstance(value, str):
+        return "strings"
+    return type(value).__name__
 
 
 def _column_values(column: pd.Series) -> np.ndarray:
@@ -29,11 +68,17 @@ class CategoryEncoder:
     ----------
     categories_ : list of ndarray
         The values of each column in code order; a missing value, when seen, is the last one (NaN).
+    kinds_ : list of frozenset
+        The kinds of each column's values (``value_kinds``); empty when every value is missing.
     """
 
     def fit(self, X: pd.DataFrame) -> "CategoryEncoder":
         self.columns_ = list(X.columns)
         self.categories_ = [_column_values(X[c]) for c in self.columns_]
+        return self._with_kinds()
+
+    def _with_kinds(self) -> "CategoryEncoder":
+        self.kinds_ = [value_kinds(_known(values)) for values in self.categories_]
         return self
 
     @classmethod
@@ -46,20 +91,47 @@ class CategoryEncoder:
             _column_values(pd.Series(sorted(v, key=repr) + ([np.nan] if m else []), dtype=object))
             for v, m in zip(values, has_missing)
         ]
-        return encoder
+        return encoder._with_kinds()
 
     @property
     def cardinalities_(self) -> np.ndarray:
         return np.array([len(v) for v in self.categories_], dtype=np.int64)
 
     def transform(self, X: pd.DataFrame) -> np.ndarray:
-        """Codes as an (n_rows, n_columns) int64 array; unseen values are ``UNSEEN``."""
+        """Codes as an (n_rows, n_columns) int64 array; unseen values are ``UNSEEN``.
+
+        Raises
+        ------
+        DatasetError
+            When a column holds a kind of values it did not hold in training (e.g. strings for numbers).
+        """
         codes = np.empty((len(X), len(self.columns_)), dtype=np.int64)
-        for j, (column, values) in enumerate(zip(self.columns_, self.categories_)):
-            series = X[column]
-            has_missing = len(values) > 0 and pd.isna(values[-1])
-            known = values[:-1] if has_missing else values
-            local_codes, uniques = pd.factorize(series)
+        for j, (column, values, kinds) in enumerate(zip(self.columns_, self.categories_, self.kinds_)):
+            known = _known(values)
+            local_codes, uniques = pd.factorize(X[column])
+            _check_kinds(column, kinds, known, uniques)
+            has_missing = len(known) < len(values)
             to_training_code = np.append(pd.Index(known).get_indexer(uniques), len(values) - 1 if has_missing else UNSEEN)
             codes[:, j] = to_training_code[local_codes]  # local code -1 (missing) picks the last entry
         return codes
+
+
+def _known(values: np.ndarray) -> np.ndarray:
+    """A column's training values without the missing value."""
+    return values[:-1] if len(values) > 0 and pd.isna(values[-1]) else values
+
+
+def _check_kinds(column, trained: frozenset, known: np.ndarray, given) -> None:
+    """Refuse values ``given`` (non-missing) of kinds the column did not hold in training."""
+    new = value_kinds(given) - trained
+    if not trained or not new:
+        return
+    example = next(v for v in given if _value_kind(v) in new)
+    conversion = CONVERSIONS.get(next(iter(trained))) if len(trained) == 1 else None
+    fix = f"e.g. {conversion.format(column=column)}" if conversion else "or fit on values of the kinds given here"
+    raise DatasetError(
+        f"column {column!r} holds {' and '.join(sorted(new))} (e.g. {example!r}) but held "
+        f"{' and '.join(sorted(trained))} in training (e.g. {known[0]!r}); values of another kind never "
+        f"match a training value (1 and '1' differ), so the column would carry no evidence. Convert it "
+        f"to the kind it had in training, {fix}."
+    )

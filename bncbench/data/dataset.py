@@ -36,7 +36,8 @@ class Dataset:
     X : DataFrame
         Attributes: numeric ones float64, nominal ones strings; NaN = missing.
     y : Series
-        Class labels as strings, never missing.
+        Class labels, never missing: strings, or int64 numbers for a class declared numeric (its
+        values written ``1`` and ``1.0`` are one class).
     numeric : list of str
         Names of the numeric columns of ``X``.
     """
@@ -117,9 +118,23 @@ def load_dataset(spec: Mapping, data_dir: str | Path | None) -> Dataset:
     return Dataset(
         name=name,
         X=X,
-        y=y.astype("str").rename("class"),
+        y=_class_labels(y, name).rename("class"),
         numeric=[column for column in numeric if column in X.columns],
     )
+
+
+def _class_labels(y: pd.Series, name: str) -> pd.Series:
+    """Class labels: a numeric class as int64 numbers, refused unless integral; others as strings."""
+    if not pd.api.types.is_numeric_dtype(y):
+        return y.astype("str")
+    fractional = y[y % 1 != 0]
+    if len(fractional):
+        raise DatasetError(
+            f"The class column of dataset '{name}' is numeric with non-integer values (e.g. "
+            f"{float(fractional.iloc[0])!r}), which a classifier cannot take as classes. Declare the class "
+            "nominal in schema.json if these numbers are labels, or bin them into classes."
+        )
+    return y.astype("int64")
 
 
 def _read_spec(spec: Mapping) -> tuple[str, str, int | None, str | None, list[str]]:

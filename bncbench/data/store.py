@@ -92,8 +92,8 @@ def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str]
     Returns
     -------
     frame : DataFrame
-        Every column of the file in schema order; numeric columns float64, nominal columns
-        strings; NaN = missing.
+        Every column of the file in schema order; numeric columns float64 (the class too, when
+        declared numeric: ``1`` and ``1.0`` are one value), nominal columns strings; NaN = missing.
     numeric : list of str
         Names of the numeric attributes.
     class_name : str
@@ -120,9 +120,10 @@ def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str]
     numeric = []
     for attr in [*attributes, class_attr]:
         column = attr["name"]
-        if attr["type"] == "numeric" and attr is not class_attr:
+        if attr.get("type") == "numeric":
             frame[column] = _to_float(frame[column], column, path)
-            numeric.append(column)
+            if attr is not class_attr:
+                numeric.append(column)
         elif attr.get("values") is not None:
             _check_declared_values(frame[column], attr["values"], column, path)
     return frame, numeric, class_attr["name"]

@@ -92,7 +92,7 @@ def test_deterministic_under_a_seed_and_logged():
 @pytest.mark.parametrize(
     "params,message",
     [({"n_trees": 0}, "n_trees must be an integer >= 1"), ({"subsample": 0}, "subsample must be"),
-     ({"alpha": -1}, "alpha must be a number >= 0"), ({"renormalise": "yes"}, "renormalise must be true or false")],
+     ({"alpha": -1}, "alpha must be a finite number >= 0"), ({"renormalise": "yes"}, "renormalise must be true or false")],
 )
 def test_bad_parameters_are_named(params, message):
     with pytest.raises(ConfigError, match=message):

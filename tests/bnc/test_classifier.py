@@ -121,7 +121,7 @@ def test_scikit_learn_contract(mixed_frame):
         ({"structure": "kdb", "k": 2.5}, ConfigError, "k must be an integer"),
         ({"structure": "kdb", "k": "2"}, ConfigError, "k must be an integer"),
         ({"structure": "kdb", "k": -1}, ConfigError, "k must be an integer"),
-        ({"estimator": "laplace", "estimator_params": {"alpha": "x"}}, ConfigError, "alpha must be a number"),
+        ({"estimator": "laplace", "estimator_params": {"alpha": "x"}}, ConfigError, "alpha must be a finite number"),
     ],
 )
 def test_bad_arguments_are_refused_with_their_name(mixed_frame, arguments, error, message):

@@ -311,7 +311,7 @@ def test_edge_cases():
         ({"iterations": 10, "burn_in": 10}, "burn_in (10) must be smaller than iterations (10)"),
         ({"tying": "parent"}, "tying must be one of"),
         ({"window": 0}, "window must be an integer >= 1"),
-        ({"prior_rate": 0}, "prior_rate must be a number > 0"),
+        ({"prior_rate": 0}, "prior_rate must be a finite number > 0"),
         ({"kernel": "gpu"}, "kernel must be one of"),
         ({"seed": -1}, "seed must be an integer >= 0"),
     ],

@@ -128,8 +128,8 @@ def test_naive_bayes_only():
     assert not any(valid(s, 2) for s in ("tan", "kdb", "skdb", "aode")) and not valid({"A": ["B"]}, None)
 
 
-@pytest.mark.parametrize("params,message", [({"alpha": 0}, "alpha must be a number > 0"),
-                                            ({"arc_prior": 1.5}, "arc_prior must be a probability")])
+@pytest.mark.parametrize("params,message", [({"alpha": 0}, "alpha must be a finite number > 0"),
+                                            ({"arc_prior": 1.5}, "arc_prior must be a finite number in \\[0, 1\\]")])
 def test_bad_parameters_are_named(params, message):
     with pytest.raises(ConfigError, match=message):
         ModelAveragedNaiveBayes(**params)

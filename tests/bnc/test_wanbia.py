@@ -95,7 +95,7 @@ def test_refuses_aode_and_bad_parameters():
         _fit(X, y, structure="aode")
     assert not WeightingToAlleviateNaiveBayes.valid_structure("aode", 2)
     assert WeightingToAlleviateNaiveBayes.valid_structure("skdb", 2)
-    with pytest.raises(ConfigError, match="alpha must be a number > 0"):
+    with pytest.raises(ConfigError, match="alpha must be a finite number > 0"):
         WeightingToAlleviateNaiveBayes(alpha=0)
     with pytest.raises(ConfigError, match="max_iterations"):
         WeightingToAlleviateNaiveBayes(max_iterations=0)

@@ -36,7 +36,8 @@ def make_store(tmp_path: Path):
 
     ``make_store(name, csv_text, numeric=[...], nominal={column: values}, classes=[...])``
     gzips ``csv_text`` (str or bytes) as ``<name>.csv.gz``, adds the schema entry (numeric
-    attributes, nominal ones, class ``class``) and returns the store directory.
+    attributes, nominal ones, class ``class``: nominal with the values ``classes``, or numeric
+    when ``classes`` is None) and returns the store directory.
     """
     data_dir = tmp_path / "store"
 
@@ -52,7 +53,9 @@ def make_store(tmp_path: Path):
         schema = json.loads(schema_path.read_text()) if schema_path.exists() else {}
         schema[name] = {
             "attributes": attributes,
-            "class": {"name": "class", "type": "nominal", "values": list(classes)},
+            "class": {"name": "class", "type": "numeric", "values": None}
+            if classes is None
+            else {"name": "class", "type": "nominal", "values": list(classes)},
         }
         schema_path.write_text(json.dumps(schema))
         return data_dir

@@ -70,6 +70,28 @@ def test_numeric_looking_nominal_codes_stay_as_written(make_store):
     assert load_dataset(spec("codes"), store).X["code"].tolist() == ["01", "1"]
 
 
+def test_a_numeric_class_is_numbers_so_1_and_1_0_are_one_class(make_store):
+    csv = "x,class\na,1\nb,1.0\na,2\nb,02\nb,2e0\na,\n"
+    ds = load_dataset(spec("num"), make_store("num", csv, nominal={"x": ["a", "b"]}, classes=None))
+    assert ds.y.dtype == np.int64 and ds.y.tolist() == [1, 1, 2, 2, 2]  # the row without a class is dropped
+    nominal = make_store("nom", csv, nominal={"x": ["a", "b"]}, classes=["1", "1.0", "2", "02", "2e0"])
+    assert load_dataset(spec("nom"), nominal).y.tolist() == ["1", "1.0", "2", "02", "2e0"]  # labels as written
+
+
+@pytest.mark.parametrize(
+    ("labels", "message"),
+    [
+        (["1", "1.5"], "numeric with non-integer values \\(e.g. 1.5\\).*Declare the class nominal"),
+        (["1", "one"], "Column 'class' of .* is declared numeric in schema.json but holds 1 non-numeric"),
+    ],
+)
+def test_a_numeric_class_that_is_not_integral_numbers_is_refused(make_store, labels, message):
+    csv = f"x,class\na,{labels[0]}\nb,{labels[1]}\na,{labels[0]}\n"
+    store = make_store("num", csv, nominal={"x": ["a", "b"]}, classes=None)
+    with pytest.raises(DatasetError, match=message):
+        load_dataset(spec("num"), store)
+
+
 def test_drop_removes_columns(make_store):
     ds = load_dataset(spec("toy", drop=["colour"]), good_store(make_store))
     assert list(ds.X.columns) == ["x"] and ds.numeric == ["x"]

@@ -24,8 +24,8 @@ lost on log-loss (20-4-39, p = 0.02).
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
-from bncbench.bnc.estimators.per_attribute import AttributeWeighting, check_count
-from bncbench.errors import ConfigError
+from bncbench.bnc.estimators.parameters import check_integer, check_number
+from bncbench.bnc.estimators.per_attribute import AttributeWeighting
 
 
 class AttributeWeightedNaiveBayes(AttributeWeighting):
@@ -38,7 +38,7 @@ class AttributeWeightedNaiveBayes(AttributeWeighting):
     n_trees : int, default 10
         Number of bootstrap samples and trees, ``M``.
     subsample : float, default 0.5
-        Size of each bootstrap sample as a fraction of the training rows (at least one row).
+        Size of each bootstrap sample as a fraction of the training rows, in (0, 1] (at least one row).
     renormalise : bool, default False
         Rescale each weighted table row to sum to one, as bnclassify (see ``AttributeWeighting``).
 
@@ -59,10 +59,8 @@ class AttributeWeightedNaiveBayes(AttributeWeighting):
 
     def __init__(self, alpha: float = 1.0, n_trees: int = 10, subsample: float = 0.5, renormalise: bool = False):
         super().__init__(alpha, renormalise)
-        if not (isinstance(subsample, (int, float)) and subsample > 0):
-            raise ConfigError(f"subsample must be a fraction of the training rows > 0, got {subsample!r}.")
-        self.n_trees = check_count("n_trees", n_trees)
-        self.subsample = float(subsample)
+        self.n_trees = check_integer("n_trees", n_trees)
+        self.subsample = check_number("subsample", subsample, 0.0, 1.0, low_open=True)
 
     def fit_values(self, network, codes, tables, rng) -> np.ndarray:
         attributes = np.asarray(network.attributes, dtype=np.int64)

@@ -7,7 +7,7 @@ prediction).
 
 import numpy as np
 
-from bncbench.errors import ConfigError
+from bncbench.bnc.estimators.parameters import check_number
 
 
 def smoothed(counts: np.ndarray, pseudo_count: float) -> np.ndarray:
@@ -27,9 +27,7 @@ class DirichletEstimator:
     """
 
     def __init__(self, alpha: float = 1.0):
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
-            raise ConfigError(f"alpha must be a number >= 0, got {alpha!r}.")
-        self.alpha = float(alpha)
+        self.alpha = check_number("alpha", alpha)
 
     def tables(self, network, codes, rng):
         return [[smoothed(counts, self.alpha) for counts in tree.counts] for tree in network.trees]

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from numba import parallel_chunksize
 
+from bncbench.bnc.estimators.parameters import check_integer, check_number
 from bncbench.bnc.hdp_sampler import ROW_CACHE, run_chains
 from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
@@ -110,39 +111,26 @@ class HDPEstimator:
         seed=None,
         kernel="fast",
     ):
-        _check_int("iterations", iterations, 1)
-        _check_int("window", window, 1)
-        _check_int("concentration_every", concentration_every, 1)
-        if burn_in is not None:
-            _check_int("burn_in", burn_in, 0)
-            if burn_in >= iterations:
-                raise ConfigError(
-                    f"burn_in ({burn_in}) must be smaller than iterations ({iterations}), "
-                    "or null for min(1000, iterations // 10)."
-                )
+        self.iterations = check_integer("iterations", iterations)
+        self.window = check_integer("window", window)
+        self.concentration_every = check_integer("concentration_every", concentration_every)
+        if burn_in is not None and check_integer("burn_in", burn_in, 0) >= iterations:
+            raise ConfigError(
+                f"burn_in ({burn_in}) must be smaller than iterations ({iterations}), "
+                "or null for min(1000, iterations // 10)."
+            )
+        self.burn_in = min(1000, self.iterations // 10) if burn_in is None else int(burn_in)
         if tying not in TYINGS:
             raise ConfigError(f"tying must be one of {TYINGS}, got {tying!r}.")
         if kernel not in KERNELS:
             raise ConfigError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
-        for name, value in [
-            ("initial_concentration", initial_concentration),
-            ("prior_shape", prior_shape),
-            ("prior_rate", prior_rate),
-            ("max_concentration", max_concentration),
-        ]:
-            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
-                raise ConfigError(f"{name} must be a number > 0, got {value!r}.")
+        self.initial_concentration = check_number("initial_concentration", initial_concentration, low_open=True)
+        self.prior_shape = check_number("prior_shape", prior_shape, low_open=True)
+        self.prior_rate = check_number("prior_rate", prior_rate, low_open=True)
+        self.max_concentration = check_number("max_concentration", max_concentration, low_open=True)
         if seed is not None:
-            _check_int("seed", seed, 0)
-        self.iterations = int(iterations)
-        self.burn_in = min(1000, self.iterations // 10) if burn_in is None else int(burn_in)
-        self.window = int(window)
+            check_integer("seed", seed, 0)
         self.tying = tying
-        self.concentration_every = int(concentration_every)
-        self.initial_concentration = float(initial_concentration)
-        self.prior_shape = float(prior_shape)
-        self.prior_rate = float(prior_rate)
-        self.max_concentration = float(max_concentration)
         self.sample_root_concentration = bool(sample_root_concentration)
         self.seed = seed
         self.kernel = kernel
@@ -229,11 +217,6 @@ class HDPEstimator:
             columns=pd.Index(self.trace_iterations_[updates[updates >= 0]], name="iteration"),
         ).dropna(how="all")
         return found
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}.")
 
 
 class _Forest:

@@ -24,6 +24,7 @@ with more than ``max_patterns`` of them is refused (``NotApplicableError``) befo
 import numpy as np
 import pandas as pd
 
+from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import posterior
 from bncbench.bnc.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.errors import ConfigError, NotApplicableError
@@ -70,21 +71,13 @@ class HierarchicalPatternBayes:
     def __init__(
         self, b=2.0, b_grid=DEFAULT_B_GRID, s_grid=DEFAULT_S_GRID, selection_loss="log_loss", max_patterns=10_000_000
     ):
-        if b is not None and not b >= 0:
-            raise ConfigError(f"b must be a number >= 0 or null (chosen by leave-one-out), got {b!r}.")
-        if len(b_grid) == 0 or any(not v >= 0 for v in b_grid):
-            raise ConfigError(f"b_grid must be a non-empty list of numbers >= 0, got {b_grid!r}.")
-        if len(s_grid) == 0 or any(not s > 0 for s in s_grid):
-            raise ConfigError(f"s_grid must be a non-empty list of numbers > 0, got {s_grid!r}.")
+        self.b = check_number("b", b, none="chosen by leave-one-out")
+        self.b_grid = check_numbers("b_grid", b_grid)
+        self.s_grid = tuple(sorted(check_numbers("s_grid", s_grid, low_open=True)))
         if selection_loss not in SELECTION_LOSSES:
             raise ConfigError(f"selection_loss must be one of {SELECTION_LOSSES}, got {selection_loss!r}.")
-        if isinstance(max_patterns, bool) or not isinstance(max_patterns, int) or max_patterns < 1:
-            raise ConfigError(f"max_patterns must be an integer >= 1, got {max_patterns!r}.")
-        self.b = None if b is None else float(b)
-        self.b_grid = tuple(float(v) for v in b_grid)
-        self.s_grid = tuple(sorted(float(s) for s in s_grid))
         self.selection_loss = selection_loss
-        self.max_patterns = max_patterns
+        self.max_patterns = check_integer("max_patterns", max_patterns)
 
     def tables(self, network, codes, rng):
         """Fit every tree's pattern hierarchy on ``codes`` (the rows the network was counted on) and

@@ -14,6 +14,7 @@ tables use all rows. The class prior is the m-estimate ``(n(y) + m / c) / (N + m
 import numpy as np
 
 from bncbench.bnc.estimators.dirichlet import smoothed
+from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.errors import ConfigError
 from bncbench.metrics import LOSSES
@@ -42,18 +43,14 @@ class MEstimate:
 
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
                  selection_loss="rmse", backoff="value"):
-        if m is not None and not m >= 0:
-            raise ConfigError(f"m must be >= 0 or null (chosen on a holdout), got {m!r}.")
         if selection_loss not in LOSSES:
             raise ConfigError(f"selection_loss must be one of {sorted(LOSSES)}, got {selection_loss!r}.")
         if backoff not in BACKOFFS:
             raise ConfigError(f"backoff must be one of {BACKOFFS}, got {backoff!r}.")
-        if len(m_grid) == 0 or any(not v >= 0 for v in m_grid):
-            raise ConfigError(f"m_grid must be a non-empty list of numbers >= 0, got {m_grid!r}.")
-        self.m = m
-        self.m_grid = tuple(float(v) for v in m_grid)
-        self.holdout_fraction = float(holdout_fraction)
-        self.holdout_max = int(holdout_max)
+        self.m = check_number("m", m, none="chosen on a holdout")
+        self.m_grid = check_numbers("m_grid", m_grid)
+        self.holdout_fraction = check_number("holdout_fraction", holdout_fraction, 0.0, 1.0, high_open=True)
+        self.holdout_max = check_integer("holdout_max", holdout_max, 0)
         self.selection_loss = selection_loss
         self.backoff = backoff
 

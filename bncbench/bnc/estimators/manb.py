@@ -27,6 +27,7 @@ available-case counts of bnclassify are the ordinary counts.
 import numpy as np
 from scipy.special import expit, gammaln
 
+from bncbench.bnc.estimators.parameters import check_number
 from bncbench.bnc.estimators.per_attribute import PerAttributeEstimator
 from bncbench.errors import ConfigError
 
@@ -61,9 +62,7 @@ class ModelAveragedNaiveBayes(PerAttributeEstimator):
 
     def __init__(self, alpha: float = 1.0, arc_prior: float = 0.5):
         super().__init__(alpha)
-        if not (isinstance(arc_prior, (int, float)) and 0 <= arc_prior <= 1):
-            raise ConfigError(f"arc_prior must be a probability in [0, 1], got {arc_prior!r}.")
-        self.arc_prior = float(arc_prior)
+        self.arc_prior = check_number("arc_prior", arc_prior, 0.0, 1.0)
 
     @staticmethod
     def valid_structure(structure, k) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.bnc.estimators.dirichlet import smoothed
+from bncbench.bnc.estimators.parameters import check_number
 from bncbench.errors import ConfigError
 
 
@@ -37,10 +38,7 @@ class PerAttributeEstimator:
     zero_alpha_allowed = False
 
     def __init__(self, alpha: float = 1.0):
-        if not (alpha > 0 or (alpha == 0 and self.zero_alpha_allowed)):
-            bound = ">= 0" if self.zero_alpha_allowed else "> 0"
-            raise ConfigError(f"alpha must be a number {bound}, got {alpha!r}.")
-        self.alpha = float(alpha)
+        self.alpha = check_number("alpha", alpha, low_open=not self.zero_alpha_allowed)
 
     @staticmethod
     def valid_structure(structure, k) -> bool:
@@ -89,13 +87,6 @@ class PerAttributeEstimator:
             index=pd.Index([column_names[a] for a in fitted], name="attribute"),
         ).rename_axis(columns="quantity")
         return {self.fitted_name.rstrip("_"): table, **self.summary()}
-
-
-def check_count(name: str, value) -> int:
-    """``value`` as an int, or a ``ConfigError`` naming ``name`` unless it is an integer >= 1."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ConfigError(f"{name} must be an integer >= 1, got {value!r}.")
-    return int(value)
 
 
 def tree_attribute_positions(network) -> np.ndarray:

@@ -29,7 +29,8 @@ from numba import njit, prange
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from bncbench.bnc.estimators.per_attribute import AttributeWeighting, check_count
+from bncbench.bnc.estimators.parameters import check_integer
+from bncbench.bnc.estimators.per_attribute import AttributeWeighting
 from bncbench.bnc.inference import PackedNetwork, table_cell
 from bncbench.errors import ConfigError
 
@@ -64,7 +65,7 @@ class WeightingToAlleviateNaiveBayes(AttributeWeighting):
 
     def __init__(self, alpha: float = 1.0, renormalise: bool = False, max_iterations: int = 15000):
         super().__init__(alpha, renormalise)
-        self.max_iterations = check_count("max_iterations", max_iterations)
+        self.max_iterations = check_integer("max_iterations", max_iterations)
 
     @staticmethod
     def valid_structure(structure, k) -> bool:
