@@ -95,9 +95,9 @@ def test_a_class_absent_from_a_training_fold_has_probability_zero():
 
 
 def test_holdout_ties_no_longer_give_the_true_class_of_iris_probability_zero(iris):
-    # Zero-one loss on a 7-row holdout ties every m of the grid on each fold; the first, m = 0, gave
-    # 31 of the 750 test rows probability 0 on their true class. A tie now goes to the largest m, and
-    # with m > 0 naive Bayes gives every class a positive probability.
+    # Zero-one loss on a 7-row holdout ties m = 20 with smaller m on every fold; the first tied m (0 on
+    # 9 folds) gave 31 of the 750 test rows probability 0 on their true class. A tie now goes to the
+    # largest m, and with m > 0 naive Bayes gives every class a positive probability.
     model = {**NB, "estimator": "m_estimate", "estimator_params": {"selection_loss": "zero_one_loss"}}
     cv = cross_validate(iris, model, repetitions=5, folds=2, seed=1)
     assert all(fold["selected_m"] > 0 for fold in cv.diagnostics)
