@@ -33,7 +33,7 @@ from bncbench import tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.errors import BncbenchError, DatasetError, NotApplicableError
-from bncbench.metrics import LOSSES
+from bncbench.metrics import CLIPPING, LOSSES
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.progress import CellProgress, mark_cell_done, task
 from bncbench.report import write_report
@@ -50,7 +50,7 @@ class CrossValidation:
     """Results of the repeated cross-validation of one cell; fold ``i`` is row/entry ``i``."""
 
     seeds: list[int]
-    metrics: pd.DataFrame  # one row per fold: the losses and the timings
+    metrics: pd.DataFrame  # one row per fold: the losses, the clipped rows and the timings
     predictions: pd.DataFrame  # one row per (fold, test row)
     structures: list[dict] = field(default_factory=list)  # per fold: repetition, parents_
     diagnostics: list[dict] = field(default_factory=list)  # per fold: BNClassifier.diagnostics()
@@ -78,7 +78,8 @@ def cross_validate(
 
     The losses (``bncbench.metrics``) are computed over all classes of the dataset: a class missing
     from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
-    ``bncbench.metrics.PROBABILITY_FLOOR`` (1e-15).
+    ``bncbench.metrics.PROBABILITY_FLOOR`` (1e-15). Each fold also counts the rows so clipped and the
+    part of its log loss they make (``bncbench.metrics.CLIPPING``).
 
     Parameters
     ----------
@@ -105,7 +106,8 @@ def cross_validate(
                     dataset, train, test, model, rep_seed, classes, warm_up=index == 0
                 )
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
-            fold_metrics.append({**losses, **seconds})
+            clipping = {name: count(proba, y_codes[test]) for name, count in CLIPPING.items()}
+            fold_metrics.append({**losses, **clipping, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
             if isinstance(classifier, BNClassifier):
                 parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}

@@ -31,7 +31,10 @@ def iris_cv(iris):
 
 def test_five_times_two_folds(iris, iris_cv):
     metrics = iris_cv.metrics
-    assert list(metrics.columns) == ["zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds"]
+    assert list(metrics.columns) == [
+        "zero_one_loss", "rmse", "log_loss", "zero_probability_rows", "clipped_log_loss",
+        "fit_seconds", "predict_seconds",
+    ]
     assert len(metrics) == 10
     assert (metrics[["fit_seconds", "predict_seconds"]] > 0).all().all()
     assert metrics["zero_one_loss"].between(0, 0.2).all()  # kDB-1 on iris is accurate
@@ -85,6 +88,21 @@ def test_a_class_absent_from_a_training_fold_has_probability_zero():
     assert np.isfinite(cv.metrics["log_loss"]).all()
     tested = cv.metrics.loc[rare["fold"]]
     assert (tested["log_loss"] >= -np.log(PROBABILITY_FLOOR) / 11).all()  # clipped, not infinite
+    assert (tested["zero_probability_rows"] == 1).all()
+    n_test = cv.predictions.loc[cv.predictions["fold"].isin(rare["fold"])].groupby("fold").size().to_numpy()
+    np.testing.assert_allclose(tested["clipped_log_loss"], -np.log(PROBABILITY_FLOOR) / n_test)
+    assert (cv.metrics.drop(index=rare["fold"])["zero_probability_rows"] == 0).all()
+
+
+def test_holdout_ties_no_longer_give_the_true_class_of_iris_probability_zero(iris):
+    # Zero-one loss on a 7-row holdout ties m = 20 with smaller m on every fold; the first tied m (0 on
+    # 9 folds) gave 31 of the 750 test rows probability 0 on their true class. A tie now goes to the
+    # largest m, and with m > 0 naive Bayes gives every class a positive probability.
+    model = {**NB, "estimator": "m_estimate", "estimator_params": {"selection_loss": "zero_one_loss"}}
+    cv = cross_validate(iris, model, repetitions=5, folds=2, seed=1)
+    assert all(fold["selected_m"] > 0 for fold in cv.diagnostics)
+    assert cv.metrics["zero_probability_rows"].sum() == 0
+    assert (cv.metrics["clipped_log_loss"] == 0).all()
 
 
 def cell_cfg(tmp_path, store_uri, dataset="sklearn-iris", model="nb_laplace"):
@@ -112,6 +130,8 @@ def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path, new_store):
     assert json.loads(run.data.params["cv.seeds"]) == repetition_seeds(cfg.cv.seed, 5)
     folds = [m.value for m in client.get_metric_history(run.info.run_id, "fold/rmse")]
     assert len(folds) == 10 and run.data.metrics["rmse"] == pytest.approx(np.mean(folds))
+    assert len(client.get_metric_history(run.info.run_id, "fold/zero_probability_rows")) == 10
+    assert {"zero_probability_rows", "clipped_log_loss"} <= set(run.data.metrics)
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "skipped"
     assert len(client.search_runs([exp])) == 1
 

@@ -12,6 +12,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
+from bncbench.report.clipping import clipping_notes
 from bncbench.report.figures import (
     critical_difference_plot,
     scatter_plot,
@@ -170,9 +171,9 @@ def write_report(cfg: DictConfig) -> Path:
         wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
     ).to_csv(out / "wdl.csv", index=False)
     legend = wdl_legend(**options)
-    (out / "wdl.md").write_text(
-        f"# Win–draw–loss: {experiment.name}\n\n{legend}\n\n{to_markdown(wdls)}", encoding="utf-8"
-    )
+    clipped = clipping_notes(results, wdls, datasets)
+    wdl_markdown = f"# Win–draw–loss: {experiment.name}\n\n{legend}\n\n{to_markdown(wdls)}"
+    (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
     caption = wdl_legend(**options, dash="--", less_equal=r"$\le$")
     (out / "wdl.tex").write_text(to_latex(wdls, caption=caption), encoding="utf-8")
     tests.to_csv(out / "tests.csv", index=False)
@@ -195,6 +196,7 @@ def write_report(cfg: DictConfig) -> Path:
         ),
         "",
         *_significance_section(wdls, results, wilcoxon, tests, datasets, options),
+        *clipped,
         *_published_section(tables, comparisons_published),
         *_ranking_section(rankings, figures, [model for model in models if model not in logged]),
         *_figure_sections(figures),

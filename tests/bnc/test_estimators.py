@@ -8,6 +8,7 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.estimators.m_estimate import largest_tied
 from bncbench.errors import ConfigError
 
 # A, B, class: six rows whose tables are worked out by hand below.
@@ -151,6 +152,27 @@ def test_m_is_chosen_on_a_holdout_deterministically_under_a_seed():
     assert fits[0].estimator_.selected_m_ in (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
     assert set(fits[0].estimator_.holdout_losses_) == {0.0, 0.05, 0.2, 1.0, 5.0, 20.0}
     np.testing.assert_array_equal(fits[0].predict_proba(frame[["a", "b"]]), fits[1].predict_proba(frame[["a", "b"]]))
+
+
+@pytest.mark.parametrize("m_grid,expected", [((0.0, 0.05, 0.2, 1.0, 5.0, 20.0), 20.0), ((1.0, 0.0, 5.0), 5.0)])
+def test_a_holdout_tie_goes_to_the_largest_m_not_to_m_zero(m_grid, expected):
+    # A decides the class: every m classifies the holdout without error, so zero-one loss ties them all.
+    X = pd.DataFrame({"A": ["a0", "a1"] * 20})
+    y = X["A"].map({"a0": "+", "a1": "-"})
+    clf = BNClassifier(
+        structure="nb",
+        estimator="m_estimate",
+        estimator_params={"m_grid": list(m_grid), "selection_loss": "zero_one_loss"},
+        random_state=0,
+    ).fit(X, y)
+    assert set(clf.estimator_.holdout_losses_.values()) == {0.0}  # m = 0 ties with every larger m
+    assert clf.estimator_.selected_m_ == expected
+
+
+def test_holdout_losses_that_differ_by_rounding_only_are_tied():
+    assert 0.1 + 0.2 != 0.3
+    assert largest_tied([0.0, 0.05, 1.0], [0.3, 0.1 + 0.2, 0.4]) == 0.05
+    assert largest_tied([0.0, 0.05, 1.0], [0.3, 0.3 * (1 + 1e-6), 0.4]) == 0.0  # a real difference
 
 
 def test_estimator_errors_name_the_valid_choices():
