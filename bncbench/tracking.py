@@ -39,6 +39,16 @@ MAX_TAG_LENGTH = 5000
 DEFAULT_ARTIFACT_DIR = "runs/artifacts"
 #: Tracking URIs of a tracking server, which stores (or proxies) the artifacts itself.
 SERVER_SCHEMES = ("http", "https")
+#: Limits of every request to an mlflow server where the user has not set MLflow's own variables: a
+#: server that is down or never answers is reported within about a minute and a half, not after
+#: MLflow's defaults (120 s per request, 7 retries with growing back-off: minutes, or no end).
+SERVER_LIMITS = {
+    "MLFLOW_HTTP_REQUEST_TIMEOUT": "30",
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+}
+#: Seconds of the one request that checks a store before anything runs (no retry).
+FIRST_REQUEST_TIMEOUT = "10"
 _BATCH = 1000
 #: Logs a failed write to a database store with its traceback, before raising it: where bncbench turns
 #: that error into a message of its own, the log is left out.
@@ -55,8 +65,10 @@ _STORE_FIX = (
 def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     """A client on ``tracking_uri``, creating a SQLite database (and its directory) when absent.
 
-    With ``check``, one request is made at once, without MLflow's retries (minutes when a server is
-    down), so that a store that cannot be opened is reported before anything runs.
+    With ``check``, one request is made at once, without MLflow's retries and limited to
+    ``FIRST_REQUEST_TIMEOUT`` seconds, so that a store that cannot be opened (a server down, or one
+    that never answers) is reported before anything runs. With an mlflow server, every later request
+    of this process and of the workers it starts is bounded by ``SERVER_LIMITS``.
 
     Raises
     ------
@@ -77,6 +89,9 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
             raise ConfigError(
                 f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}"
             ) from None
+    elif scheme in SERVER_SCHEMES:
+        for name, value in SERVER_LIMITS.items():
+            os.environ.setdefault(name, value)  # read by MLflow at each request, and by worker processes
     elif scheme in ("", "file"):
         raise ConfigError(
             f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {_STORE_FIX}"
@@ -84,7 +99,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     try:
         client = MlflowClient(tracking_uri=str(tracking_uri))
         if check:
-            with _environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT="20"):
+            with _environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=FIRST_REQUEST_TIMEOUT):
                 client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
