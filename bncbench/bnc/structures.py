@@ -96,7 +96,7 @@ def k_dependence(data, cards, n_classes, k, params, memory_limit=None):
     return counted(CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit), data), {}
 
 
-def _kdb_parents(data, cards, n_classes, k, memory_limit):
+def _kdb_parents(data, cards, n_classes, k, memory_limit=None):
     k = int(k)
     if k < 0:
         raise ConfigError(f"kDB needs k >= 0, got k={k}.")
