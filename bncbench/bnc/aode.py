@@ -24,11 +24,12 @@ class AveragedOneDependence(CountedNetwork):
     n_classes : int
     frequency_limit : int, default 1
         A super-parent counts for a row when its value occurred at least this often in training.
+    memory_limit : memory.MemoryLimit, optional
     """
 
-    def __init__(self, cards, n_classes, frequency_limit=1):
+    def __init__(self, cards, n_classes, frequency_limit=1, memory_limit=None):
         d = len(cards)
-        super().__init__([[] for _ in range(d)], cards, n_classes)  # the naive Bayes group
+        super().__init__([[] for _ in range(d)], cards, n_classes, memory_limit=memory_limit)  # the naive Bayes group
         self.frequency_limit = int(frequency_limit)
         spode_trees = [
             ContextTree(
@@ -51,7 +52,7 @@ class AveragedOneDependence(CountedNetwork):
         return np.concatenate([[-1], naive_bayes, spodes]).astype(np.int64)
 
     def empty_copy(self) -> "AveragedOneDependence":
-        return AveragedOneDependence(self.cards, self.n_classes, self.frequency_limit)
+        return AveragedOneDependence(self.cards, self.n_classes, self.frequency_limit, self.memory_limit)
 
     def combine(self, grouped_log_joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Mean of the eligible SPODEs' joint probabilities (Webb et al. 2005, Eq. 8), in log space."""

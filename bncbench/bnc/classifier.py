@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from bncbench.bnc.encoding import UNSEEN, CategoryEncoder, value_kinds
 from bncbench.bnc.estimators import make_estimator
 from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures import STRUCTURES, counted
 from bncbench.bnc.training_data import InMemoryCodes
@@ -48,6 +49,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Arguments of the estimator, e.g. ``{"alpha": 0.5}`` or ``{"m": 1}``.
     random_state : int, optional
         Seed of everything random in fitting (e.g. the m-estimate's holdout).
+    memory_limit_gib : float or None, default 1.0
+        Bound, in GiB, on the count arrays that grow with the attributes' numbers of values (pairwise
+        counts of structure learning, context trees), checked before they are allocated: a fit above
+        it (e.g. ID-like columns as parents) is refused with the estimated size and the fixes
+        (``bncbench.bnc.memory``). Fitting's peak memory is a few times these arrays. None: no bound.
 
     Attributes
     ----------
@@ -82,13 +88,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure="nb", k=None, structure_params=None, estimator="m_estimate",
-                 estimator_params=None, random_state=None):
+                 estimator_params=None, random_state=None, memory_limit_gib=DEFAULT_MEMORY_LIMIT_GIB):
         self.structure = structure
         self.k = k
         self.structure_params = structure_params
         self.estimator = estimator
         self.estimator_params = estimator_params
         self.random_state = random_state
+        self.memory_limit_gib = memory_limit_gib
 
     def fit(self, X, y):
         X = self._validated(X, y, reset=True)
@@ -109,8 +116,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _fit_data(self, data, estimator):
         """Structure, counts and tables from the training data (``training_data``), once encoded."""
         cards = self.encoder_.cardinalities_
-        self.network_, self.structure_info_ = self._learn_structure(data, cards)
         columns = self.encoder_.columns_
+        memory_limit = MemoryLimit(self.memory_limit_gib, [*columns, "class"])
+        self.network_, self.structure_info_ = self._learn_structure(data, cards, memory_limit)
         if "super_parents" in self.structure_info_:
             self.structure_info_["super_parents"] = [columns[a] for a in self.structure_info_["super_parents"]]
         if "selection" in self.structure_info_:
@@ -124,10 +132,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.packed_ = predictor(self.network_, self.tables_)
         return self
 
-    def _learn_structure(self, data, cards):
+    def _learn_structure(self, data, cards, memory_limit):
         n_classes = len(self.classes_)
         if isinstance(self.structure, dict):
-            network = CountedNetwork(self._given_structure(list(self.encoder_.columns_)), cards, n_classes)
+            parents = self._given_structure(list(self.encoder_.columns_))
+            network = CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit)
             return counted(network, data), {}
         if not isinstance(self.structure, str) or self.structure not in STRUCTURES:
             raise ConfigError(
@@ -135,7 +144,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 "or a dict {attribute: [parents]}."
             )
         learner = STRUCTURES[self.structure]
-        return learner(data, cards, n_classes, self.k, dict(self.structure_params or {}))
+        return learner(data, cards, n_classes, self.k, dict(self.structure_params or {}), memory_limit)
 
     def _given_structure(self, columns):
         for name, parents in self.structure.items():

@@ -99,11 +99,13 @@ class ContextTree:
         )
         return twin
 
-    def add(self, columns: np.ndarray, weight: float = 1.0) -> "ContextTree":
+    def add(self, columns: np.ndarray, weight: float = 1.0, budget=None) -> "ContextTree":
         """Add data to the counts, given column-major as an (n_columns, n_rows) int64 array.
 
         ``weight=-1`` removes rows that were added before (incremental cross-validation); a context
-        whose count drops to zero stays in the tree and is treated as unseen at prediction.
+        whose count drops to zero stays in the tree and is treated as unseen at prediction. A
+        ``memory.CountingBudget`` is charged for the new contexts of each level, and may refuse them,
+        before their arrays are allocated.
         """
         n_rows = columns.shape[1]
         values = columns[self.child]
@@ -113,6 +115,8 @@ class ContextTree:
             n_nodes = self.parent[level].shape[0] if level < len(self.parent) else 0
             new_parents = np.empty(n_rows, dtype=np.int64)
             nodes, n_total = _descend_or_create(nodes, columns[column], self.children[level - 1], n_nodes, new_parents)
+            if budget is not None and n_total > n_nodes:
+                budget.take(self, level, n_total, n_total - n_nodes)
             if level == len(self.parent):
                 self.parent.append(new_parents[:n_total])
                 self.counts.append(np.zeros((n_total, self.n_values)))
@@ -137,3 +141,13 @@ class ContextTree:
     @property
     def n_nodes(self) -> int:
         return sum(p.shape[0] for p in self.parent)
+
+    def node_bytes(self, level: int) -> int:
+        """Bytes of one context of ``level``: its parent index, counts and, above the leaves, child index."""
+        width = 1 + self.n_values + (self.cards[level] if level < self.depth else 0)
+        return 8 * width
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the tree's arrays."""
+        return sum(a.nbytes for arrays in (self.parent, self.children, self.counts) for a in arrays)

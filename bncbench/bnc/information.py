@@ -55,9 +55,11 @@ class StructureStatistics:
     n_classes : int
     pairs : bool, default True
         Whether to keep the pairwise counts (only ``I(X_i; Y)`` is needed otherwise).
+    memory_limit : memory.MemoryLimit, optional
+        Bound that the pairwise counts are checked against before they are allocated.
     """
 
-    def __init__(self, cards, n_classes, pairs=True):
+    def __init__(self, cards, n_classes, pairs=True, memory_limit=None):
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         self.n_rows = 0.0
@@ -69,6 +71,8 @@ class StructureStatistics:
             for j in range(i + 1, d):
                 self.offsets[i, j] = size
                 size += self.cards[i] * self.cards[j] * self.n_classes
+        if pairs and memory_limit is not None:
+            memory_limit.check_pair_counts(self.cards, self.n_classes)
         self.pair_counts = np.zeros(size) if pairs else None
 
     def add(self, codes: np.ndarray) -> "StructureStatistics":

@@ -27,15 +27,18 @@ class CountedNetwork:
         ignored, as after attribute selection.
     class_parents : list of int, optional
         Ordered attribute parents of the class (default none), the levels of tree 0.
+    memory_limit : memory.MemoryLimit, optional
+        Bound on the trees' arrays, checked as counting adds contexts (default none).
     """
 
-    def __init__(self, parents, cards, n_classes, attributes=None, class_parents=()):
+    def __init__(self, parents, cards, n_classes, attributes=None, class_parents=(), memory_limit=None):
         self.parents = [list(p) for p in parents]
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         self.class_column = len(self.parents)
         self.attributes = list(range(len(self.parents)) if attributes is None else attributes)
         self.class_parents = list(class_parents)
+        self.memory_limit = memory_limit
         class_tree = ContextTree(
             self.class_column, self.n_classes, self.class_parents, [int(self.cards[p]) for p in self.class_parents]
         )
@@ -69,15 +72,16 @@ class CountedNetwork:
         Its counts are read off this network's trees (their top levels), without a pass over the data.
         """
         parents = [ps[:k] for ps in self.parents]
-        sub = CountedNetwork(parents, self.cards, self.n_classes, attributes, self.class_parents)
+        sub = CountedNetwork(parents, self.cards, self.n_classes, attributes, self.class_parents, self.memory_limit)
         sub.trees = [self.trees[0].copy(), *(self.tree_of(a).truncated(1 + len(parents[a])) for a in attributes)]
         return sub
 
     def add(self, codes: np.ndarray, weight: float = 1.0) -> "CountedNetwork":
         """Count the rows of an (n, d + 1) int64 code matrix whose last column is the class."""
         columns = np.ascontiguousarray(codes.T, dtype=np.int64)
+        budget = None if self.memory_limit is None else self.memory_limit.budget(self.nbytes)
         for tree in self.trees:
-            tree.add(columns, weight)
+            tree.add(columns, weight, budget)
         return self
 
     def remove(self, codes: np.ndarray) -> "CountedNetwork":
@@ -85,12 +89,19 @@ class CountedNetwork:
         return self.add(codes, weight=-1.0)
 
     def empty_copy(self) -> "CountedNetwork":
-        return CountedNetwork(self.parents, self.cards, self.n_classes, self.attributes, self.class_parents)
+        return CountedNetwork(
+            self.parents, self.cards, self.n_classes, self.attributes, self.class_parents, self.memory_limit
+        )
 
     def copy(self) -> "CountedNetwork":
         twin = self.empty_copy()
         twin.trees = [tree.copy() for tree in self.trees]
         return twin
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the trees' arrays."""
+        return sum(tree.nbytes for tree in self.trees)
 
     @property
     def n_rows(self) -> float:

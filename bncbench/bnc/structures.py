@@ -5,7 +5,9 @@ class in the last column), the attributes' cardinalities, the number of classes,
 ``structure_params``, and returns the counted network of the structure
 (``CountedNetwork``: for every attribute in the model the ordered list of its attribute parents, the
 class being an implicit parent of each, and the counts) with a dict of what else it learned. The parent
-order is the order of the context tree's levels below the class (HDP paper Sect. 3.3).
+order is the order of the context tree's levels below the class (HDP paper Sect. 3.3). A learner also
+takes a ``memory.MemoryLimit`` (or None), which its pairwise counts and the network's trees are checked
+against before they are allocated.
 """
 
 from collections.abc import Callable
@@ -27,21 +29,21 @@ def counted(network, data):
     return network
 
 
-def statistics(data, cards, n_classes, pairs=True) -> StructureStatistics:
+def statistics(data, cards, n_classes, pairs=True, memory_limit=None) -> StructureStatistics:
     """The mutual-information counts of one pass over the training data."""
-    found = StructureStatistics(cards, n_classes, pairs)
+    found = StructureStatistics(cards, n_classes, pairs, memory_limit)
     for chunk in data.chunks():
         found.add(chunk)
     return found
 
 
-def naive_bayes(data, cards, n_classes, k, params):
+def naive_bayes(data, cards, n_classes, k, params, memory_limit=None):
     """Naive Bayes: no attribute parents."""
     _reject_params("nb", params, set())
-    return counted(CountedNetwork([[] for _ in cards], cards, n_classes), data), {}
+    return counted(CountedNetwork([[] for _ in cards], cards, n_classes, memory_limit=memory_limit), data), {}
 
 
-def tree_augmented(data, cards, n_classes, k, params):
+def tree_augmented(data, cards, n_classes, k, params, memory_limit=None):
     """TAN (Friedman et al. 1997): Chow-Liu maximum spanning tree on ``I(X_i; X_j | Y)``; with
     ``structure_params={"score": "aic" | "bic"}`` a forest (FAN) as in bnclassify.
 
@@ -55,7 +57,7 @@ def tree_augmented(data, cards, n_classes, k, params):
     score = params.get("score", "likelihood")
     if score not in TAN_PENALTIES:
         raise ConfigError(f"tan score must be one of {sorted(TAN_PENALTIES)}, got {score!r}.")
-    found = statistics(data, cards, n_classes)
+    found = statistics(data, cards, n_classes, memory_limit=memory_limit)
     d, n = len(cards), found.n_rows
     cmi = found.conditional_mutual_information()
     added = n_classes * np.outer(cards - 1, cards - 1)
@@ -76,13 +78,13 @@ def tree_augmented(data, cards, n_classes, k, params):
         for i in members:
             if i != root:
                 parents[i] = [int(predecessors[i])]
-    return counted(CountedNetwork(parents, cards, n_classes), data), {}
+    return counted(CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit), data), {}
 
 
 TAN_PENALTIES = {"likelihood": lambda n: 0.0, "aic": lambda n: 1.0, "bic": lambda n: np.log(n) / 2.0}
 
 
-def k_dependence(data, cards, n_classes, k, params):
+def k_dependence(data, cards, n_classes, k, params, memory_limit=None):
     """kDB-k (Sahami 1996; SkDB paper Algorithm 2).
 
     Attributes are taken in decreasing ``I(X_i; Y)``; each takes as parents the ``min(i, k)`` earlier
@@ -90,15 +92,15 @@ def k_dependence(data, cards, n_classes, k, params):
     earlier attribute in the order.
     """
     _reject_params("kdb", params, set())
-    parents, _ = _kdb_parents(data, cards, n_classes, 1 if k is None else k)
-    return counted(CountedNetwork(parents, cards, n_classes), data), {}
+    parents, _ = _kdb_parents(data, cards, n_classes, 1 if k is None else k, memory_limit)
+    return counted(CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit), data), {}
 
 
-def _kdb_parents(data, cards, n_classes, k):
+def _kdb_parents(data, cards, n_classes, k, memory_limit=None):
     k = int(k)
     if k < 0:
         raise ConfigError(f"kDB needs k >= 0, got k={k}.")
-    found = statistics(data, cards, n_classes, pairs=k > 0)
+    found = statistics(data, cards, n_classes, pairs=k > 0, memory_limit=memory_limit)
     order = found.attribute_order()
     cmi = found.conditional_mutual_information() if k > 0 else None
     parents: list[list[int]] = [[] for _ in range(len(cards))]
@@ -110,7 +112,7 @@ def _kdb_parents(data, cards, n_classes, k):
     return parents, order
 
 
-def selective_k_dependence(data, cards, n_classes, k, params):
+def selective_k_dependence(data, cards, n_classes, k, params, memory_limit=None):
     """Selective kDB (SkDB paper Algorithm 4): kDB-``k`` (default 5), then the top-l attributes and the
     k' <= k with the lowest leave-one-out loss (``selective_kdb``).
 
@@ -119,24 +121,24 @@ def selective_k_dependence(data, cards, n_classes, k, params):
     """
     _reject_params("skdb", params, {"loss", "m"})
     k_max = 5 if k is None else int(k)
-    parents, order = _kdb_parents(data, cards, n_classes, k_max)
-    network = counted(CountedNetwork(parents, cards, n_classes), data)
+    parents, order = _kdb_parents(data, cards, n_classes, k_max, memory_limit)
+    network = counted(CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit), data)
     selection = selective_kdb.select(network, data, order, k_max, params.get("m", 1.0), params.get("loss", "rmse"))
     return network.restricted(selection.attributes, selection.k), {"selection": selection}
 
 
-def averaged_one_dependence(data, cards, n_classes, k, params):
+def averaged_one_dependence(data, cards, n_classes, k, params, memory_limit=None):
     """AODE (Webb et al. 2005): every attribute in turn is the super-parent of all the others;
     ``structure_params={"frequency_limit": 1}`` as in the paper."""
     _reject_params("aode", params, {"frequency_limit"})
     limit = params.get("frequency_limit", 1)
     if not (isinstance(limit, int) and limit >= 0):
         raise ConfigError(f"aode frequency_limit must be an integer >= 0, got {limit!r}.")
-    network = counted(AveragedOneDependence(cards, n_classes, limit), data)
+    network = counted(AveragedOneDependence(cards, n_classes, limit, memory_limit), data)
     return network, {"super_parents": network.super_parents}
 
 
-def direct(data, cards, n_classes, k, params):
+def direct(data, cards, n_classes, k, params, memory_limit=None):
     """The class given all the attributes (HPB paper's "Direct BN Structure"): one table
     ``P(Y | X_1..X_d)`` and no attribute tables.
 
@@ -147,7 +149,9 @@ def direct(data, cards, n_classes, k, params):
     """
     _reject_params("direct", params, set())
     order = [int(a) for a in statistics(data, cards, n_classes, pairs=False).attribute_order()]
-    network = CountedNetwork([[] for _ in cards], cards, n_classes, attributes=[], class_parents=order)
+    network = CountedNetwork(
+        [[] for _ in cards], cards, n_classes, attributes=[], class_parents=order, memory_limit=memory_limit
+    )
     return counted(network, data), {}
 
 
