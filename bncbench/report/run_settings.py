@@ -77,7 +77,7 @@ def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame |
     digests = {s.removeprefix(DIGEST_PREFIX): v for s, v in settings.items() if s.startswith(DIGEST_PREFIX)}
     if digests:
         shown = [f"{dataset} {_counts(values, short=True)}" for dataset, values in digests.items()]
-        lines.append(f"- data digests: {', '.join(shown)}")
+        lines.append(f"- data digests: {'; '.join(shown)}")
     if left_out is not None and not left_out.empty:
         reasons = left_out["differs"].value_counts()
         lines += [
