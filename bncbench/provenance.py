@@ -2,9 +2,9 @@
 
 Each run is tagged with MLflow's own system tags where MLflow defines them (``mlflow.source.*``,
 ``mlflow.user``, ``mlflow.note.content``, the run's dataset inputs) and plain tags otherwise:
-``version.<package>`` (``version.bncbench``, ``version.python``, ...), ``cpu.model``, ``cpu.count`` (``os.cpu_count``),
-``cpu.affinity`` (the cores this process may use) and ``data_digest``, on which resume and the
-report filter (see ``bncbench.data.digest``).
+``version.<package>`` (``version.bncbench``, ``version.python``, ...), ``cpu.model``, ``cpu.count``
+(``os.cpu_count``), ``cpu.affinity`` (the cores this process may use) and ``data_digest``, on which
+resume and the report filter (see ``bncbench.data.digest``).
 """
 
 from __future__ import annotations
@@ -74,11 +74,11 @@ def git_state(package_dir: Path = PACKAGE_DIR) -> GitState:
     try:
         import git  # GitPython, an MLflow dependency; it needs the git executable
 
-        repo = git.Repo(package_dir, search_parent_directories=True)
-        if not repo.git.ls_files("--", str(package_dir / "__init__.py")):
-            return GitState(UNKNOWN, why=f"{package_dir} is not tracked by {repo.working_tree_dir}")
-        branch = None if repo.head.is_detached else repo.active_branch.name
-        return GitState(repo.head.commit.hexsha, repo.is_dirty(untracked_files=False), branch)
+        with git.Repo(package_dir, search_parent_directories=True) as repo:  # closed: no git left running
+            if not repo.git.ls_files("--", str(package_dir / "__init__.py")):
+                return GitState(UNKNOWN, why=f"{package_dir} is not tracked by {repo.working_tree_dir}")
+            branch = None if repo.head.is_detached else repo.active_branch.name
+            return GitState(repo.head.commit.hexsha, repo.is_dirty(untracked_files=False), branch)
     except Exception as err:  # GitPython raises ImportError, InvalidGitRepositoryError, GitCommandError...
         return GitState(UNKNOWN, why=f"{package_dir} is not in a git work tree ({type(err).__name__})")
 
@@ -106,6 +106,13 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or UNKNOWN
 
 
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no entry in the password database (containers)
+        return UNKNOWN
+
+
 @cache
 def run_tags() -> dict[str, str]:
     """The tags of every run of this process: code, environment and machine (computed once)."""
@@ -115,7 +122,7 @@ def run_tags() -> dict[str, str]:
     tags = {
         MLFLOW_SOURCE_NAME: str(PACKAGE_DIR),
         MLFLOW_SOURCE_TYPE: SourceType.to_string(SourceType.LOCAL),
-        MLFLOW_USER: getpass.getuser(),
+        MLFLOW_USER: _user(),
         MLFLOW_GIT_COMMIT: git.commit,
         MLFLOW_GIT_DIRTY: UNKNOWN if git.dirty is None else str(git.dirty).lower(),
         **{f"version.{name}": version for name, version in found.items()},
@@ -143,7 +150,8 @@ def dataset_input(data: DataDigest) -> DatasetInput:
     else:
         source = get_dataset_source_from_json(json.dumps({"uri": data.details["path"]}), "local")
     columns = [ColSpec(_COLUMN_TYPES.get(kind, DataType.string), name) for name, kind in data.columns]
-    dataset = MetaDataset(source, name=data.name, digest=data.digest, schema=Schema(columns) if columns else None)
+    schema = Schema(columns) if columns else None
+    dataset = MetaDataset(source, name=data.name, digest=data.digest, schema=schema)
     tags = [InputTag(MLFLOW_DATASET_CONTEXT, "cross-validation")]
     tags += [InputTag(key, value) for key, value in data.details.items()]
     return DatasetInput(dataset._to_mlflow_entity(), tags)

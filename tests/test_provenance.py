@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 
+import numpy
 import pandas as pd
 import pytest
 from hydra import compose as hydra_compose
@@ -22,6 +23,7 @@ from bncbench.report import write_report
 from bncbench.runner import run_cell
 
 OTHER_COMMIT = "0" * 40
+VERSIONS = ("python", "bncbench", "numpy", "numba", "scikit-learn", "scipy", "pandas", "mlflow", "xgboost")
 
 
 def git(directory, *args) -> str:
@@ -109,9 +111,8 @@ def test_a_run_records_the_code_its_environment_the_machine_and_the_data(experim
     dirty = bool(git(checkout, "status", "--porcelain", "--untracked-files=no"))
     assert tags["mlflow.source.git.dirty"] == str(dirty).lower()
     assert tags["mlflow.source.type"] == "LOCAL"
-    versions = {"python", "bncbench", "numpy", "numba", "scikit-learn", "scipy", "pandas", "mlflow", "xgboost"}
-    assert {f"version.{name}" for name in versions} <= set(tags)
-    assert tags["version.numpy"] == __import__("numpy").__version__
+    assert {f"version.{name}" for name in VERSIONS} <= set(tags)
+    assert tags["version.numpy"] == numpy.__version__
     assert tags["cpu.count"] == str(os.cpu_count())
     assert tags["cpu.affinity"] == str(len(os.sched_getaffinity(0)))
     assert tags["cpu.model"] and "cores" in tags["mlflow.note.content"]
@@ -119,7 +120,8 @@ def test_a_run_records_the_code_its_environment_the_machine_and_the_data(experim
     (data,) = run.inputs.dataset_inputs
     assert data.dataset.name == "iris" and data.dataset.digest == tags["data_digest"]
     assert json.loads(data.dataset.source) == {"uri": str(iris_store / "iris.csv.gz")}
-    assert json.loads(data.dataset.schema)["mlflow_colspec"][-1] == {"type": "string", "name": "class", "required": True}
+    class_column = json.loads(data.dataset.schema)["mlflow_colspec"][-1]
+    assert class_column == {"type": "string", "name": "class", "required": True}
     assert {tag.key: tag.value for tag in data.tags}["mlflow.data.context"] == "cross-validation"
 
 
@@ -144,7 +146,7 @@ def test_a_changed_dataset_file_runs_the_cell_again_and_the_report_reads_the_new
     assert list(results["run_id"]) == [second.info.run_id]
     assert (
         f"Left out: 1 finished runs of these cells with other settings or data: 1 with "
-        f"data_digest={first.data.tags['data_digest'][:8]} (the dataset changed since)."
+        f"data_digest={first.data.tags['data_digest'][:8]} (another version of the dataset file)."
     ) in readme
     assert f"- data digests: iris {second.data.tags['data_digest'][:8]}\n" in readme
 

@@ -15,6 +15,7 @@ EXPERIMENT = [
     "experiment.comparisons=[{a: nb_m_estimate, b: nb_laplace}]",
 ]
 OTHER_CV = ["experiment.datasets=[sklearn-iris]", "cv.repetitions=1", "cv.seed=7"]
+LEFT_OUT = "Left out: 2 finished runs of these cells with other settings or data:"
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +30,8 @@ def store(tmp_path_factory, new_store, run_cli):
     assert other.returncode == 0, other.output
     assert "2 cells, 2 run, 0 skipped" in other.output  # another configuration: nothing to skip
     client = MlflowClient(common[-1].removeprefix("tracking_uri="))
-    runs = client.search_runs([client.get_experiment_by_name("smoke").experiment_id], "attributes.status = 'FINISHED'")
+    experiment_id = client.get_experiment_by_name("smoke").experiment_id
+    runs = client.search_runs([experiment_id], "attributes.status = 'FINISHED'")
     by_protocol = {}
     for run in runs:
         by_protocol.setdefault(run.data.params["cv.repetitions"], set()).add(run.info.run_id)
@@ -42,9 +44,7 @@ def test_the_report_of_the_other_configuration_reads_its_two_cells(store):
     assert set(results["run_id"]) == runs["1"] and len(results) == 2
     readme = (cwd / "reports" / "smoke" / "README.md").read_text()
     assert "- CV: 1x2, seed 7\n- datasets: 1\n" in readme
-    assert "Left out: 2 finished runs of these cells with other settings or data: 2 with cv.repetitions=5, cv.seed=1." in (
-        readme
-    )
+    assert f"{LEFT_OUT} 2 with cv.repetitions=5, cv.seed=1." in readme
 
 
 def test_the_report_of_the_default_configuration_reads_only_its_runs(store, capsys):
@@ -54,6 +54,4 @@ def test_the_report_of_the_default_configuration_reads_only_its_runs(store, caps
     assert set(results["run_id"]) == runs["5"] and len(results) == 4
     readme = (cwd / "default" / "smoke" / "README.md").read_text()
     assert "From the params and tags of the 4 runs read:\n- CV: 5x2, seed 1\n- datasets: 2\n" in readme
-    assert "Left out: 2 finished runs of these cells with other settings or data: 2 with cv.repetitions=1, cv.seed=7." in (
-        readme
-    )
+    assert f"{LEFT_OUT} 2 with cv.repetitions=1, cv.seed=7." in readme

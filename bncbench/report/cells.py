@@ -90,13 +90,19 @@ def expected_cells(cfg: DictConfig, overrides: Sequence[str]) -> dict[tuple[str,
                 root[group] = node  # in its place: interpolations resolve as in a job's config
                 resolved[(group, name)] = OmegaConf.to_container(root[group], resolve=True)
     common = {
-        key: OmegaConf.to_container(root[key], resolve=True) for key in tracking.SEMANTIC_KEYS if key not in _GROUPS
+        key: OmegaConf.to_container(root[key], resolve=True)
+        for key in tracking.SEMANTIC_KEYS
+        if key not in _GROUPS
     }
     cells = {}
     for dataset in names["dataset"]:
         data = dataset_digest(resolved[("dataset", dataset)], root.data_dir)
         for model in names["model"]:
-            semantic = {**common, "dataset": resolved[("dataset", dataset)], "model": resolved[("model", model)]}
+            semantic = {
+                **common,
+                "dataset": resolved[("dataset", dataset)],
+                "model": resolved[("model", model)],
+            }
             cells[(dataset, model)] = ExpectedCell(
                 tracking.semantic_hash(semantic), data.digest if data else None, tracking.flatten(semantic)
             )

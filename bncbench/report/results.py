@@ -269,13 +269,16 @@ def _difference(run: Run, cell: ExpectedCell) -> str:
         for key, value in run.data.params.items()
         if key.split(".")[0] in SEMANTIC_KEYS and key not in _DERIVED_PARAMS
     }
-    changed = sorted(key for key in logged.keys() | cell.params.keys() if logged.get(key) != cell.params.get(key))
+    keys = logged.keys() | cell.params.keys()
+    changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))
     if changed:
         return ", ".join(f"{key}={logged.get(key, '(not set)')}" for key in changed)
     if run.data.tags.get("cfg_hash") != cell.cfg_hash:
         return f"cfg_hash={run.data.tags.get('cfg_hash')}"
     digest = run.data.tags.get(DATA_DIGEST_TAG)
-    return f"data_digest={digest[:8]} (the dataset changed since)" if digest else "no data_digest (an older run)"
+    if digest:
+        return f"data_digest={digest[:8]} (another version of the dataset file)"
+    return "no data_digest (an older run)"
 
 
 def _latest_cells(

@@ -31,7 +31,9 @@ def make_results():
     return _make_results
 
 
-def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", start=0, params=None, tags=None):
+def log_cell(
+    client, experiment_id, dataset, model, folds, status="FINISHED", start=0, params=None, tags=None
+):
     """Log one (dataset, model) cell following the contract's MLflow layout.
 
     ``folds`` maps a metric to its 10 per-fold values; their mean is logged as the metric.

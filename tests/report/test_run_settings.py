@@ -29,7 +29,8 @@ def test_settings_are_counted_per_value():
 
 
 def test_the_section_shows_one_value_plainly_and_several_with_their_runs():
-    left_out = pd.DataFrame({"differs": ["cv.seed=7", "cv.seed=7", "data_digest=cccccccc (the dataset changed since)"]})
+    other_data = "data_digest=cccccccc (another version of the dataset file)"
+    left_out = pd.DataFrame({"differs": ["cv.seed=7", "cv.seed=7", other_data]})
     lines = settings_lines(run_settings(RUNS[RUNS["dataset"] == "d0"]), left_out)
     assert lines[4:] == [
         "From the params and tags of the 2 runs read:",
@@ -41,7 +42,7 @@ def test_the_section_shows_one_value_plainly_and_several_with_their_runs():
         "- data digests: d0 aaaaaaaa",
         "",
         "Left out: 3 finished runs of these cells with other settings or data: 2 with cv.seed=7; "
-        "1 with data_digest=cccccccc (the dataset changed since).",
+        "1 with data_digest=cccccccc (another version of the dataset file).",
         "",
     ]
     lines = settings_lines(run_settings(RUNS), None)
