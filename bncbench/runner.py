@@ -29,9 +29,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
-from bncbench import tracking
+from bncbench import provenance, tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
+from bncbench.data.digest import dataset_digest
 from bncbench.errors import BncbenchError, DatasetError, NotApplicableError
 from bncbench.metrics import CLIPPING, LOSSES
 from bncbench.models import discretises, make_model, model_tags
@@ -189,17 +190,24 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped", "not
     applicable" or "failed".
 
-    A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run is skipped. Runs
-    of the same config left RUNNING by a killed process are marked KILLED. A model that cannot run on
-    the dataset (``NotApplicableError``, e.g. HPB with too many sub-patterns) ends the run KILLED with
-    the reason, naming the dataset, in the tag ``not_applicable``: the report, which reads FINISHED
-    runs only, leaves it out, and the next sweep tries it again (the refusal comes before fitting).
+    A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run that read the
+    same data (tag ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version
+    produced it; a changed dataset file makes the cell run again. Runs of the same config left
+    RUNNING by a killed process are marked KILLED. Each run is tagged with what produced it
+    (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
+    HPB with too many sub-patterns) ends the run KILLED with the reason, naming the dataset, in the
+    tag ``not_applicable``: the report, which reads FINISHED runs only, leaves it out, and the next
+    sweep tries it again (the refusal comes before fitting).
     Any other exception is logged on the run (status FAILED, tag ``error``; a traceback artifact
     unless it is a ``BncbenchError``) and not raised.
     """
     hash_ = tracking.cfg_hash(cfg)
     name = f"{dataset_name}/{model_name}"
-    done = tracking.finished_run(client, experiment_id, hash_)
+    try:
+        data = dataset_digest(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
+    except (BncbenchError, OSError):  # an unreadable store: the run below logs what is wrong with it
+        data = None
+    done = tracking.finished_run(client, experiment_id, hash_, data.digest if data else None)
     if done is not None:
         log.info("%s: skipped, finished as run %s", name, done.info.run_id)
         return "skipped"
@@ -207,6 +215,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
         client, experiment_id, hash_, "left RUNNING by an interrupted process; run again"
     )
     tags = {
+        **provenance.run_tags(),
         "dataset": dataset_name,
         "model": model_name,
         **model_tags(OmegaConf.to_container(cfg.model, resolve=True)),
@@ -249,7 +258,11 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
     tracking.log_params(client, run_id, params)
     client.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 
-    dataset = load_dataset(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
+    spec = OmegaConf.to_container(cfg.dataset, resolve=True)
+    dataset = load_dataset(spec, cfg.data_dir)
+    data = dataset_digest(spec, cfg.data_dir)  # after loading, which fetches a dataset not yet stored
+    client.log_inputs(run_id, datasets=[provenance.dataset_input(data)])
+    tracking.set_tags(client, run_id, {provenance.DATA_DIGEST_TAG: data.digest})
     result = cross_validate(dataset, OmegaConf.to_container(cfg.model, resolve=True), cv.repetitions, cv.folds, cv.seed)
 
     metrics = [
@@ -529,9 +542,13 @@ def _exit_on_error():
 
 
 def _write_report(config: DictConfig) -> bool:
+    """Write the report of the sweep's configuration: the command line's overrides, which Hydra
+    keeps in ``hydra.overrides``, select the runs it reads."""
     cfg = OmegaConf.masked_copy(config, [key for key in config if key != "hydra"])
+    given = OmegaConf.select(config, "hydra.overrides")
+    overrides = None if given is None else [*given.hydra, *given.task]
     try:
-        print(f"bncbench: report written to {write_report(cfg)}")
+        print(f"bncbench: report written to {write_report(cfg, overrides)}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {err}", file=sys.stderr)
         return False

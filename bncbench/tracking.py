@@ -2,8 +2,8 @@
 
 Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named
 ``experiment.name``; one run per (dataset, model) cell, named ``<dataset>/<model>`` and tagged
-``dataset``, ``model``, ``structure``, ``estimator`` and ``cfg_hash``; failed cells have status FAILED
-and an ``error`` tag.
+``dataset``, ``model``, ``structure``, ``estimator``, ``cfg_hash`` and ``data_digest``, and with what
+produced it (``bncbench.provenance``); failed cells have status FAILED and an ``error`` tag.
 
 Every function takes an explicit ``MlflowClient``: no fluent-API state (active run, global tracking
 URI) is used, because Hydra's joblib workers run one cell after another in the same process.
@@ -28,6 +28,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
+from bncbench.provenance import DATA_DIGEST_TAG
 
 #: Top-level config keys whose values define what a cell computes; paths, the tracking store and
 #: launcher settings are left out, so changing them does not make a finished cell run again.
@@ -272,15 +273,27 @@ def semantic_config(cfg: DictConfig) -> dict:
 
 def cfg_hash(cfg: DictConfig) -> str:
     """Hash of a cell's semantic config: equal configs, in any key order, give equal hashes."""
-    text = json.dumps(semantic_config(cfg), sort_keys=True, separators=(",", ":"), default=str)
+    return semantic_hash(semantic_config(cfg))
+
+
+def semantic_hash(semantic: Mapping) -> str:
+    """``cfg_hash`` of a semantic config already resolved (``semantic_config``)."""
+    text = json.dumps(semantic, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def finished_run(client: MlflowClient, experiment_id: str, hash_: str):
-    """The latest FINISHED run with ``cfg_hash == hash_``, or None."""
+def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None):
+    """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None
+    (always None when the digest is unknown, a dataset not fetched yet). Runs of other code versions
+    count: a cell is not run again for them."""
+    if data_digest is None:
+        return None
     runs = client.search_runs(
         [experiment_id],
-        filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'FINISHED'",
+        filter_string=(
+            f"tags.cfg_hash = '{hash_}' and tags.{DATA_DIGEST_TAG} = '{data_digest}' "
+            "and attributes.status = 'FINISHED'"
+        ),
         order_by=["attributes.start_time DESC"],
         max_results=1,
     )

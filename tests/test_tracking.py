@@ -122,20 +122,23 @@ def test_cfg_hash_ignores_key_order():
 def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path, new_store):
     client = tracking.open_store(new_store(tmp_path))
     exp = tracking.prepare_experiment(client, "e", str(tmp_path))
-    assert tracking.finished_run(client, exp, "h1") is None
-    stale = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
-    failed = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
+    tags = {"cfg_hash": "h1", "data_digest": "d1"}
+    assert tracking.finished_run(client, exp, "h1", "d1") is None
+    stale = tracking.start_run(client, exp, "d/m", tags)
+    failed = tracking.start_run(client, exp, "d/m", tags)
     tracking.end_run(client, failed, failed=True)
-    assert tracking.finished_run(client, exp, "h1") is None  # RUNNING and FAILED runs do not count
+    assert tracking.finished_run(client, exp, "h1", "d1") is None  # RUNNING and FAILED runs do not count
 
     assert tracking.abandon_running(client, exp, "h1", "killed") == 1
     assert client.get_run(stale).info.status == "KILLED"
     assert client.get_run(stale).data.tags["error"] == "killed"
 
-    done = tracking.start_run(client, exp, "d/m", {"cfg_hash": "h1"})
+    done = tracking.start_run(client, exp, "d/m", tags)
     tracking.end_run(client, done, failed=False)
-    assert tracking.finished_run(client, exp, "h1").info.run_id == done
-    assert tracking.finished_run(client, exp, "h2") is None
+    assert tracking.finished_run(client, exp, "h1", "d1").info.run_id == done
+    assert tracking.finished_run(client, exp, "h2", "d1") is None
+    assert tracking.finished_run(client, exp, "h1", "d2") is None  # the dataset file changed
+    assert tracking.finished_run(client, exp, "h1", None) is None  # not in the store yet
     assert [r.info.run_id for r in tracking.cell_runs(client, exp)] == [stale, failed, done]
 
 

@@ -91,6 +91,7 @@ def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_
         "file": f"{name}.csv.gz",
         "source_relation": dataset.name,
         "openml_id": openml_id,
+        "openml_version": dataset.version,
         "openml_target": target,
         "attributes": attributes,
         "class": {**class_attribute, "name": CLASS_COLUMN},

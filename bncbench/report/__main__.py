@@ -1,7 +1,8 @@
 """``python -m bncbench.report experiment=<name> [overrides]``: regenerate an experiment's tables.
 
 Composes the same config as ``python -m bncbench`` (so ``tracking_uri``, ``report_dir`` and
-``report.*`` can be overridden alike) and writes the report from the logged runs, refitting nothing.
+``report.*`` can be overridden alike) and writes the report from the logged runs of that
+configuration (``cv.*``, ``hdp.iterations``, ... select the runs read), refitting nothing.
 """
 
 import sys
@@ -14,8 +15,9 @@ from bncbench.report.writer import write_report
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the report; a user error is printed as one message and gives exit code 2."""
+    overrides = list(sys.argv[1:] if argv is None else argv)
     try:
-        out = write_report(compose(sys.argv[1:] if argv is None else argv))
+        out = write_report(compose(overrides), overrides)
     except BncbenchError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -7,9 +7,14 @@ Only FINISHED runs count; a killed run stays RUNNING, a failed one is FAILED, an
 model cannot run on the dataset (e.g. HPB over its bound) is KILLED with a ``not_applicable`` tag.
 Runs without ``dataset`` and ``model`` tags are not cells (e.g. a parent run) and are left out. The
 run's config is logged flattened as params (``model.estimator_params.iterations``).
+
+Given the experiment's cells (:func:`bncbench.report.cells.expected_cells`), a cell's run is the latest
+FINISHED one with the cell's ``cfg_hash`` and ``data_digest``: runs of other settings (another CV
+protocol, ...) or of a dataset file changed since are left out (:func:`left_out_runs`). Without
+them, the latest FINISHED run of each cell is read, whatever its settings.
 """
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,16 +22,34 @@ import pandas as pd
 from mlflow.entities import Run, ViewType
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 from sqlalchemy.engine import make_url
 
 from bncbench.errors import ConfigError
+from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
+from bncbench.report.cells import ExpectedCell
+from bncbench.tracking import SEMANTIC_KEYS
 
 FOLD_PREFIX = "fold/"
 MODEL_PARAM_PREFIX = "model."
 KEY_COLUMNS = ["dataset", "model", "run_id", "cfg_hash"]
+#: What :func:`load_provenance` reads of each run: column -> (``params`` or ``tags``, key).
+PROVENANCE = {
+    "cv.repetitions": ("params", "cv.repetitions"),
+    "cv.folds": ("params", "cv.folds"),
+    "cv.seed": ("params", "cv.seed"),
+    "iterations": ("params", "model.estimator_params.iterations"),
+    "bncbench": ("tags", VERSION_TAG),
+    "git_commit": ("tags", MLFLOW_GIT_COMMIT),
+    "git_dirty": ("tags", MLFLOW_GIT_DIRTY),
+    "data_digest": ("tags", DATA_DIGEST_TAG),
+}
+#: Params the runner logs that follow from the semantic config rather than belong to it.
+_DERIVED_PARAMS = ("cv.seeds",)
+Cells = Mapping[tuple[str, str], ExpectedCell]
 
 
-def load_results(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
+def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
     """Mean metrics of the finished cells of an experiment, one row per (dataset, model).
 
     Parameters
@@ -35,6 +58,9 @@ def load_results(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
         MLflow tracking URI, e.g. ``sqlite:///runs/mlflow.db``.
     experiment_name : str
         Name of the MLflow experiment (= ``experiment.name`` of the bncbench experiment).
+    cells : mapping, optional
+        The experiment's cells (:func:`bncbench.report.cells.expected_cells`): only their runs with
+        the expected ``cfg_hash`` and ``data_digest`` are read. None: every cell's latest run.
 
     Returns
     -------
@@ -48,19 +74,19 @@ def load_results(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
     ConfigError
         If the store cannot be opened or holds no such experiment.
     """
-    cells = _latest_cells(tracking_uri, experiment_name, _metric_row)
-    if cells.empty:
+    results = _latest_cells(tracking_uri, experiment_name, _metric_row, cells)
+    if results.empty:
         return pd.DataFrame(columns=KEY_COLUMNS)
-    metrics = sorted(set(cells.columns) - set(KEY_COLUMNS))
-    return cells[KEY_COLUMNS + metrics]
+    metrics = sorted(set(results.columns) - set(KEY_COLUMNS))
+    return results[KEY_COLUMNS + metrics]
 
 
-def load_model_params(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
+def load_model_params(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
     """The logged config of each model of an experiment, e.g. its estimator's ``iterations``.
 
     Parameters
     ----------
-    tracking_uri, experiment_name : str
+    tracking_uri, experiment_name, cells
         As in :func:`load_results`.
 
     Returns
@@ -76,10 +102,56 @@ def load_model_params(tracking_uri: str, experiment_name: str) -> pd.DataFrame:
     ConfigError
         As :func:`load_results`.
     """
-    cells = _latest_cells(tracking_uri, experiment_name, _params_row)
-    if cells.empty:
+    params = _latest_cells(tracking_uri, experiment_name, _params_row, cells)
+    if params.empty:
         return pd.DataFrame(index=pd.Index([], name="model"))
-    return cells.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
+    return params.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
+
+
+def load_provenance(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
+    """What produced the runs :func:`load_results` reads: their settings and code and data versions.
+
+    Parameters
+    ----------
+    tracking_uri, experiment_name, cells
+        As in :func:`load_results`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run read: ``dataset``, ``model``, ``run_id``, then the columns of
+        :data:`PROVENANCE` (None where a run did not log it, e.g. a run older than the tag).
+    """
+    return _latest_cells(tracking_uri, experiment_name, _provenance_row, cells)
+
+
+def left_out_runs(tracking_uri: str, experiment_name: str, cells: Cells) -> pd.DataFrame:
+    """The FINISHED runs of the experiment's cells that :func:`load_results` leaves out, and why.
+
+    Parameters
+    ----------
+    tracking_uri, experiment_name : str
+        As in :func:`load_results`.
+    cells : mapping
+        As in :func:`load_results`; runs of other cells are not counted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``dataset``, ``model``, ``run_id`` and ``differs``: the run's settings that differ
+        from the cell's (``cv.repetitions=1, cv.seed=7``), else its other ``data_digest``.
+    """
+    rows = [
+        {
+            "dataset": run.data.tags["dataset"],
+            "model": run.data.tags["model"],
+            "run_id": run.info.run_id,
+            "differs": _difference(run, cells[_cell(run)]),
+        }
+        for run in _cell_runs(tracking_uri, experiment_name)
+        if _cell(run) in cells and not _belongs(run, cells)
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
 
 
 def load_fold_metrics(
@@ -155,10 +227,8 @@ def _finished_runs(client: MlflowClient, experiment_id: str) -> Iterator[Run]:
             return
 
 
-def _latest_cells(
-    tracking_uri: str, experiment_name: str, row: Callable[[Run], dict]
-) -> pd.DataFrame:
-    """``row`` of the latest finished run of each (dataset, model) cell, sorted by cell."""
+def _cell_runs(tracking_uri: str, experiment_name: str) -> list[Run]:
+    """The FINISHED runs of an experiment that are cells (tagged ``dataset`` and ``model``)."""
     client = _client(tracking_uri)
     with _store_errors(tracking_uri):
         experiment = client.get_experiment_by_name(experiment_name)
@@ -169,12 +239,59 @@ def _latest_cells(
                 f"{', '.join(names) or 'none'}); run the experiment first "
                 f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
             )
-        runs = [
+        return [
             run
             for run in _finished_runs(client, experiment.experiment_id)
             if "dataset" in run.data.tags and "model" in run.data.tags
         ]
-    cells = pd.DataFrame(
+
+
+def _cell(run: Run) -> tuple[str, str]:
+    return run.data.tags["dataset"], run.data.tags["model"]
+
+
+def _belongs(run: Run, cells: Cells) -> bool:
+    """Whether a run is one of its cell's expected runs: its ``cfg_hash``, and its ``data_digest``
+    unless the dataset's is unknown here."""
+    cell = cells.get(_cell(run))
+    tags = run.data.tags
+    return (
+        cell is not None
+        and tags.get("cfg_hash") == cell.cfg_hash
+        and cell.data_digest in (None, tags.get(DATA_DIGEST_TAG))
+    )
+
+
+def _difference(run: Run, cell: ExpectedCell) -> str:
+    """How a run differs from its cell's expected run, briefly."""
+    logged = {
+        key: value
+        for key, value in run.data.params.items()
+        if key.split(".")[0] in SEMANTIC_KEYS and key not in _DERIVED_PARAMS
+    }
+    keys = logged.keys() | cell.params.keys()
+    changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))
+    if changed:
+        return ", ".join(f"{key}={logged.get(key, '(not set)')}" for key in changed)
+    if run.data.tags.get("cfg_hash") != cell.cfg_hash:
+        return f"cfg_hash={run.data.tags.get('cfg_hash')}"
+    digest = run.data.tags.get(DATA_DIGEST_TAG)
+    if digest:
+        return f"data_digest={digest[:8]} (another version of the dataset file)"
+    return "no data_digest (an older run)"
+
+
+def _latest_cells(
+    tracking_uri: str, experiment_name: str, row: Callable[[Run], dict], cells: Cells | None
+) -> pd.DataFrame:
+    """``row`` of the latest finished run of each (dataset, model) cell (of ``cells``, with the
+    expected ``cfg_hash`` and ``data_digest``, when given), sorted by cell."""
+    runs = [
+        run
+        for run in _cell_runs(tracking_uri, experiment_name)
+        if cells is None or _belongs(run, cells)
+    ]
+    frame = pd.DataFrame(
         [
             {
                 "dataset": run.data.tags["dataset"],
@@ -186,10 +303,10 @@ def _latest_cells(
             for run in runs
         ]
     )
-    if cells.empty:
-        return cells
+    if frame.empty:
+        return frame
     return (
-        cells.sort_values(["_start", "_end"], ascending=False)
+        frame.sort_values(["_start", "_end"], ascending=False)
         .drop_duplicates(["dataset", "model"])
         .sort_values(["dataset", "model"])
         .drop(columns=["_start", "_end"])
@@ -207,4 +324,12 @@ def _params_row(run: Run) -> dict:
         key: value
         for key, value in run.data.params.items()
         if key.startswith(MODEL_PARAM_PREFIX) and key != MODEL_PARAM_PREFIX + "name"
+    }
+
+
+def _provenance_row(run: Run) -> dict:
+    found = {"params": run.data.params, "tags": run.data.tags}
+    return {
+        "run_id": run.info.run_id,
+        **{column: found[kind].get(key) for column, (kind, key) in PROVENANCE.items()},
     }

@@ -19,7 +19,9 @@ from bncbench.report.figures import (
     win_loss_plot,
 )
 from bncbench.report.published import PublishedTable, published_tables
-from bncbench.report.results import load_fold_metrics, load_model_params, load_results
+from bncbench.report.cells import expected_cells
+from bncbench.report.results import Cells, left_out_runs, load_fold_metrics, load_model_params, load_results
+from bncbench.report.run_settings import settings_section
 from bncbench.report.side_by_side import compare_published, published_markdown
 from bncbench.report.significance import (
     Ranking,
@@ -85,7 +87,7 @@ class _Figures:
             self.drawn.append((section, caption, name))
 
 
-def write_report(cfg: DictConfig) -> Path:
+def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
     """Write the tables, statistics and figures of an experiment from its MLflow runs.
 
     Parameters
@@ -98,13 +100,18 @@ def write_report(cfg: DictConfig) -> Path:
         ``report.round``, ``report.alpha``, ``report.published`` (keys of
         :data:`bncbench.report.published.PUBLISHED`, default none) and ``report.reference_tying``
         (default ``level``).
+    overrides : list of str, optional
+        The overrides ``cfg`` was composed from: each cell's run is then the one of this
+        configuration and data (:func:`bncbench.report.cells.expected_cells`), the others are
+        counted as left out. None: each cell's latest finished run, whatever its settings.
 
     Returns
     -------
     pathlib.Path
         ``<report_dir>/<experiment.name>``, holding
 
-        - ``README.md``: the report, linking or showing everything below, and what was left out;
+        - ``README.md``: the report, linking or showing everything below, what was left out, and
+          the settings, code versions and data digests of the runs read;
         - ``results.csv``: the mean metrics of every finished cell;
         - ``wdl.md``, ``wdl.tex``, ``wdl.csv``: win-draw-loss with the sign test per comparison and
           metric (the CSV also with the Wilcoxon signed-rank test across datasets);
@@ -126,11 +133,14 @@ def write_report(cfg: DictConfig) -> Path:
         a report option is invalid.
     """
     experiment = cfg.experiment
-    results = load_results(cfg.tracking_uri, experiment.name)
+    cells = None if overrides is None else expected_cells(cfg, overrides)
+    results = load_results(cfg.tracking_uri, experiment.name, cells)
     if results.empty:
+        others = 0 if cells is None else len(left_out_runs(cfg.tracking_uri, experiment.name, cells))
         raise ConfigError(
-            f"experiment {experiment.name!r} has no finished run in {cfg.tracking_uri!r}; "
-            f"run it first (python -m bncbench experiment=...)"
+            f"experiment {experiment.name!r} has no finished run in {cfg.tracking_uri!r}"
+            + (f" of this configuration ({others} of other settings or data)" if others else "")
+            + "; run it first (python -m bncbench experiment=...)"
         )
     options = {"draws": cfg.report.draws, "round": cfg.report.round, "alpha": cfg.report.alpha}
     datasets = _list(OmegaConf.select(cfg, "experiment.datasets"))
@@ -183,7 +193,7 @@ def write_report(cfg: DictConfig) -> Path:
     ranked = [model for model in models if model in logged]
     rankings = _rankings(out, figures, results, ranked, metrics, datasets, options["alpha"])
     _scatters(figures, results, comparisons, metrics, tables, datasets)
-    _curves(out, figures, cfg, results, metrics, datasets, options)
+    _curves(out, figures, cfg, cells, results, metrics, datasets, options)
 
     readme = [
         f"# Report: {experiment.name}",
@@ -200,6 +210,7 @@ def write_report(cfg: DictConfig) -> Path:
         *_published_section(tables, comparisons_published),
         *_ranking_section(rankings, figures, [model for model in models if model not in logged]),
         *_figure_sections(figures),
+        *settings_section(cfg.tracking_uri, experiment.name, cells),
     ]
     (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
     return out
@@ -330,12 +341,13 @@ def _curves(
     out: Path,
     figures: _Figures,
     cfg: DictConfig,
+    cells: Cells | None,
     results: pd.DataFrame,
     metrics: list[str],
     datasets: list | None,
     options: dict,
 ) -> None:
-    specs = model_specs(load_model_params(cfg.tracking_uri, cfg.experiment.name))
+    specs = model_specs(load_model_params(cfg.tracking_uri, cfg.experiment.name, cells))
     tying = OmegaConf.select(cfg, "report.reference_tying", default="level")
     kinds = {
         "iterations": (None, "the most iterations", "journal Fig. 4, arXiv Fig. 3"),

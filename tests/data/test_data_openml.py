@@ -262,3 +262,15 @@ def test_failed_download_names_the_dataset_and_the_fix(openml_cache, tmp_path):
     assert "Could not fetch OpenML dataset 4 for 'labor'" in message
     assert "BNCBENCH_DATA_DIR" in message and "openml_id in conf/dataset/labor.yaml" in message
     assert not (tmp_path / "store" / "labor.csv.gz").exists()
+
+
+def test_a_fetched_dataset_records_its_openml_id_and_version(cached_labor, tmp_path):
+    from bncbench.data.digest import dataset_digest
+
+    cached_labor("class")
+    store = tmp_path / "store"
+    load_dataset(config("labor"), store)
+    assert json.loads((store / "schema.json").read_text())["labor"]["openml_version"] == 1
+    fetched = dataset_digest(config("labor"), store)
+    assert fetched.source == "openml"
+    assert fetched.details == {"path": str(store / "labor.csv.gz"), "openml_id": "4", "openml_version": "1"}

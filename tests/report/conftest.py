@@ -6,6 +6,9 @@ import pytest
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
+from bncbench.config import compose
+from bncbench.report.cells import expected_cells
+
 
 def _make_results(means: dict[str, dict[str, list[float | None]]]) -> pd.DataFrame:
     rows = []
@@ -28,17 +31,20 @@ def make_results():
     return _make_results
 
 
-def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", start=0, params=None):
+def log_cell(
+    client, experiment_id, dataset, model, folds, status="FINISHED", start=0, params=None, tags=None
+):
     """Log one (dataset, model) cell following the contract's MLflow layout.
 
     ``folds`` maps a metric to its 10 per-fold values; their mean is logged as the metric.
     ``params`` are logged as run params (the runner logs the flattened config, ``model.*``).
+    ``tags`` are added to ``dataset``, ``model`` and a made-up ``cfg_hash``.
     """
     run = client.create_run(
         experiment_id,
         start_time=start,
         run_name=f"{dataset}/{model}",
-        tags={"dataset": dataset, "model": model, "cfg_hash": f"h-{dataset}-{model}-{start}"},
+        tags={"dataset": dataset, "model": model, "cfg_hash": f"h-{dataset}-{model}-{start}", **(tags or {})},
     )
     run_id = run.info.run_id
     metrics = [
@@ -60,8 +66,9 @@ def log_cell(client, experiment_id, dataset, model, folds, status="FINISHED", st
 def store(tmp_path_factory):
     """A SQLite MLflow store with three experiments.
 
-    ``empty`` has no run. ``smoke`` (as conf/experiment/smoke.yaml) has two cells on sklearn-iris:
-    nb_m_estimate beats nb_laplace. ``toy`` has models ``a`` and ``b`` on datasets d0..d3:
+    ``empty`` has no run. ``smoke`` (as conf/experiment/smoke.yaml) has two cells on sklearn-iris,
+    tagged with the ``cfg_hash`` and ``data_digest`` of that configuration: nb_m_estimate beats
+    nb_laplace. ``toy`` has models ``a`` and ``b`` on datasets d0..d3:
 
     - d0: a wins; d1: b wins; d2: draw (means equal but for summation order);
     - d3: ``b``'s only run FAILED, so d3 is missing for b;
@@ -97,8 +104,11 @@ def store(tmp_path_factory):
     log_cell(client, exp, "d1", "a", folds["good"], status="RUNNING", start=3000)
     smoke = client.create_experiment("smoke", artifact_location=(tmp / "smoke").as_uri())
     log_loss = {"good": {"log_loss": [0.5] * 10}, "bad": {"log_loss": [0.6] * 10}}
+    cells = expected_cells(compose(["experiment=smoke"]), ["experiment=smoke"])
     for model, fit in [("nb_m_estimate", "good"), ("nb_laplace", "bad")]:
-        log_cell(client, smoke, "sklearn-iris", model, folds[fit] | log_loss[fit], start=100)
+        cell = cells[("sklearn-iris", model)]
+        tags = {"cfg_hash": cell.cfg_hash, "data_digest": cell.data_digest}
+        log_cell(client, smoke, "sklearn-iris", model, folds[fit] | log_loss[fit], start=100, tags=tags)
     return uri, run_ids
 
 

@@ -1,0 +1,95 @@
+"""The digest of a dataset: what a run read, so that a changed dataset file is noticed.
+
+A store dataset's digest is the sha256 of its file ``<data_dir>/<name>.csv.gz`` followed by its
+``schema.json`` entry (as canonical JSON, so a change of a declared type or value counts too); a
+dataset fetched from OpenML is a store dataset whose entry also records the OpenML id and version.
+A dataset bundled with scikit-learn is named by the scikit-learn version and its name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sklearn
+
+from bncbench.data.store import data_file, read_schema, resolve_data_dir
+
+#: Hex digits kept of the sha256: MLflow stores at most 36 characters of a dataset's digest.
+DIGEST_LENGTH = 32
+
+
+@dataclass(frozen=True)
+class DataDigest:
+    """What identifies the data of a dataset.
+
+    Attributes
+    ----------
+    name : str
+        The dataset's name.
+    digest : str
+        The first ``DIGEST_LENGTH`` hex digits of the sha256 (see the module docstring).
+    source : str
+        ``"store"``, ``"openml"`` (a store file fetched from OpenML) or ``"sklearn"``.
+    details : dict of str to str
+        The store file's ``path`` (and ``openml_id`` and ``openml_version``), or
+        ``sklearn_version``.
+    columns : list of (str, str)
+        The store's columns (attributes, then the class) and their types, numeric or nominal.
+    """
+
+    name: str
+    digest: str
+    source: str
+    details: dict[str, str] = field(default_factory=dict)
+    columns: list[tuple[str, str]] = field(default_factory=list)
+
+
+def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | None:
+    """The digest of the dataset a ``conf/dataset/<name>.yaml`` describes.
+
+    Parameters
+    ----------
+    spec : Mapping
+        The dataset config: ``name`` and ``source`` ("store", the default, or "sklearn").
+    data_dir : str, Path or None
+        The store directory, as :func:`bncbench.data.load_dataset` takes it.
+
+    Returns
+    -------
+    DataDigest or None
+        None when the store has no file for the dataset yet (it is fetched when loaded).
+    """
+    name = str(spec.get("name"))
+    if spec.get("source", "store") == "sklearn":
+        version = sklearn.__version__
+        text = f"scikit-learn=={version}:{name}".encode()
+        return DataDigest(
+            name,
+            hashlib.sha256(text).hexdigest()[:DIGEST_LENGTH],
+            "sklearn",
+            {"sklearn_version": version},
+        )
+    store = resolve_data_dir(data_dir)
+    path = data_file(store, name)
+    if not path.is_file():
+        return None
+    entry = read_schema(store).get(name)
+    with open(path, "rb") as file:
+        sha = hashlib.file_digest(file, "sha256")
+    sha.update(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
+    entry = entry if isinstance(entry, dict) else {}
+    columns = [
+        (str(column.get("name")), str(column.get("type")))
+        for column in [*entry.get("attributes", []), entry.get("class") or {}]
+        if isinstance(column, dict) and column
+    ]
+    details = {"path": str(path)}
+    fetched = entry.get("openml_id") is not None
+    if fetched:
+        details.update(openml_id=str(entry["openml_id"]), openml_version=str(entry.get("openml_version")))
+    source = "openml" if fetched else "store"
+    return DataDigest(name, sha.hexdigest()[:DIGEST_LENGTH], source, details, columns)

@@ -1,0 +1,107 @@
+"""The settings and the code and data versions of the runs a report read, from what they logged.
+
+:func:`run_settings` counts them (from :func:`bncbench.report.results.load_provenance`);
+:func:`settings_lines` renders them, and the runs left out, as a section of the report's README;
+:func:`settings_section` does both from the store.
+"""
+
+import pandas as pd
+
+from bncbench.report.results import Cells, left_out_runs, load_provenance
+
+#: The settings in the order shown; data digests (one setting per dataset) come last.
+SETTINGS = ("CV", "HDP iterations", "datasets", "bncbench version", "git commit")
+DIGEST_PREFIX = "data digest of "
+NOT_LOGGED = "not logged"
+_SHORT = 8
+
+
+def run_settings(provenance: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """How many of the runs read have each value of each setting.
+
+    Parameters
+    ----------
+    provenance : pandas.DataFrame
+        One row per run read, as :func:`bncbench.report.results.load_provenance` returns it.
+
+    Returns
+    -------
+    dict
+        ``{setting: {value: runs}}`` for the settings of :data:`SETTINGS` (``HDP iterations`` only
+        for the runs whose model has them) and ``data digest of <dataset>`` per dataset; a value a
+        run did not log counts as ``"not logged"``.
+    """
+    runs = provenance.astype(object).where(provenance.notna(), NOT_LOGGED)
+    dirty = runs["git_dirty"].map({"true": " with uncommitted changes", "false": ""}).fillna("")
+    cv = (runs["cv.repetitions"] + "x" + runs["cv.folds"] + ", seed " + runs["cv.seed"]).where(
+        provenance["cv.repetitions"].notna(), NOT_LOGGED
+    )
+    values = {
+        "CV": cv,
+        "HDP iterations": runs.loc[provenance["iterations"].notna(), "iterations"],
+        "datasets": pd.Series(str(runs["dataset"].nunique()), index=runs.index),
+        "bncbench version": runs["bncbench"],
+        "git commit": runs["git_commit"] + dirty,
+        **{f"{DIGEST_PREFIX}{d}": rows["data_digest"] for d, rows in runs.groupby("dataset", sort=True)},
+    }
+    return {setting: column.value_counts().to_dict() for setting, column in values.items() if len(column)}
+
+
+def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame | None) -> list[str]:
+    """The README section stating ``settings`` (:func:`run_settings`) and the runs left out.
+
+    Parameters
+    ----------
+    settings : dict
+        As :func:`run_settings` returns it.
+    left_out : pandas.DataFrame or None
+        :func:`bncbench.report.results.left_out_runs`; None when the runs were not checked against
+        the configuration.
+    """
+    lines = ["## Settings and code of the runs read", ""]
+    if left_out is None:
+        lines += [
+            "Not checked against a configuration: each cell's latest finished run is read, whatever its "
+            "settings.",
+            "",
+        ]
+    else:
+        lines += [
+            "Each cell's latest finished run with the `cfg_hash` of this configuration and the "
+            "`data_digest` of the dataset file as it is now (where the data directory holds it).",
+            "",
+        ]
+    total = sum(settings.get("CV", {}).values())
+    lines.append(f"From the params and tags of the {total} runs read:")
+    lines += [f"- {setting}: {_counts(settings[setting])}" for setting in SETTINGS if setting in settings]
+    digests = {s.removeprefix(DIGEST_PREFIX): v for s, v in settings.items() if s.startswith(DIGEST_PREFIX)}
+    if digests:
+        shown = [f"{dataset} {_counts(values, short=True)}" for dataset, values in digests.items()]
+        lines.append(f"- data digests: {'; '.join(shown)}")
+    if left_out is not None and not left_out.empty:
+        reasons = left_out["differs"].value_counts()
+        lines += [
+            "",
+            f"Left out: {len(left_out)} finished runs of these cells with other settings or data: "
+            + "; ".join(f"{n} with {reason}" for reason, n in reasons.items())
+            + ".",
+        ]
+    return lines + [""]
+
+
+def _counts(values: dict[str, int], short: bool = False) -> str:
+    """``a`` for one value, else ``a (3 runs), b (1 run)``; digests cut to 8 characters."""
+
+    def shown(value: str) -> str:
+        return value[:_SHORT] if short and value != NOT_LOGGED else value
+
+    if len(values) == 1:
+        return shown(next(iter(values)))
+    return ", ".join(f"{shown(v)} ({n} run{'s' * (n != 1)})" for v, n in values.items())
+
+
+def settings_section(tracking_uri: str, experiment_name: str, cells: Cells | None) -> list[str]:
+    """:func:`settings_lines` of the runs :func:`bncbench.report.results.load_results` reads."""
+    provenance = load_provenance(tracking_uri, experiment_name, cells)
+    left_out = None if cells is None else left_out_runs(tracking_uri, experiment_name, cells)
+    return settings_lines(run_settings(provenance), left_out)
