@@ -10,7 +10,6 @@ finished and how to resume, and exits with status 128 + the signal's number (130
 
 import signal
 import sys
-import time
 
 import hydra
 from hydra._internal.utils import get_args_parser  # Hydra's own CLI parser (pinned hydra-core 1.3)
@@ -41,7 +40,6 @@ def main() -> None:
     except BncbenchError as err:
         print(f"bncbench: error: {err}", file=sys.stderr)
         sys.exit(2)
-    started_ms = int(time.time() * 1000)
     signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         app()
@@ -49,7 +47,7 @@ def main() -> None:
         signum = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
         if cfg is not None:
-            print_interruption(cfg, started_ms, signal.Signals(signum).name, sys.argv[1:])
+            print_interruption(cfg, signal.Signals(signum).name, sys.argv[1:])
         sys.exit(128 + signum)
 
 

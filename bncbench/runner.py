@@ -29,7 +29,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
-from bncbench import provenance, tracking
+from bncbench import lease, provenance, tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.data.digest import dataset_digest
@@ -187,13 +187,14 @@ def cell_names(cfg: DictConfig) -> tuple[str, str]:
 
 
 def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
-    """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped", "not
-    applicable" or "failed".
+    """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped", "running
+    elsewhere", "not applicable" or "failed".
 
     A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run that read the
     same data (tag ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version
-    produced it; a changed dataset file makes the cell run again. Runs of the same config left
-    RUNNING by a killed process are marked KILLED. Each run is tagged with what produced it
+    produced it; a changed dataset file makes the cell run again. A cell another process is running
+    (a live lease, ``bncbench.lease``) is left to it ("running elsewhere"); runs of the same config
+    left RUNNING by a process that died are marked KILLED and the cell runs again. Each run is tagged with what produced it
     (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
     HPB with too many sub-patterns) ends the run KILLED with the reason, naming the dataset, in the
     tag ``not_applicable``: the report, which reads FINISHED runs only, leaves it out, and the next
@@ -211,9 +212,12 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     if done is not None:
         log.info("%s: skipped, finished as run %s", name, done.info.run_id)
         return "skipped"
-    tracking.abandon_running(
-        client, experiment_id, hash_, "left RUNNING by an interrupted process; run again"
-    )
+    running = tracking.running_runs(client, experiment_id, hash_)
+    live = [run for run in running if lease.is_live(run.data.tags)]
+    if live:
+        log.info("%s: skipped, running in another process (run %s)", name, live[0].info.run_id)
+        return "running elsewhere"
+    tracking.abandon(client, running, "left RUNNING by a process that ended before it finished; run again")
     tags = {
         **provenance.run_tags(),
         "dataset": dataset_name,
@@ -222,9 +226,16 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
         "cfg_hash": hash_,
         "numba_threads": numba.get_num_threads(),
     }
-    run_id = tracking.start_run(client, experiment_id, name, tags)
+    run_id = tracking.start_run(client, experiment_id, name, {**tags, **lease.lease_tags()})
+    rivals = [r for r in tracking.running_runs(client, experiment_id, hash_) if r.info.run_id != run_id]
+    rivals = [r for r in rivals if lease.is_live(r.data.tags)]
+    if rivals and lease.gives_way(client.get_run(run_id), rivals):
+        client.delete_run(run_id)  # started at the same moment as another process's run of the cell
+        log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
+        return "running elsewhere"
     try:
-        _evaluate_and_log(cfg, client, run_id)
+        with lease.Heartbeat(client, run_id):
+            _evaluate_and_log(cfg, client, run_id)
     except NotApplicableError as err:
         reason = f"not applicable to dataset {dataset_name!r}: {err}"
         tracking.set_tags(client, run_id, {"not_applicable": reason})
@@ -402,16 +413,21 @@ class Summary:
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # cell -> error message
     not_applicable: dict[str, str] = field(default_factory=dict)  # cell -> why the model cannot run
+    elsewhere: list[str] = field(default_factory=list)  # cells another process is running
 
     @property
     def total(self) -> int:
-        return len(self.finished) + len(self.skipped) + len(self.failed) + len(self.not_applicable)
+        return sum(map(len, (self.finished, self.skipped, self.failed, self.not_applicable, self.elsewhere)))
 
 
-def summarise(client, experiment_id: str, datasets, models, since_ms: int) -> Summary:
-    """Classify every (dataset, model) cell by its runs: those started at ``since_ms`` or later are this
-    sweep's; a cell without one was skipped when an earlier run FINISHED, else it was not run. A cell
-    whose last run is tagged ``not_applicable`` is not applicable, not failed."""
+def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -> Summary:
+    """Classify every (dataset, model) cell by its runs.
+
+    The runs tagged ``bncbench.lease.SWEEP_TAG == sweep`` are this sweep's (``None``: every run). A cell
+    with none was skipped when an earlier run FINISHED, is running elsewhere when another process holds
+    a live run of it (``bncbench.lease``), else it was not run. A cell whose last run is tagged
+    ``not_applicable`` is not applicable, not failed.
+    """
     runs = defaultdict(list)
     for run in tracking.cell_runs(client, experiment_id):
         runs[(run.data.tags.get("dataset"), run.data.tags.get("model"))].append(run)
@@ -420,16 +436,18 @@ def summarise(client, experiment_id: str, datasets, models, since_ms: int) -> Su
         for model in models:
             name = f"{dataset}/{model}"
             cell_runs = runs[(str(dataset), str(model))]
-            new = [r for r in cell_runs if r.info.start_time >= since_ms]
+            new = [r for r in cell_runs if sweep is None or r.data.tags.get(lease.SWEEP_TAG) == sweep]
             if any(r.info.status == "FINISHED" for r in new):
                 summary.finished.append(name)
             elif new and "not_applicable" in new[-1].data.tags:
                 summary.not_applicable[name] = new[-1].data.tags["not_applicable"]
-            elif new:
+            elif new and not (new[-1].info.status == "RUNNING" and lease.is_live(new[-1].data.tags)):
                 last = new[-1]
                 summary.failed[name] = last.data.tags.get("error", f"run ended {last.info.status}")
             elif any(r.info.status == "FINISHED" for r in cell_runs):
                 summary.skipped.append(name)
+            elif any(r.info.status == "RUNNING" and lease.is_live(r.data.tags) for r in cell_runs):
+                summary.elsewhere.append(name)
             else:
                 summary.failed[name] = "not run (see the log of its Hydra job)"
     return summary
@@ -445,7 +463,7 @@ class ExperimentCallback(Callback):
     """
 
     def __init__(self) -> None:
-        self.started_ms: int | None = None
+        self.sweep: str | None = None
         self.progress: CellProgress | None = None
 
     def __getstate__(self) -> dict:
@@ -460,7 +478,7 @@ class ExperimentCallback(Callback):
                 client, config.experiment.name, config.artifact_location
             )
             tracking.mark_sweep(client, experiment_id)
-        self.started_ms = int(time.time() * 1000)
+        self.sweep = start_sweep()
         _export_numba_threads(config)
         n_cells = len(config.experiment.datasets) * len(config.experiment.models)
         self.progress = CellProgress(config.hydra.sweep.dir, n_cells).start()
@@ -476,35 +494,48 @@ class ExperimentCallback(Callback):
                 tracking.experiment_id(client, experiment.name),
                 experiment.datasets,
                 experiment.models,
-                self.started_ms or 0,
+                self.sweep,
             )
             report_ok = _write_report(config)
             _print_by_reason("skipped", summary.not_applicable)
             _print_by_reason("FAILED", summary.failed)
             not_applicable = f"{len(summary.not_applicable)} not applicable, " if summary.not_applicable else ""
+            elsewhere = f"{len(summary.elsewhere)} running in another sweep, " if summary.elsewhere else ""
             print(
                 f"bncbench: experiment {experiment.name!r}: {summary.total} cells, "
                 f"{len(summary.finished)} run, {len(summary.skipped)} skipped (finished before), "
-                f"{not_applicable}{len(summary.failed)} failed."
+                f"{not_applicable}{elsewhere}{len(summary.failed)} failed."
             )
         if summary.failed or not report_ok:
             raise SystemExit(1)
 
 
-def print_interruption(cfg: DictConfig, started_ms: int, signal_name: str, args: list[str]) -> None:
+def start_sweep() -> str:
+    """Name this process's sweep, for the runs its workers start (``bncbench.lease.SWEEP_TAG``)."""
+    os.environ[lease.SWEEP_VARIABLE] = f"{lease.owner()}:{time.time():.0f}"
+    return os.environ[lease.SWEEP_VARIABLE]
+
+
+def print_interruption(cfg: DictConfig, signal_name: str, args: list[str]) -> None:
     """After a sweep stopped by a signal: what finished, and the command that resumes it."""
     experiment = cfg.experiment
     print(f"\nbncbench: stopped by {signal_name}; the cells' workers are stopped.", file=sys.stderr)
     try:
+        if not os.environ.get(lease.SWEEP_VARIABLE):
+            raise BncbenchError("no cell had started")
         client = tracking.open_store(cfg.tracking_uri, check=False)
         summary = summarise(
-            client, tracking.experiment_id(client, experiment.name), experiment.datasets, experiment.models, started_ms
+            client,
+            tracking.experiment_id(client, experiment.name),
+            experiment.datasets,
+            experiment.models,
+            os.environ.get(lease.SWEEP_VARIABLE),
         )
-        unfinished = summary.total - len(summary.finished) - len(summary.skipped) - len(summary.not_applicable)
+        unfinished = len(summary.failed)
         print(
             f"bncbench: experiment {experiment.name!r}: {summary.total} cells, {len(summary.finished)} run, "
-            f"{len(summary.skipped)} skipped (finished before), {unfinished} not finished (failed or "
-            "interrupted).",
+            f"{len(summary.skipped)} skipped (finished before), {len(summary.elsewhere)} running in another "
+            f"sweep, {unfinished} not finished (failed or interrupted).",
             file=sys.stderr,
         )
     except Exception as err:  # the store may be what was slow; the resume hint matters more

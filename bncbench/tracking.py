@@ -9,6 +9,7 @@ Every function takes an explicit ``MlflowClient``: no fluent-API state (active r
 URI) is used, because Hydra's joblib workers run one cell after another in the same process.
 """
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -16,7 +17,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Mapping
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from time import time
@@ -79,6 +80,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     if not str(tracking_uri or "").strip():
         raise ConfigError(f"tracking_uri is empty. {_STORE_FIX}")
     scheme = urlparse(str(tracking_uri)).scheme
+    creation = nullcontext()
     if scheme == "sqlite":
         path = _sqlite_path(str(tracking_uri))
         try:
@@ -86,6 +88,8 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
             if check and not path.exists():
                 print(f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}", file=sys.stderr)
             path.parent.mkdir(parents=True, exist_ok=True)
+            if check:
+                creation = _creation_lock(path)
         except OSError as err:
             raise ConfigError(
                 f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}"
@@ -98,15 +102,30 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
             f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {_STORE_FIX}"
         )
     try:
-        client = MlflowClient(tracking_uri=str(tracking_uri))
-        if check:
-            with _environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=FIRST_REQUEST_TIMEOUT):
-                client.search_experiments(max_results=1)
+        with creation:
+            client = MlflowClient(tracking_uri=str(tracking_uri))
+            if check:
+                with _environment(
+                    MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=FIRST_REQUEST_TIMEOUT
+                ):
+                    client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
             f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}"
         ) from None
     return client
+
+
+@contextmanager
+def _creation_lock(path: Path):
+    """Hold a lock beside a SQLite store while opening it: processes creating one new database at once
+    race in MLflow's schema migration (one of them fails); the lock makes the later one find it made."""
+    with open(path.parent / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _sqlite_path(tracking_uri: str) -> Path:
@@ -300,15 +319,18 @@ def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_dige
     return runs[0] if runs else None
 
 
-def abandon_running(client: MlflowClient, experiment_id: str, hash_: str, reason: str) -> int:
-    """Mark runs with ``cfg_hash == hash_`` still RUNNING (their process died) as KILLED; return how many."""
-    runs = client.search_runs(
+def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
+    """The RUNNING runs with ``cfg_hash == hash_`` (live or abandoned: ``bncbench.lease``)."""
+    return client.search_runs(
         [experiment_id], filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'RUNNING'"
     )
+
+
+def abandon(client: MlflowClient, runs, reason: str) -> None:
+    """Mark RUNNING runs whose process died as KILLED, with ``reason`` in their ``error`` tag."""
     for run in runs:
         client.set_tag(run.info.run_id, "error", reason)
         client.set_terminated(run.info.run_id, status="KILLED")
-    return len(runs)
 
 
 def start_run(client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str]) -> str:

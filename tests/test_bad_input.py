@@ -489,6 +489,10 @@ def test_a_report_directory_that_cannot_be_written_says_how_to_write_it_again(no
     assert "python -m bncbench.report experiment=smoke (nothing reruns)" in err and "Traceback" not in err
     assert _write_report(cfg) is True  # and once it can be
     assert "données" in (root / "reports" / "smoke" / "results.csv").read_text(encoding="utf-8")
+    written = {p: p.read_bytes() for p in (root / "reports").rglob("*") if p.is_file()}
+    with read_only(root / "reports", root / "reports" / "smoke"):
+        assert _write_report(cfg) is False
+    assert {p: p.read_bytes() for p in (root / "reports").rglob("*") if p.is_file()} == written  # intact
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,6 @@
 """The 5x2 cross-validation of one cell, its metrics, and logging a cell to a real SQLite store."""
 
 import json
-import time
 
 import numpy as np
 import pandas as pd
@@ -9,7 +8,7 @@ import pytest
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
-from bncbench import tracking
+from bncbench import lease, tracking
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data import Dataset, load_dataset
 from bncbench.metrics import PROBABILITY_FLOOR
@@ -155,26 +154,28 @@ def test_summary_classifies_cells(tmp_path, new_store):
     client = tracking.open_store(new_store(tmp_path))
     exp = tracking.prepare_experiment(client, "e", str(tmp_path))
 
-    def run(dataset, model, status):
-        run_id = tracking.start_run(client, exp, f"{dataset}/{model}", {"dataset": dataset, "model": model})
+    def run(dataset, model, status, sweep="this", live=False):
+        tags = {"dataset": dataset, "model": model, lease.SWEEP_TAG: sweep}
+        if live:
+            tags.update({lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: "0"})
+        run_id = tracking.start_run(client, exp, f"{dataset}/{model}", tags)
         if status != "RUNNING":
             client.set_terminated(run_id, status)
         if status == "FAILED":
             tracking.set_tags(client, run_id, {"error": "boom"})
 
-    run("d1", "m1", "FINISHED")
-    since = client.search_runs([exp])[0].info.start_time + 1
-    time.sleep(0.01)
+    run("d1", "m1", "FINISHED", sweep="earlier")
     run("d1", "m2", "FINISHED")
     run("d2", "m1", "FAILED")
-    run("d2", "m2", "RUNNING")
-    summary = summarise(client, exp, ["d1", "d2", "d3"], ["m1", "m2"], since)
+    run("d2", "m2", "RUNNING")  # no owner: its process died
+    run("d3", "m1", "RUNNING", sweep="another", live=True)  # this process, alive: another sweep's cell
+    summary = summarise(client, exp, ["d1", "d2", "d3"], ["m1", "m2"], "this")
     assert summary.skipped == ["d1/m1"]
     assert summary.finished == ["d1/m2"]
+    assert summary.elsewhere == ["d3/m1"]
     assert summary.failed == {
         "d2/m1": "boom",
         "d2/m2": "run ended RUNNING",
-        "d3/m1": "not run (see the log of its Hydra job)",
         "d3/m2": "not run (see the log of its Hydra job)",
     }
     assert summary.total == 6

@@ -51,7 +51,7 @@ def test_the_cell_is_killed_with_the_reason_naming_dataset_patterns_and_bound(st
 
 def test_the_summary_counts_it_apart_and_the_report_leaves_it_out(store, capsys):
     tmp_path, client, exp, _ = store
-    summary = summarise(client, exp, ["sklearn-iris"], ["nb_laplace", "direct_hpb"], since_ms=0)
+    summary = summarise(client, exp, ["sklearn-iris"], ["nb_laplace", "direct_hpb"], sweep=None)
     assert summary.finished == ["sklearn-iris/nb_laplace"]
     assert list(summary.not_applicable) == ["sklearn-iris/direct_hpb"] and summary.failed == {}
     assert summary.total == 2

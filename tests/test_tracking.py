@@ -129,7 +129,10 @@ def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path, new_store)
     tracking.end_run(client, failed, failed=True)
     assert tracking.finished_run(client, exp, "h1", "d1") is None  # RUNNING and FAILED runs do not count
 
-    assert tracking.abandon_running(client, exp, "h1", "killed") == 1
+    running = tracking.running_runs(client, exp, "h1")
+    assert [r.info.run_id for r in running] == [stale]
+    tracking.abandon(client, running, "killed")
+    assert tracking.running_runs(client, exp, "h1") == []
     assert client.get_run(stale).info.status == "KILLED"
     assert client.get_run(stale).data.tags["error"] == "killed"
 

@@ -12,6 +12,7 @@ import pandas as pd
 from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
+from bncbench.names import check_path_name
 from bncbench.report.clipping import clipping_notes
 from bncbench.report.figures import (
     critical_difference_plot,
@@ -22,6 +23,7 @@ from bncbench.report.published import PublishedTable, published_tables
 from bncbench.report.cells import expected_cells
 from bncbench.report.results import Cells, left_out_runs, load_fold_metrics, load_model_params, load_results
 from bncbench.report.run_settings import settings_section
+from bncbench.report.staging import staged
 from bncbench.report.side_by_side import compare_published, published_markdown
 from bncbench.report.significance import (
     Ranking,
@@ -173,47 +175,47 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
         folds_per_repetition=OmegaConf.select(cfg, "cv.folds", default=2),
     )
 
-    out = Path(cfg.report_dir) / experiment.name
-    _clear(out)
-    results.to_csv(out / "results.csv", index=False)
-    wilcoxon = wilcoxon_across_datasets(results, comparisons, metrics, datasets=datasets)
-    to_frame(wdls).merge(
-        wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
-    ).to_csv(out / "wdl.csv", index=False)
-    legend = wdl_legend(**options)
-    clipped = clipping_notes(results, wdls, datasets)
-    wdl_markdown = f"# Win–draw–loss: {experiment.name}\n\n{legend}\n\n{to_markdown(wdls)}"
-    (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
-    caption = wdl_legend(**options, dash="--", less_equal=r"$\le$")
-    (out / "wdl.tex").write_text(to_latex(wdls, caption=caption), encoding="utf-8")
-    tests.to_csv(out / "tests.csv", index=False)
+    place = Path(cfg.report_dir) / check_path_name("experiment.name", experiment.name)
+    with staged(place, (*OUTPUTS, FIGURES)) as out:
+        results.to_csv(out / "results.csv", index=False)
+        wilcoxon = wilcoxon_across_datasets(results, comparisons, metrics, datasets=datasets)
+        to_frame(wdls).merge(
+            wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
+        ).to_csv(out / "wdl.csv", index=False)
+        legend = wdl_legend(**options)
+        clipped = clipping_notes(results, wdls, datasets)
+        wdl_markdown = f"# Win–draw–loss: {experiment.name}\n\n{legend}\n\n{to_markdown(wdls)}"
+        (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
+        caption = wdl_legend(**options, dash="--", less_equal=r"$\le$")
+        (out / "wdl.tex").write_text(to_latex(wdls, caption=caption), encoding="utf-8")
+        tests.to_csv(out / "tests.csv", index=False)
 
-    comparisons_published = _write_published(out, tables, results, tests, datasets, options)
-    figures = _Figures(out / FIGURES)
-    ranked = [model for model in models if model in logged]
-    rankings = _rankings(out, figures, results, ranked, metrics, datasets, options["alpha"])
-    _scatters(figures, results, comparisons, metrics, tables, datasets)
-    _curves(out, figures, cfg, cells, results, metrics, datasets, options)
+        comparisons_published = _write_published(out, tables, results, tests, datasets, options)
+        figures = _Figures(out / FIGURES)
+        ranked = [model for model in models if model in logged]
+        rankings = _rankings(out, figures, results, ranked, metrics, datasets, options["alpha"])
+        _scatters(figures, results, comparisons, metrics, tables, datasets)
+        _curves(out, figures, cfg, cells, results, metrics, datasets, options)
 
-    readme = [
-        f"# Report: {experiment.name}",
-        "",
-        (
-            f"Regenerate with `python -m bncbench.report experiment={experiment.name}` (reads the "
-            f"MLflow store, refits nothing). Report settings of this version: {_settings(cfg)}. "
-            f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
-            f"{results['model'].nunique()} models."
-        ),
-        "",
-        *_significance_section(wdls, results, wilcoxon, tests, datasets, options),
-        *clipped,
-        *_published_section(tables, comparisons_published),
-        *_ranking_section(rankings, figures, [model for model in models if model not in logged]),
-        *_figure_sections(figures),
-        *settings_section(cfg.tracking_uri, experiment.name, cells),
-    ]
-    (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
-    return out
+        readme = [
+            f"# Report: {experiment.name}",
+            "",
+            (
+                f"Regenerate with `python -m bncbench.report experiment={experiment.name}` (reads the "
+                f"MLflow store, refits nothing). Report settings of this version: {_settings(cfg)}. "
+                f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
+                f"{results['model'].nunique()} models."
+            ),
+            "",
+            *_significance_section(wdls, results, wilcoxon, tests, datasets, options),
+            *clipped,
+            *_published_section(tables, comparisons_published),
+            *_ranking_section(rankings, figures, [model for model in models if model not in logged]),
+            *_figure_sections(figures),
+            *settings_section(cfg.tracking_uri, experiment.name, cells),
+        ]
+        (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
+    return place
 
 
 def _settings(cfg: DictConfig) -> str:
@@ -230,14 +232,6 @@ def _settings(cfg: DictConfig) -> str:
 
 def _list(value) -> list | None:
     return None if value is None else list(value)
-
-
-def _clear(out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for name in OUTPUTS:
-        (out / name).unlink(missing_ok=True)
-    for figure in (out / FIGURES).glob("*.png"):
-        figure.unlink()
 
 
 def _write_published(

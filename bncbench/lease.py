@@ -1,0 +1,126 @@
+"""Who is running a cell: a lease on its MLflow run, so that sweeps sharing one store never run a cell
+twice nor mark each other's live runs KILLED.
+
+A run is RUNNING while a process works on it. It is tagged with its owner (``OWNER_TAG``: the host, the
+boot of that host, the pid and the process's start time, so that a later process reusing the pid is
+not taken for it) and a heartbeat (``HEARTBEAT_TAG``: the time, renewed every ``HEARTBEAT_SECONDS``
+while the cell runs). A RUNNING run is *live* when its owner runs on this host and is alive, or runs on
+another host and beat less than ``LEASE_SECONDS`` ago; otherwise it was abandoned (its process was
+killed) and its cell may run again. A run of a bncbench version before leases has no owner: abandoned.
+
+Two processes may start a run of one cell at the same moment; each then looks again, and the later
+run (by start time, then run id) gives way: it is deleted, and its process leaves the cell to the other.
+"""
+
+import logging
+import os
+import socket
+import threading
+import time
+from functools import cache
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+OWNER_TAG = "bncbench.owner"
+HEARTBEAT_TAG = "bncbench.heartbeat"
+#: The sweep (launching process) a run belongs to, as the environment variable ``SWEEP_VARIABLE`` of
+#: its worker says; the summary of a sweep counts its own runs only.
+SWEEP_TAG = "bncbench.sweep"
+SWEEP_VARIABLE = "BNCBENCH_SWEEP"
+HEARTBEAT_SECONDS = 60.0
+#: A run on another host whose heartbeat is older than this was abandoned. Ten heartbeats: a store
+#: that is slow or briefly down, or a machine under load, does not lose a live run its cell.
+LEASE_SECONDS = 600.0
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+    except OSError:
+        return "-"
+
+
+def _start_ticks(pid: int) -> str:
+    """The start time of a process in clock ticks since boot (Linux), "-" where unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "-"
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+@cache
+def host() -> str:
+    """This host and its boot, as the first part of an owner."""
+    return f"{socket.gethostname()}/{_boot_id()}"
+
+
+def owner(pid: int | None = None) -> str:
+    """The owner tag of process ``pid`` (this one by default): ``host/boot:pid:start``."""
+    pid = os.getpid() if pid is None else pid
+    return f"{host()}:{pid}:{_start_ticks(pid)}"
+
+
+def _alive(pid: int, start: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return start == "-" or _start_ticks(pid) == start
+
+
+def is_live(tags: dict, now: float | None = None) -> bool:
+    """Whether a RUNNING run with these tags is being run by a live process (see the module)."""
+    owner_tag = tags.get(OWNER_TAG)
+    if not owner_tag:
+        return False
+    where, pid, start = owner_tag.rsplit(":", 2)
+    if where == host():
+        return _alive(int(pid), start)
+    try:
+        beat = float(tags.get(HEARTBEAT_TAG, "nan"))
+    except ValueError:
+        return False
+    return (time.time() if now is None else now) - beat < LEASE_SECONDS
+
+
+def lease_tags() -> dict[str, str]:
+    """The tags of a run this process starts: its owner, a first heartbeat, and the sweep."""
+    tags = {OWNER_TAG: owner(), HEARTBEAT_TAG: f"{time.time():.0f}"}
+    if os.environ.get(SWEEP_VARIABLE):
+        tags[SWEEP_TAG] = os.environ[SWEEP_VARIABLE]
+    return tags
+
+
+def gives_way(run, rivals) -> bool:
+    """Whether ``run`` must leave its cell to one of ``rivals`` (other live RUNNING runs of the cell):
+    the earliest run keeps it."""
+    first = min([run, *rivals], key=lambda r: (r.info.start_time, r.info.run_id))
+    return first.info.run_id != run.info.run_id
+
+
+class Heartbeat:
+    """Renew the heartbeat of a run every ``interval`` seconds while the block runs (a thread)."""
+
+    def __init__(self, client, run_id: str, interval: float = HEARTBEAT_SECONDS):
+        self.client, self.run_id, self.interval = client, run_id, interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="bncbench-heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.client.set_tag(self.run_id, HEARTBEAT_TAG, f"{time.time():.0f}")
+            except Exception as err:  # a store briefly down: the next beat tries again
+                log.debug("heartbeat of run %s not written: %s", self.run_id, err)
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -1,0 +1,125 @@
+"""Leases on running cells (``bncbench.lease``): a live run of another process is neither run again nor
+marked KILLED; a run whose process died is. Two real launchers on one store run every cell once."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from types import SimpleNamespace
+
+import pytest
+from hydra import compose as hydra_compose
+from hydra import initialize_config_dir
+
+from bncbench import lease, tracking
+from bncbench.config import CONFIG_NAME, config_dir
+from bncbench.runner import run_cell
+
+
+def dead_process_owner() -> str:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    owner = lease.owner(child.pid)
+    child.wait()
+    return owner
+
+
+def test_a_run_of_this_host_is_live_while_its_process_lives():
+    assert lease.is_live({lease.OWNER_TAG: lease.owner()})
+    assert not lease.is_live({lease.OWNER_TAG: dead_process_owner()})
+    where, pid, start = lease.owner().rsplit(":", 2)
+    assert not lease.is_live({lease.OWNER_TAG: f"{where}:{pid}:{int(start) + 1}"})  # the pid, reused
+    assert not lease.is_live({})  # a run of a bncbench before leases
+
+
+def test_a_run_of_another_host_is_live_while_it_beats():
+    now = time.time()
+    elsewhere = {lease.OWNER_TAG: "node17/1a2b3c4d:4242:99"}
+    assert lease.is_live({**elsewhere, lease.HEARTBEAT_TAG: f"{now - 30:.0f}"}, now)
+    assert not lease.is_live({**elsewhere, lease.HEARTBEAT_TAG: f"{now - lease.LEASE_SECONDS - 1:.0f}"}, now)
+    assert not lease.is_live({**elsewhere, lease.HEARTBEAT_TAG: "yesterday"}, now)
+    assert not lease.is_live(elsewhere, now)
+
+
+def test_the_earliest_of_runs_started_together_keeps_the_cell():
+    def run(start, run_id):
+        return SimpleNamespace(info=SimpleNamespace(start_time=start, run_id=run_id))
+
+    assert lease.gives_way(run(2, "a"), [run(1, "b")])
+    assert not lease.gives_way(run(1, "b"), [run(2, "a")])
+    assert lease.gives_way(run(1, "b"), [run(1, "a")])  # same millisecond: the smaller id
+
+
+def test_the_heartbeat_is_renewed_while_the_cell_runs(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
+    exp = tracking.prepare_experiment(client, "e", str(tmp_path))
+    run_id = tracking.start_run(client, exp, "d/m", {lease.HEARTBEAT_TAG: "0"})
+    with lease.Heartbeat(client, run_id, interval=0.05):
+        time.sleep(0.5)
+    beat = float(client.get_run(run_id).data.tags[lease.HEARTBEAT_TAG])
+    assert time.time() - beat < 5
+
+
+@pytest.fixture
+def cell(tmp_path, new_store):
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        cfg = hydra_compose(
+            CONFIG_NAME,
+            ["dataset=sklearn-iris", "model=nb_laplace", f"tracking_uri={new_store(tmp_path)}",
+             f"artifact_location={tmp_path}/artifacts"],
+        )
+    client = tracking.open_store(cfg.tracking_uri)
+    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
+    return cfg, client, exp
+
+
+def held_run(cfg, client, exp, owner):
+    tags = {"cfg_hash": tracking.cfg_hash(cfg), "dataset": "sklearn-iris", "model": "nb_laplace",
+            lease.OWNER_TAG: owner, lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
+    return tracking.start_run(client, exp, "sklearn-iris/nb_laplace", tags)
+
+
+def test_a_cell_another_live_process_runs_is_left_to_it(cell):
+    cfg, client, exp = cell
+    other = held_run(cfg, client, exp, lease.owner(os.getppid()))  # the parent: alive
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "running elsewhere"
+    (run,) = client.search_runs([exp])
+    assert run.info.run_id == other and run.info.status == "RUNNING" and "error" not in run.data.tags
+
+
+def test_a_cell_whose_process_died_is_marked_killed_and_run_again(cell):
+    cfg, client, exp = cell
+    abandoned = held_run(cfg, client, exp, dead_process_owner())
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
+    assert client.get_run(abandoned).info.status == "KILLED"
+    assert "left RUNNING by a process that ended" in client.get_run(abandoned).data.tags["error"]
+
+
+DATASETS = ["sklearn-iris", "sklearn-wine", "vote", "car", "tic-tac-toe", "zoo"]
+MODELS = ["nb_laplace", "kdb1_m_estimate"]
+
+
+def runs_by_status(db) -> dict:
+    with sqlite3.connect(db) as connection:
+        return dict(connection.execute(
+            "select status, count(*) from runs where lifecycle_stage = 'active' group by status").fetchall())
+
+
+@pytest.mark.parametrize("store", ["new", "existing"])
+def test_two_launchers_on_one_store_run_every_cell_once(store, tmp_path, new_store, cli_env):
+    uri = new_store(tmp_path / "store") if store == "existing" else f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
+    args = [
+        sys.executable, "-m", "bncbench", f"experiment.datasets=[{','.join(DATASETS)}]",
+        f"experiment.models=[{','.join(MODELS)}]", "experiment.comparisons=[]", f"tracking_uri={uri}",
+        "hydra/launcher=basic",
+    ]
+    launchers = [
+        subprocess.Popen([*args, f"hydra.sweep.dir={tmp_path}/sweep{i}"], cwd=tmp_path, env=cli_env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for i in range(2)
+    ]
+    outputs = [launcher.communicate(timeout=600)[0] for launcher in launchers]
+    for launcher, output in zip(launchers, outputs):
+        assert launcher.returncode == 0, output
+    assert runs_by_status(tmp_path / "store" / "mlflow.db") == {"FINISHED": len(DATASETS) * len(MODELS)}
+    assert not any("interrupted process" in output or "Traceback" in output for output in outputs)
