@@ -80,13 +80,13 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     if not str(tracking_uri or "").strip():
         raise ConfigError(f"tracking_uri is empty. {_STORE_FIX}")
     scheme = urlparse(str(tracking_uri)).scheme
-    creation = nullcontext()
+    creation, announce = nullcontext(), None
     if scheme == "sqlite":
         path = _sqlite_path(str(tracking_uri))
         try:
             _check_sqlite_file(path)
             if check and not path.exists():
-                print(f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}", file=sys.stderr)
+                announce = f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}"
             path.parent.mkdir(parents=True, exist_ok=True)
             if check:
                 creation = _creation_lock(path)
@@ -113,6 +113,8 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         raise ConfigError(
             f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}"
         ) from None
+    if announce:
+        print(announce, file=sys.stderr)
     return client
 
 
