@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 from bncbench.errors import ConfigError
 from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 from bncbench.report.cells import ExpectedCell
-from bncbench.tracking import SEMANTIC_KEYS
+from bncbench.tracking import SEMANTIC_KEYS, open_store
 
 FOLD_PREFIX = "fold/"
 MODEL_PARAM_PREFIX = "model."
@@ -187,7 +187,8 @@ def load_fold_metrics(
 
 
 def _client(tracking_uri: str) -> MlflowClient:
-    """Open the store without creating it: MLflow would silently create an empty SQLite file."""
+    """Open the store without creating it (MLflow would silently create an empty SQLite file), with
+    ``tracking.open_store``'s bounded first request: a server down or silent is named at once."""
     if tracking_uri.startswith("sqlite:"):
         database = make_url(tracking_uri).database
         if database and database != ":memory:" and not Path(database).is_file():
@@ -196,8 +197,7 @@ def _client(tracking_uri: str) -> MlflowClient:
                 f"run the experiment first or set tracking_uri to the store it logged to "
                 f"(a relative sqlite path is relative to the working directory)"
             )
-    with _store_errors(tracking_uri):
-        return MlflowClient(tracking_uri)
+    return open_store(tracking_uri)
 
 
 @contextmanager

@@ -54,5 +54,5 @@ def test_unknown_experiment_lists_existing(store):
 
 
 def test_unsupported_uri():
-    with pytest.raises(ConfigError, match="cannot read the MLflow store 'foo://bar'"):
+    with pytest.raises(ConfigError, match="cannot open the tracking store 'foo://bar'"):
         load_results("foo://bar", "toy")
