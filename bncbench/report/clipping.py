@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import pandas as pd
 
 from bncbench.metrics import PROBABILITY_FLOOR
+from bncbench.report.tables import markdown_text
 from bncbench.report.win_draw_loss import WinDrawLoss, paired_means
 
 CLIPPED = "clipped_log_loss"
@@ -67,13 +68,13 @@ def clipping_note(a: str, b: str, dominated: pd.DataFrame) -> str:
     if dominated.empty:
         return ""
     sides = [
-        f"{model} on {', '.join(rows['dataset'])}"
+        markdown_text(f"{model} on {', '.join(rows['dataset'])}")
         for model in (a, b)
         if not (rows := dominated.loc[dominated["model"] == model]).empty
     ]
     n = dominated["dataset"].nunique()
     return (
-        f"- {a} vs {b}, log_loss: on {n} dataset{'s' if n > 1 else ''} more than "
+        f"- {markdown_text(a)} vs {markdown_text(b)}, log_loss: on {n} dataset{'s' if n > 1 else ''} more than "
         f"{DOMINATED_SHARE:.0%} of the mean log_loss is clipped rows (true class given "
         f"probability 0): {'; '.join(sides)}. There this comparison measures the "
         f"{PROBABILITY_FLOOR:g} clip "

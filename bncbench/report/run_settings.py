@@ -8,6 +8,7 @@
 import pandas as pd
 
 from bncbench.report.results import Cells, left_out_runs, load_provenance
+from bncbench.report.tables import markdown_text
 
 #: The settings in the order shown; data digests (one setting per dataset) come last.
 SETTINGS = ("CV", "HDP iterations", "datasets", "bncbench version", "git commit")
@@ -73,18 +74,22 @@ def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame |
         ]
     total = sum(settings.get("CV", {}).values())
     lines.append(f"From the params and tags of the {total} runs read:")
-    lines += [f"- {setting}: {_counts(settings[setting])}" for setting in SETTINGS if setting in settings]
+    lines += [
+        markdown_text(f"- {setting}: {_counts(settings[setting])}") for setting in SETTINGS if setting in settings
+    ]
     digests = {s.removeprefix(DIGEST_PREFIX): v for s, v in settings.items() if s.startswith(DIGEST_PREFIX)}
     if digests:
         shown = [f"{dataset} {_counts(values, short=True)}" for dataset, values in digests.items()]
-        lines.append(f"- data digests: {'; '.join(shown)}")
+        lines.append(markdown_text(f"- data digests: {'; '.join(shown)}"))
     if left_out is not None and not left_out.empty:
         reasons = left_out["differs"].value_counts()
         lines += [
             "",
-            f"Left out: {len(left_out)} finished runs of these cells with other settings or data: "
-            + "; ".join(f"{n} with {reason}" for reason, n in reasons.items())
-            + ".",
+            markdown_text(
+                f"Left out: {len(left_out)} finished runs of these cells with other settings or data: "
+                + "; ".join(f"{n} with {reason}" for reason, n in reasons.items())
+                + "."
+            ),
         ]
     return lines + [""]
 

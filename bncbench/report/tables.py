@@ -4,6 +4,7 @@ A table has one row per comparison "A vs B" and one column per metric; a cell sh
 and losses and the sign test's p-value, in bold when significant.
 """
 
+import html
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 
@@ -12,6 +13,9 @@ import pandas as pd
 
 from bncbench.errors import ConfigError
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
+
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def wdl_table(
@@ -73,11 +77,33 @@ def to_markdown(wdls: Iterable[WinDrawLoss]) -> str:
     )
 
 
+def markdown_text(value) -> str:
+    """A name or message as Markdown text: HTML escaped (``<script>`` shows, not runs), line breaks
+    made spaces (a name cannot start a heading or break a table)."""
+    return " ".join(html.escape(str(value), quote=False).split())
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with text cells that a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``,
+    tab, carriage return first) prefixed with ``'``; numbers, and text that reads as a number, stay."""
+
+    def neutral(value):
+        if isinstance(value, str) and value[:1] in FORMULA_STARTS:
+            try:
+                float(value)
+            except ValueError:
+                return "'" + value
+        return value
+
+    text = frame.select_dtypes(include=["object", "string"]).columns
+    return frame.assign(**{column: frame[column].map(neutral) for column in text})
+
+
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """A Markdown (GitHub) table of strings, ``|`` in a cell escaped."""
+    """A Markdown (GitHub) table of strings, each cell ``markdown_text`` with ``|`` escaped."""
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(str(cell).replace("|", "\\|") for cell in cells) + " |"
+        return "| " + " | ".join(markdown_text(cell).replace("|", "\\|") for cell in cells) + " |"
 
     return "\n".join([line(header), "|" + " --- |" * len(header), *map(line, rows)]) + "\n"
 

@@ -5,6 +5,7 @@ The one entry point of the report: ``python -m bncbench`` calls it after the las
 datasets, models missing) is left out and the experiment's ``README.md`` says why.
 """
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,9 @@ from bncbench.report.significance import (
     wilcoxon_across_datasets,
 )
 from bncbench.report.tables import (
+    csv_safe,
     markdown_table,
+    markdown_text,
     pair,
     to_frame,
     to_latex,
@@ -80,13 +83,15 @@ class _Figures:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def draw(self, section: str, caption: str, name: str, plot) -> None:
-        """``plot(path)`` into ``directory / name``, or record why it is undefined."""
+        """``plot(path)`` into ``directory / name``, or record why it is undefined; in ``name`` (made
+        of model and metric names) a path separator or control character becomes ``_``."""
+        name = check_path_name("figure", re.sub(r"[/\\\x00-\x1f\x7f]", "_", name))
         try:
             plot(self.directory / name)
         except Undefined as why:
-            self.skipped.append((section, f"{caption}: {why}"))
+            self.skipped.append((section, markdown_text(f"{caption}: {why}")))
         else:
-            self.drawn.append((section, caption, name))
+            self.drawn.append((section, markdown_text(caption), name))
 
 
 def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
@@ -177,18 +182,18 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
 
     place = Path(cfg.report_dir) / check_path_name("experiment.name", experiment.name)
     with staged(place, (*OUTPUTS, FIGURES)) as out:
-        results.to_csv(out / "results.csv", index=False)
+        csv_safe(results).to_csv(out / "results.csv", index=False)
         wilcoxon = wilcoxon_across_datasets(results, comparisons, metrics, datasets=datasets)
-        to_frame(wdls).merge(
-            wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
+        csv_safe(
+            to_frame(wdls).merge(wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left")
         ).to_csv(out / "wdl.csv", index=False)
         legend = wdl_legend(**options)
         clipped = clipping_notes(results, wdls, datasets)
-        wdl_markdown = f"# Win–draw–loss: {experiment.name}\n\n{legend}\n\n{to_markdown(wdls)}"
+        wdl_markdown = f"# Win–draw–loss: {markdown_text(experiment.name)}\n\n{legend}\n\n{to_markdown(wdls)}"
         (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
         caption = wdl_legend(**options, dash="--", less_equal=r"$\le$")
         (out / "wdl.tex").write_text(to_latex(wdls, caption=caption), encoding="utf-8")
-        tests.to_csv(out / "tests.csv", index=False)
+        csv_safe(tests).to_csv(out / "tests.csv", index=False)
 
         comparisons_published = _write_published(out, tables, results, tests, datasets, options)
         figures = _Figures(out / FIGURES)
@@ -198,7 +203,7 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
         _curves(out, figures, cfg, cells, results, metrics, datasets, options)
 
         readme = [
-            f"# Report: {experiment.name}",
+            f"# Report: {markdown_text(experiment.name)}",
             "",
             (
                 f"Regenerate with `python -m bncbench.report experiment={experiment.name}` (reads the "
@@ -251,7 +256,7 @@ def _write_published(
         (out / "published.md").write_text(
             "# Published results beside ours\n\n" + "\n".join(sections), encoding="utf-8"
         )
-        pd.concat(comparisons, ignore_index=True).to_csv(out / "published.csv", index=False)
+        csv_safe(pd.concat(comparisons, ignore_index=True)).to_csv(out / "published.csv", index=False)
     return comparisons
 
 
@@ -279,7 +284,7 @@ def _rankings(
             lambda path, ranking=ranking: critical_difference_plot(ranking, path),
         )
     if rankings:
-        pd.concat(
+        ranks = pd.concat(
             [
                 ranking.mean_ranks.rename("mean_rank")
                 .reset_index()
@@ -293,7 +298,8 @@ def _rankings(
                 for ranking in rankings
             ],
             ignore_index=True,
-        ).to_csv(out / "ranks.csv", index=False)
+        )
+        csv_safe(ranks).to_csv(out / "ranks.csv", index=False)
     return rankings
 
 
@@ -375,7 +381,7 @@ def _curves(
                 ),
             )
     if frames:
-        pd.concat(frames, ignore_index=True).to_csv(out / "wl_curves.csv", index=False)
+        csv_safe(pd.concat(frames, ignore_index=True)).to_csv(out / "wl_curves.csv", index=False)
 
 
 def _significance_section(
