@@ -42,6 +42,11 @@ from bncbench.timing import timed
 
 log = logging.getLogger(__name__)
 
+DISK_FULL = (
+    "the disk under the tracking store or its artifacts is full; free space (or set tracking_uri and "
+    "artifact_location to a disk that has it) and run the experiment again: this cell runs again"
+)
+
 #: Rows of the untimed fit that compiles a cell's numba kernels before its first timed fit.
 WARM_UP_ROWS = 100
 
@@ -226,7 +231,13 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
         "cfg_hash": hash_,
         "numba_threads": numba.get_num_threads(),
     }
-    run_id = tracking.start_run(client, experiment_id, name, {**tags, **lease.lease_tags()})
+    try:
+        run_id = tracking.start_run(client, experiment_id, name, {**tags, **lease.lease_tags()})
+    except Exception as err:
+        if not tracking.disk_full(err):
+            raise
+        _log_disk_full(name, client, None)
+        return "failed"
     rivals = [r for r in tracking.running_runs(client, experiment_id, hash_) if r.info.run_id != run_id]
     rivals = [r for r in rivals if lease.is_live(r.data.tags)]
     if rivals and lease.gives_way(client.get_run(run_id), rivals):
@@ -243,6 +254,9 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
         log.warning("%s: skipped: %s", name, reason)
         return "not applicable"
     except Exception as err:  # a failed cell must never stop the others
+        if tracking.disk_full(err):
+            _log_disk_full(name, client, run_id)
+            return "failed"
         message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
         tracking.set_tags(client, run_id, {"error": message})
         if not isinstance(err, BncbenchError):
@@ -253,6 +267,19 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     tracking.end_run(client, run_id, failed=False)
     log.info("%s: finished (run %s)", name, run_id)
     return "finished"
+
+
+def _log_disk_full(name: str, client, run_id: str | None) -> None:
+    """One line for a cell stopped by a full disk, and the run marked FAILED if the store still takes
+    that (a full disk under SQLite refuses it: the run then stays RUNNING and its cell runs again)."""
+    log.error("%s: FAILED: %s", name, DISK_FULL)
+    if run_id is not None:
+        try:
+            with tracking.quiet_store():
+                tracking.set_tags(client, run_id, {"error": DISK_FULL})
+                tracking.end_run(client, run_id, failed=True)
+        except Exception:  # the same full disk; nothing more to say than the line above
+            pass
 
 
 def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
@@ -342,9 +369,13 @@ def run_job(cfg: DictConfig) -> str:
         numba.set_num_threads(min(cell_threads(cfg), numba.config.NUMBA_NUM_THREADS))
         client = tracking.open_store(cfg.tracking_uri, check=False)  # checked before the sweep
         experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, cfg.artifact_location)
-        status = run_cell(cfg, client, experiment_id, dataset_name, model_name)
+        with tracking.quiet_store():  # run_cell reports a failed write itself
+            status = run_cell(cfg, client, experiment_id, dataset_name, model_name)
     except Exception as err:  # not even a run could be logged; the summary reports the cell as not run
-        log.error("cell not run: %s", err if isinstance(err, BncbenchError) else traceback.format_exc())
+        if tracking.disk_full(err):
+            _log_disk_full("cell not run", None, None)
+        else:
+            log.error("cell not run: %s", err if isinstance(err, BncbenchError) else traceback.format_exc())
     if HydraConfig.initialized():
         hydra_cfg = HydraConfig.get()
         try:

@@ -9,6 +9,7 @@ Every function takes an explicit ``MlflowClient``: no fluent-API state (active r
 URI) is used, because Hydra's joblib workers run one cell after another in the same process.
 """
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -56,6 +57,8 @@ _BATCH = 1000
 #: that error into a message of its own, the log is left out.
 _STORE_LOGGER = "mlflow.store.db.utils"
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: How SQLite and the C library say that a disk is full, in errors that MLflow and SQLAlchemy wrap.
+DISK_FULL_MESSAGES = ("database or disk is full", "No space left on device", "Disk quota exceeded")
 #: Tables every MLflow SQLite store has; a database with other tables and not these is not a store.
 _MLFLOW_TABLES = {"alembic_version", "experiments", "runs"}
 _STORE_FIX = (
@@ -174,6 +177,20 @@ def _other_stores(path: Path) -> str:
     return f" (nothing to resume there; other stores in {path.parent.resolve()}: {', '.join(others[:5])})"
 
 
+def disk_full(err: BaseException) -> bool:
+    """Whether ``err`` (or an error it was raised from) says that a disk is full: an OSError ENOSPC or
+    EDQUOT writing an artifact, SQLite's "database or disk is full" under the store."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if any(text in str(err) for text in DISK_FULL_MESSAGES):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
 def _reason(err: Exception) -> str:
     """The first line of an error's message, or its type when it has none."""
     text = str(err).strip()
@@ -192,6 +209,11 @@ def _environment(**variables: str):
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def quiet_store():
+    """A block without MLflow's own traceback of each failed database write (bncbench reports it)."""
+    return _silenced(_STORE_LOGGER)
 
 
 @contextmanager
@@ -217,7 +239,7 @@ def prepare_experiment(client: MlflowClient, name: str, artifact_location: str |
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
         try:
-            with _silenced(_STORE_LOGGER):
+            with quiet_store():
                 return client.create_experiment(
                     name, artifact_location=artifact_root(client.tracking_uri, artifact_location, name)
                 )
@@ -265,7 +287,7 @@ def mark_sweep(client: MlflowClient, experiment_id: str) -> None:
         The store cannot be written.
     """
     try:
-        with _silenced(_STORE_LOGGER):
+        with quiet_store():
             client.set_experiment_tag(
                 experiment_id, "bncbench.last_sweep", datetime.now().isoformat(timespec="seconds")
             )
