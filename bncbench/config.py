@@ -251,6 +251,8 @@ def check_experiment(cfg: DictConfig, options) -> None:
             raise ConfigError(
                 f"experiment {name!r}: experiment.{field} must be a non-empty list of {group} names."
             )
+        for name_ in names:
+            check_path_name(group, name_)  # a dataset's file, a model's figures
         valid = set(options(group))
         unknown = [str(n) for n in names if str(n) not in valid]
         if unknown:

@@ -10,6 +10,7 @@ import pytest
 
 from bncbench import tracking
 from bncbench.__main__ import main
+from bncbench.config import compose
 from bncbench.data import Dataset, load_dataset
 from bncbench.errors import ConfigError, DatasetError
 from bncbench.names import check_path_name
@@ -95,3 +96,13 @@ def test_classes_rarer_than_the_folds_are_part_of_the_protocol():
     dataset = Dataset(name="rare", X=X, y=pd.Series(["p"] * 8 + ["q"]), numeric=[])
     assert len(cross_validate(dataset, NB, repetitions=1, folds=2).metrics) == 2
 
+
+
+@pytest.mark.parametrize(
+    ("override", "kind"),
+    [("experiment.datasets=[../outside/secret]", "dataset"), ("experiment.models=['a/b']", "model"),
+     ("experiment.datasets=['.hidden']", "dataset")],
+)
+def test_names_in_an_experiments_lists_that_are_paths_are_refused_before_running(override, kind):
+    with pytest.raises(ConfigError, match=f"^{kind} .* it becomes a file or folder name"):
+        compose([override])
