@@ -30,6 +30,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
+from bncbench.progress import is_terminal
 from bncbench.provenance import DATA_DIGEST_TAG
 
 #: Top-level config keys whose values define what a cell computes; paths, the tracking store and
@@ -89,6 +90,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         try:
             _check_sqlite_file(path)
             if check and not path.exists():
+                _confirm_new_store(tracking_uri, path)
                 announce = f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}"
             path.parent.mkdir(parents=True, exist_ok=True)
             if check:
@@ -165,6 +167,16 @@ def _check_sqlite_file(path: Path) -> None:
                 f"{path} is the SQLite database of another application (tables {shown}), not an MLflow "
                 "store; bncbench will not add MLflow's tables to it"
             )
+
+
+def _confirm_new_store(tracking_uri: str, path: Path) -> None:
+    """On a terminal, ask before creating a store beside other stores (a mistyped name would start an
+    empty one, and nothing would resume); elsewhere the new store is announced, not asked about."""
+    if not _other_stores(path) or not is_terminal(sys.stdin):
+        return
+    answer = input(f"bncbench: no MLflow store at {path.resolve()}{_other_stores(path)}. Create it? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise ConfigError(f"no store created at {path.resolve()}; check tracking_uri={tracking_uri!r}.")
 
 
 def _other_stores(path: Path) -> str:

@@ -1,7 +1,10 @@
 """Hostile or careless input: nothing outside the place the user named is read or written, and a store
 that would lose or mix results is refused. Each case is one clear message, never a silent result."""
 
+import os
+import pty
 import sqlite3
+import subprocess
 import sys
 
 import numpy as np
@@ -106,3 +109,21 @@ def test_classes_rarer_than_the_folds_are_part_of_the_protocol():
 def test_names_in_an_experiments_lists_that_are_paths_are_refused_before_running(override, kind):
     with pytest.raises(ConfigError, match=f"^{kind} .* it becomes a file or folder name"):
         compose([override])
+
+
+@pytest.mark.parametrize(("answer", "created"), [("n", False), ("y", True)])
+def test_on_a_terminal_a_new_store_beside_others_is_asked_for(answer, created, tmp_path):
+    """A real pseudo-terminal as standard input, answered as a person would."""
+    tracking.open_store(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    primary, secondary = pty.openpty()
+    script = f"from bncbench import tracking; tracking.open_store('sqlite:///{tmp_path / 'mlfow.db'}')"
+    child = subprocess.Popen([sys.executable, "-c", script], stdin=secondary, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    os.close(secondary)
+    os.write(primary, f"{answer}\n".encode())
+    _, err = child.communicate(timeout=120)
+    os.close(primary)
+    assert (child.returncode == 0) == created, err
+    assert (tmp_path / "mlfow.db").exists() == created
+    if not created:
+        assert "no store created at" in err
