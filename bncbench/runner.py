@@ -222,7 +222,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     if live:
         log.info("%s: skipped, running in another process (run %s)", name, live[0].info.run_id)
         return "running elsewhere"
-    tracking.abandon(client, running, "left RUNNING by a process that ended before it finished; run again")
+    tracking.abandon(client, running, "left RUNNING by an interrupted process (it ended before the run finished); run again")
     tags = {
         **provenance.run_tags(),
         "dataset": dataset_name,

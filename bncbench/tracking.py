@@ -127,7 +127,12 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
 def _creation_lock(path: Path):
     """Hold a lock beside a SQLite store while opening it: processes creating one new database at once
     race in MLflow's schema migration (one of them fails); the lock makes the later one find it made."""
-    with open(path.parent / f".{path.name}.lock", "w") as lock:
+    try:
+        lock = open(path.parent / f".{path.name}.lock", "w")
+    except OSError:  # a read-only directory: no process can create the store there, nor race
+        yield
+        return
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield

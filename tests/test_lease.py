@@ -92,7 +92,7 @@ def test_a_cell_whose_process_died_is_marked_killed_and_run_again(cell):
     abandoned = held_run(cfg, client, exp, dead_process_owner())
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
     assert client.get_run(abandoned).info.status == "KILLED"
-    assert "left RUNNING by a process that ended" in client.get_run(abandoned).data.tags["error"]
+    assert "left RUNNING by an interrupted process" in client.get_run(abandoned).data.tags["error"]
 
 
 DATASETS = ["sklearn-iris", "sklearn-wine", "vote", "car", "tic-tac-toe", "zoo"]
