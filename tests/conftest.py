@@ -4,6 +4,7 @@ The datasets come from ``$BNCBENCH_DATA_DIR``, else from ``../shared/datasets`` 
 CLI tests run ``python -m bncbench`` in a subprocess with that directory in the environment.
 """
 
+import contextlib
 import gzip
 import json
 import os
@@ -122,3 +123,36 @@ def new_store(empty_store_template):
         return f"sqlite:///{directory / 'mlflow.db'}"
 
     return make
+
+
+@pytest.fixture(scope="session")
+def compose_cell():
+    """``compose_cell(dataset, model, *overrides)``: a cell's config as a job of a sweep composes it."""
+    from hydra import compose, initialize_config_dir
+
+    from bncbench.config import CONFIG_NAME, config_dir
+
+    def make(dataset: str, model: str, *overrides: str):
+        with initialize_config_dir(str(config_dir()), version_base="1.3"):
+            return compose(CONFIG_NAME, [f"dataset={dataset}", f"model={model}", *overrides])
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def small_disk():
+    """``with small_disk(path, size):`` a real tmpfs of ``size`` mounted at ``path`` (a new folder), to
+    fill up; mounting needs root, as in CI (the test is skipped, saying why, where it cannot mount)."""
+
+    @contextlib.contextmanager
+    def mount(path: Path, size: str):
+        path.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"a small file system needs mount (root): {done.stderr.decode().strip()}")
+        try:
+            yield path
+        finally:
+            subprocess.run(["umount", "-l", str(path)], check=True)
+
+    return mount

@@ -4,28 +4,11 @@ and nothing already logged is lost. The disk is a real small tmpfs (mounting nee
 import logging
 import os
 import shutil
-import subprocess
-from contextlib import contextmanager
 
 import pytest
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 
 from bncbench import tracking
-from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.runner import DISK_FULL, run_cell
-
-
-@contextmanager
-def small_disk(path, size="4m"):
-    path.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"a small file system needs mount (root): {mounted.stderr.decode().strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=True)
 
 
 def fill(disk, leave_bytes):
@@ -36,24 +19,18 @@ def fill(disk, leave_bytes):
 
 
 @pytest.mark.parametrize("leave_kib", [16, 64])  # the run cannot start; it starts, its artifacts cannot be written
-def test_a_cell_on_a_full_disk_says_so_in_one_line(leave_kib, tmp_path, empty_store_template, caplog):
-    with small_disk(tmp_path / "disk") as disk:
+def test_a_cell_on_a_full_disk_says_so_in_one_line(leave_kib, tmp_path, empty_store_template, caplog,
+                                                    small_disk, compose_cell):
+    with small_disk(tmp_path / "disk", "4m") as disk:
         shutil.copyfile(empty_store_template, disk / "mlflow.db")
-        with initialize_config_dir(str(config_dir()), version_base="1.3"):
-            cfg = hydra_compose(
-                CONFIG_NAME,
-                ["dataset=sklearn-iris", "model=nb_laplace", f"tracking_uri=sqlite:///{disk}/mlflow.db",
-                 f"artifact_location={disk}/artifacts"],
-            )
+        places = [f"tracking_uri=sqlite:///{disk}/mlflow.db", f"artifact_location={disk}/artifacts"]
+        cfg = compose_cell("sklearn-iris", "nb_laplace", *places)
         client = tracking.open_store(cfg.tracking_uri)
         exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
         assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
         kept = client.search_runs([exp])[0].info.run_id
         fill(disk, leave_kib * 1024)
-        with initialize_config_dir(str(config_dir()), version_base="1.3"):
-            other = hydra_compose(CONFIG_NAME, ["dataset=sklearn-wine", "model=nb_laplace",
-                                                f"tracking_uri=sqlite:///{disk}/mlflow.db",
-                                                f"artifact_location={disk}/artifacts"])
+        other = compose_cell("sklearn-wine", "nb_laplace", *places)
         caplog.clear()
         with caplog.at_level(logging.INFO):
             assert run_cell(other, client, exp, "sklearn-wine", "nb_laplace") == "failed"

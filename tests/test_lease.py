@@ -9,11 +9,8 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 
 from bncbench import lease, tracking
-from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.runner import run_cell
 
 
@@ -61,13 +58,10 @@ def test_the_heartbeat_is_renewed_while_the_cell_runs(tmp_path, new_store):
 
 
 @pytest.fixture
-def cell(tmp_path, new_store):
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        cfg = hydra_compose(
-            CONFIG_NAME,
-            ["dataset=sklearn-iris", "model=nb_laplace", f"tracking_uri={new_store(tmp_path)}",
-             f"artifact_location={tmp_path}/artifacts"],
-        )
+def cell(tmp_path, new_store, compose_cell):
+    cfg = compose_cell(
+        "sklearn-iris", "nb_laplace", f"tracking_uri={new_store(tmp_path)}", f"artifact_location={tmp_path}/artifacts"
+    )
     client = tracking.open_store(cfg.tracking_uri)
     exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
     return cfg, client, exp

@@ -2,8 +2,6 @@
 leaves the previous report as it was, and what else its folder holds is never touched."""
 
 import os
-import subprocess
-from contextlib import contextmanager
 
 import pytest
 
@@ -54,20 +52,8 @@ def test_a_failure_half_way_leaves_the_previous_report(tmp_path):
     assert [p.name for p in place.parent.iterdir()] == ["kdb"]
 
 
-@contextmanager
-def small_file_system(path, size="256k"):
-    path.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"a small file system needs mount (root): {mounted.stderr.decode().strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", str(path)], check=True)
-
-
-def test_a_full_disk_leaves_the_previous_report(tmp_path):
-    with small_file_system(tmp_path / "disk") as disk:
+def test_a_full_disk_leaves_the_previous_report(tmp_path, small_disk):
+    with small_disk(tmp_path / "disk", "256k") as disk:
         place = disk / "kdb"
         before = previous_report(place)
         with pytest.raises(OSError) as error:
