@@ -49,6 +49,8 @@ from bncbench.bnc.stirling import (
 ROW_CACHE = 64
 #: Floor of the Beta draw in the concentration update (as in the authors' Concentration.java).
 _Q_FLOOR = 1e-75
+#: Tied nodes with at most this total count share their Beta draws (``_sum_log_inverse_beta``).
+SMALL_TOTAL = 16
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -311,7 +313,36 @@ def _initialise(levels, n_values, forest, state):
 
 
 @njit(cache=True, error_model="numpy")
-def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, spare):
+def _sum_log_inverse_beta(alpha, nodes, n_total, stream, spare, histogram):
+    """A draw of ``sum_j log 1/q_j`` over ``nodes`` with ``n_total[j] > 0``, ``q_j ~ Beta(alpha, n_j)``
+    independent (Sect. 4.4.2), each ``q_j`` floored at ``_Q_FLOOR`` as the authors' code does.
+
+    ``Beta(alpha, n)`` is the product of independent ``Beta(alpha + i, 1)``, i < n, and
+    ``log 1 / Beta(a, 1)`` is an Exp(1) variable over ``a``; so the nodes with ``n_j <= SMALL_TOTAL``
+    together add ``sum_i G_i / (alpha + i)`` with ``G_i ~ Gamma(c_i, 1)``, ``c_i`` the number of them with
+    ``n_j > i``: at most ``SMALL_TOTAL`` draws for any number of nodes. That sum skips the floor, which
+    binds with probability below ``exp(-172 alpha)`` per node: it is used only for ``alpha >= 1``.
+    ``histogram`` (``SMALL_TOTAL + 1`` integers) is scratch.
+    """
+    small = SMALL_TOTAL if alpha >= 1.0 else 0
+    histogram[:] = 0
+    total = 0.0
+    for node in nodes:
+        n = n_total[node]
+        if n > small:
+            total -= math.log(max(_beta(alpha, float(n), stream, spare), _Q_FLOOR))
+        else:
+            histogram[n] += 1
+    above = 0  # nodes with n_j > i
+    for i in range(small - 1, -1, -1):
+        above += histogram[i + 1]
+        if above > 0:
+            total += _gamma(float(above), stream, spare) / (alpha + i)
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, spare, histogram):
     """Each sampled concentration: ``q_j ~ Beta(alpha, n_j)`` for its tied nodes j, then
     ``alpha ~ Gamma(prior_shape + sum t_j, prior_rate + sum log 1/q_j)``, capped (Sect. 4.4.2)."""
     slot_nodes_ptr, slot_nodes, sampled = ties
@@ -320,13 +351,11 @@ def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, sp
     for s in range(first_slot, last_slot):
         if not sampled[s]:
             continue
-        shape, rate = prior_shape, prior_rate
-        for j in range(slot_nodes_ptr[s], slot_nodes_ptr[s + 1]):
-            node = slot_nodes[j]
-            if n_total[node] > 0:
-                q = max(_beta(alpha[s], float(n_total[node]), stream, spare), _Q_FLOOR)
-                rate -= math.log(q)
-                shape += t_total[node]
+        nodes = slot_nodes[slot_nodes_ptr[s] : slot_nodes_ptr[s + 1]]
+        shape = prior_shape
+        for node in nodes:
+            shape += t_total[node]
+        rate = prior_rate + _sum_log_inverse_beta(alpha[s], nodes, n_total, stream, spare, histogram)
         alpha[s] = min(cap, _gamma(shape, stream, spare) / rate)
 
 
@@ -392,6 +421,7 @@ def _run_tree(
     key = _mix(np.uint64(seed))
     concentration_key = _mix(np.uint64(seed) ^ _CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
+    histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
@@ -411,7 +441,7 @@ def _run_tree(
             )
             spare[0] = 0.0
             _sample_concentrations(
-                tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare
+                tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare, histogram
             )
             if step % trace_stride == 0:
                 _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])

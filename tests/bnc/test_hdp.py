@@ -11,7 +11,13 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.estimators.hdp import HDPEstimator, _Forest, _tie
-from bncbench.bnc.hdp_sampler import ROW_CACHE, _fill_steps, run_chains
+from bncbench.bnc.hdp_sampler import (
+    ROW_CACHE,
+    SMALL_TOTAL,
+    _fill_steps,
+    _sum_log_inverse_beta,
+    run_chains,
+)
 from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
 
@@ -413,3 +419,24 @@ def test_row_cache_beyond_the_table_changes_no_value():
             out.append(numerators.copy())
         np.testing.assert_array_equal(out[0], out[1])
         assert row_key[0] == n and row_first[0] <= lo and hi < row_first[0] + ROW_CACHE
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0, 3.0, 60.0])
+def test_pooled_beta_draws_have_the_law_of_one_draw_per_node(alpha):
+    """``sum_j log 1/q_j``, ``q_j ~ Beta(alpha, n_j)``: nodes with small totals share their draws
+    (alpha >= 1), yet the sum keeps the exact mean ``sum_j psi(alpha + n_j) - psi(alpha)`` and variance
+    ``sum_j psi'(alpha) - psi'(alpha + n_j)``."""
+    from scipy.special import polygamma, psi
+
+    totals = np.array([0, 1, 1, 1, 2, 3, 3, 7, SMALL_TOTAL, SMALL_TOTAL + 1, 40])
+    nodes = np.arange(totals.size)
+    stream, spare = np.array([12345], dtype=np.uint64), np.zeros(2)
+    histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
+    draws = np.array(
+        [_sum_log_inverse_beta(alpha, nodes, totals, stream, spare, histogram) for _ in range(40_000)]
+    )
+    seen = totals[totals > 0]
+    mean = np.sum(psi(alpha + seen) - psi(alpha))
+    variance = np.sum(polygamma(1, alpha) - polygamma(1, alpha + seen))
+    assert abs(draws.mean() - mean) < 5 * math.sqrt(variance / draws.size)
+    assert draws.var() == pytest.approx(variance, rel=0.05)
