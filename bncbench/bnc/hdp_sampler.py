@@ -360,15 +360,19 @@ def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, sp
 
 
 @njit(cache=True, error_model="numpy")
-def _record_probabilities(levels, n_values, forest, state, current, accumulated):
-    """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root).
+def _record_probabilities(levels, n_values, forest, state, current, accumulated, leaf_parent_sum):
+    """Add this iteration's estimates above the leaves, top-down by Eqs. 12-14 (uniform base at the
+    root), and the probabilities of the level above the leaves to ``leaf_parent_sum`` for
+    ``_record_leaves``; a tree that is only a root is recorded whole.
 
     Cells are indexed by unsigned offsets: without numba's negative-index wrap-around, the loops over
     a node's values vectorise.
     """
     _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
-    for level in range(levels.shape[0] - 1):
+    depth = levels.shape[0] - 2
+    for level in range(max(depth, 1)):
+        above_leaves = level == depth - 1
         for node in range(levels[level], levels[level + 1]):
             a = alpha[slot[node]]
             scale = 1.0 / (n_total[node] + a)
@@ -384,6 +388,34 @@ def _record_probabilities(levels, n_values, forest, state, current, accumulated)
                     i = first + np.uint64(k)
                     current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
                     accumulated[i] += current[i]
+            if above_leaves:
+                for k in range(n_values):
+                    i = first + np.uint64(k)
+                    leaf_parent_sum[i] += current[i]
+
+
+@njit(cache=True, error_model="numpy")
+def _record_leaves(levels, n_values, forest, state, pending, leaf_parent_sum, accumulated):
+    """Add the leaves' estimates of the last ``pending`` recorded iterations at once, and clear
+    ``leaf_parent_sum``.
+
+    A leaf's counts and concentration stay the same between concentration updates, so Eq. 12 summed
+    over those iterations is ``(pending * n + alpha * sum of the parent's probabilities) / (N + alpha)``:
+    the leaves, most of a big tree's cells, are visited once per update instead of every iteration.
+    """
+    _, _, _, parent, cell, slot = forest
+    n_cell, _, n_total, _, alpha = state
+    depth = levels.shape[0] - 2
+    if depth == 0 or pending == 0:
+        return
+    for node in range(levels[depth], levels[depth + 1]):
+        a = alpha[slot[node]]
+        scale = 1.0 / (n_total[node] + a)
+        first, base = np.uint64(cell[node]), np.uint64(cell[parent[node]])
+        for k in range(n_values):
+            i = first + np.uint64(k)
+            accumulated[i] += (pending * n_cell[i] + a * leaf_parent_sum[base + np.uint64(k)]) * scale
+    leaf_parent_sum[cell[levels[depth - 1]] : cell[levels[depth]]] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -407,12 +439,14 @@ def _run_tree(
     prior,
     seed,
     current,
-    accumulated,
+    estimates,
     trace,
     start,
+    stop,
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
-    leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
+    leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in
+    (the leaves' when their concentration changes or the chain ends, ``_record_leaves``)."""
     tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
     iterations, burn_in, window, every, trace_stride = schedule
     first_level = tree_levels[tree]
@@ -425,8 +459,12 @@ def _run_tree(
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
+    accumulated, leaf_parent_sum = estimates
     step = (start + every // 2 - 1) // every - (every // 2 - 1) // every  # updates before `start`
-    for iteration in range(start, iterations):
+    # recorded iterations since the last update before `start`, whose leaves are not yet added
+    last_update = start - 1 - (start - 1 + every // 2) % every
+    pending = max(0, start - max(burn_in, last_update))
+    for iteration in range(start, stop):
         for level in range(tree_level_ptr.shape[0] - 2, 0, -1):
             first, last = active_levels[first_level + level], active_levels[first_level + level + 1]
             if fast:
@@ -436,6 +474,10 @@ def _run_tree(
                     first, last, key, iteration, window, forest, state, stirling, scratch
                 )
         if (iteration + every // 2) % every == 0:
+            _record_leaves(
+                tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated
+            )
+            pending = 0
             stream[0] = _mix(
                 concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
             )
@@ -447,13 +489,16 @@ def _run_tree(
                 _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
             step += 1
         if iteration >= burn_in:
-            _record_probabilities(tree_level_ptr, n_values, forest, state, current, accumulated)
+            _record_probabilities(
+                tree_level_ptr, n_values, forest, state, current, accumulated, leaf_parent_sum
+            )
+            pending += 1
+    if stop == iterations:
+        _record_leaves(tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def run_chains(
-    fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace, start=0
-):
+def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, estimates, trace, start, stop):
     """Run the chain of every tree of a packed forest, in parallel over trees.
 
     Parameters
@@ -483,14 +528,17 @@ def run_chains(
     prior : tuple
         ``(prior_shape, prior_rate, cap)`` of the concentrations.
     seed : int
-    accumulated : ndarray
-        Per cell, the sum of its estimates over the iterations after burn-in (output).
+    estimates : tuple
+        ``(accumulated, leaf_parent_sum)``, per cell, zeros before the first call: the sum of its
+        estimates over the iterations after burn-in (the output, complete after the call that stops at
+        ``iterations``), and scratch of ``_record_leaves`` kept between calls.
     trace : ndarray
         ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
-    start : int
-        The iteration to start at: 0 initialises the pseudo-counts (Eq. 15); a later one goes on from
-        the state a call that stopped there (its ``iterations``) left, so that a chain run in chunks
-        gives the numbers of one run (each iteration draws its random numbers by position).
+    start, stop : int
+        The iterations ``start..stop - 1`` of the ``iterations``: ``start`` 0 initialises the
+        pseudo-counts (Eq. 15); a later one goes on from the state a call that stopped there left, so
+        that a chain run in chunks gives the numbers of one run (each iteration draws its random numbers
+        by position, and the leaves' estimates are added at the same iterations).
     """
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
     tree_levels, levels, active_levels, tree_values, tree_slots, ties, tree_order = layout
@@ -498,6 +546,7 @@ def run_chains(
     active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
+    accumulated, leaf_parent_sum = estimates
     current = np.zeros(accumulated.shape[0])
     for j in prange(tree_order.shape[0]):
         _run_tree(
@@ -518,7 +567,8 @@ def run_chains(
             prior,
             seed,
             current,
-            accumulated,
+            (accumulated, leaf_parent_sum),
             trace,
             start,
+            stop,
         )

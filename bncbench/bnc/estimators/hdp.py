@@ -148,7 +148,7 @@ class HDPEstimator:
         trace = np.full(
             (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
         )
-        accumulated = np.zeros(forest.n_cells)
+        estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
         row_cache = forest.row_cache(table.bound)
         # one run of all the iterations, or on a terminal chunks with the progress between them
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
@@ -159,17 +159,18 @@ class HDPEstimator:
                     forest.forest,
                     forest.state,
                     (table.ratio, table.inverse_ratio, table.rows, *row_cache),
-                    (stop, self.burn_in, self.window, self.concentration_every, stride),
+                    (self.iterations, self.burn_in, self.window, self.concentration_every, stride),
                     (self.prior_shape, self.prior_rate, self.max_concentration),
                     self.seed_,
-                    accumulated,
+                    estimates,
                     trace,
                     start,
+                    stop,
                 )
         self.concentration_trace_ = trace
         self.concentrations_ = forest.level_concentrations()
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
-        return forest.tables(accumulated / (self.iterations - self.burn_in))
+        return forest.tables(estimates[0] / (self.iterations - self.burn_in))
 
     def diagnostics(self, column_names) -> dict:
         """The concentrations of the fit, for ``BNClassifier.diagnostics``.
