@@ -24,8 +24,9 @@ Java code:
 * burn-in is ``min(1000, iterations // 10)`` and the estimate is the running mean of the probabilities
   over every later iteration (ProbabilityNode.addRecordedProbabilities).
 
-The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), so the chains
-are the same in law, not in their draws.
+The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), and the Beta
+draws of the tied nodes with small counts are pooled (``hdp_sampler._sum_log_inverse_beta``), so the
+chains are the same in law, not in their draws.
 
 The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by
 Eq. 12, ``(n(y) + alpha_0 / |Y|) / (N + alpha_0)`` with ``alpha_0 = initial_concentration`` (2: an
