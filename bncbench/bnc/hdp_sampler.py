@@ -49,6 +49,8 @@ from bncbench.bnc.stirling import (
 ROW_CACHE = 64
 #: Floor of the Beta draw in the concentration update (as in the authors' Concentration.java).
 _Q_FLOOR = 1e-75
+#: Tied nodes with at most this total count share their Beta draws (``_sum_log_inverse_beta``).
+SMALL_TOTAL = 16
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -311,7 +313,36 @@ def _initialise(levels, n_values, forest, state):
 
 
 @njit(cache=True, error_model="numpy")
-def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, spare):
+def _sum_log_inverse_beta(alpha, nodes, n_total, stream, spare, histogram):
+    """A draw of ``sum_j log 1/q_j`` over ``nodes`` with ``n_total[j] > 0``, ``q_j ~ Beta(alpha, n_j)``
+    independent (Sect. 4.4.2), each ``q_j`` floored at ``_Q_FLOOR`` as the authors' code does.
+
+    ``Beta(alpha, n)`` is the product of independent ``Beta(alpha + i, 1)``, i < n, and
+    ``log 1 / Beta(a, 1)`` is an Exp(1) variable over ``a``; so the nodes with ``n_j <= SMALL_TOTAL``
+    together add ``sum_i G_i / (alpha + i)`` with ``G_i ~ Gamma(c_i, 1)``, ``c_i`` the number of them with
+    ``n_j > i``: at most ``SMALL_TOTAL`` draws for any number of nodes. That sum skips the floor, which
+    binds with probability below ``exp(-172 alpha)`` per node: it is used only for ``alpha >= 1``.
+    ``histogram`` (``SMALL_TOTAL + 1`` integers) is scratch.
+    """
+    small = SMALL_TOTAL if alpha >= 1.0 else 0
+    histogram[:] = 0
+    total = 0.0
+    for node in nodes:
+        n = n_total[node]
+        if n > small:
+            total -= math.log(max(_beta(alpha, float(n), stream, spare), _Q_FLOOR))
+        else:
+            histogram[n] += 1
+    above = 0  # nodes with n_j > i
+    for i in range(small - 1, -1, -1):
+        above += histogram[i + 1]
+        if above > 0:
+            total += _gamma(float(above), stream, spare) / (alpha + i)
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, spare, histogram):
     """Each sampled concentration: ``q_j ~ Beta(alpha, n_j)`` for its tied nodes j, then
     ``alpha ~ Gamma(prior_shape + sum t_j, prior_rate + sum log 1/q_j)``, capped (Sect. 4.4.2)."""
     slot_nodes_ptr, slot_nodes, sampled = ties
@@ -320,26 +351,28 @@ def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, sp
     for s in range(first_slot, last_slot):
         if not sampled[s]:
             continue
-        shape, rate = prior_shape, prior_rate
-        for j in range(slot_nodes_ptr[s], slot_nodes_ptr[s + 1]):
-            node = slot_nodes[j]
-            if n_total[node] > 0:
-                q = max(_beta(alpha[s], float(n_total[node]), stream, spare), _Q_FLOOR)
-                rate -= math.log(q)
-                shape += t_total[node]
+        nodes = slot_nodes[slot_nodes_ptr[s] : slot_nodes_ptr[s + 1]]
+        shape = prior_shape
+        for node in nodes:
+            shape += t_total[node]
+        rate = prior_rate + _sum_log_inverse_beta(alpha[s], nodes, n_total, stream, spare, histogram)
         alpha[s] = min(cap, _gamma(shape, stream, spare) / rate)
 
 
 @njit(cache=True, error_model="numpy")
-def _record_probabilities(levels, n_values, forest, state, current, accumulated):
-    """Add this iteration's estimates, top-down by Eqs. 12-14 (uniform base at the root).
+def _record_probabilities(levels, n_values, forest, state, current, accumulated, leaf_parent_sum):
+    """Add this iteration's estimates above the leaves, top-down by Eqs. 12-14 (uniform base at the
+    root), and the probabilities of the level above the leaves to ``leaf_parent_sum`` for
+    ``_record_leaves``; a tree that is only a root is recorded whole.
 
     Cells are indexed by unsigned offsets: without numba's negative-index wrap-around, the loops over
     a node's values vectorise.
     """
     _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
-    for level in range(levels.shape[0] - 1):
+    depth = levels.shape[0] - 2
+    for level in range(max(depth, 1)):
+        above_leaves = level == depth - 1
         for node in range(levels[level], levels[level + 1]):
             a = alpha[slot[node]]
             scale = 1.0 / (n_total[node] + a)
@@ -355,6 +388,34 @@ def _record_probabilities(levels, n_values, forest, state, current, accumulated)
                     i = first + np.uint64(k)
                     current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
                     accumulated[i] += current[i]
+            if above_leaves:
+                for k in range(n_values):
+                    i = first + np.uint64(k)
+                    leaf_parent_sum[i] += current[i]
+
+
+@njit(cache=True, error_model="numpy")
+def _record_leaves(levels, n_values, forest, state, pending, leaf_parent_sum, accumulated):
+    """Add the leaves' estimates of the last ``pending`` recorded iterations at once, and clear
+    ``leaf_parent_sum``.
+
+    A leaf's counts and concentration stay the same between concentration updates, so Eq. 12 summed
+    over those iterations is ``(pending * n + alpha * sum of the parent's probabilities) / (N + alpha)``:
+    the leaves, most of a big tree's cells, are visited once per update instead of every iteration.
+    """
+    _, _, _, parent, cell, slot = forest
+    n_cell, _, n_total, _, alpha = state
+    depth = levels.shape[0] - 2
+    if depth == 0 or pending == 0:
+        return
+    for node in range(levels[depth], levels[depth + 1]):
+        a = alpha[slot[node]]
+        scale = 1.0 / (n_total[node] + a)
+        first, base = np.uint64(cell[node]), np.uint64(cell[parent[node]])
+        for k in range(n_values):
+            i = first + np.uint64(k)
+            accumulated[i] += (pending * n_cell[i] + a * leaf_parent_sum[base + np.uint64(k)]) * scale
+    leaf_parent_sum[cell[levels[depth - 1]] : cell[levels[depth]]] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -378,12 +439,14 @@ def _run_tree(
     prior,
     seed,
     current,
-    accumulated,
+    estimates,
     trace,
     start,
+    stop,
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
-    leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in."""
+    leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in
+    (the leaves' when their concentration changes or the chain ends, ``_record_leaves``)."""
     tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
     iterations, burn_in, window, every, trace_stride = schedule
     first_level = tree_levels[tree]
@@ -392,11 +455,16 @@ def _run_tree(
     key = _mix(np.uint64(seed))
     concentration_key = _mix(np.uint64(seed) ^ _CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
+    histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
+    accumulated, leaf_parent_sum = estimates
     step = (start + every // 2 - 1) // every - (every // 2 - 1) // every  # updates before `start`
-    for iteration in range(start, iterations):
+    # recorded iterations since the last update before `start`, whose leaves are not yet added
+    last_update = start - 1 - (start - 1 + every // 2) % every
+    pending = max(0, start - max(burn_in, last_update))
+    for iteration in range(start, stop):
         for level in range(tree_level_ptr.shape[0] - 2, 0, -1):
             first, last = active_levels[first_level + level], active_levels[first_level + level + 1]
             if fast:
@@ -406,24 +474,31 @@ def _run_tree(
                     first, last, key, iteration, window, forest, state, stirling, scratch
                 )
         if (iteration + every // 2) % every == 0:
+            _record_leaves(
+                tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated
+            )
+            pending = 0
             stream[0] = _mix(
                 concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
             )
             spare[0] = 0.0
             _sample_concentrations(
-                tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare
+                tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare, histogram
             )
             if step % trace_stride == 0:
                 _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
             step += 1
         if iteration >= burn_in:
-            _record_probabilities(tree_level_ptr, n_values, forest, state, current, accumulated)
+            _record_probabilities(
+                tree_level_ptr, n_values, forest, state, current, accumulated, leaf_parent_sum
+            )
+            pending += 1
+    if stop == iterations:
+        _record_leaves(tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def run_chains(
-    fast, layout, forest, state, stirling, schedule, prior, seed, accumulated, trace, start=0
-):
+def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, estimates, trace, start, stop):
     """Run the chain of every tree of a packed forest, in parallel over trees.
 
     Parameters
@@ -453,14 +528,17 @@ def run_chains(
     prior : tuple
         ``(prior_shape, prior_rate, cap)`` of the concentrations.
     seed : int
-    accumulated : ndarray
-        Per cell, the sum of its estimates over the iterations after burn-in (output).
+    estimates : tuple
+        ``(accumulated, leaf_parent_sum)``, per cell, zeros before the first call: the sum of its
+        estimates over the iterations after burn-in (the output, complete after the call that stops at
+        ``iterations``), and scratch of ``_record_leaves`` kept between calls.
     trace : ndarray
         ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
-    start : int
-        The iteration to start at: 0 initialises the pseudo-counts (Eq. 15); a later one goes on from
-        the state a call that stopped there (its ``iterations``) left, so that a chain run in chunks
-        gives the numbers of one run (each iteration draws its random numbers by position).
+    start, stop : int
+        The iterations ``start..stop - 1`` of the ``iterations``: ``start`` 0 initialises the
+        pseudo-counts (Eq. 15); a later one goes on from the state a call that stopped there left, so
+        that a chain run in chunks gives the numbers of one run (each iteration draws its random numbers
+        by position, and the leaves' estimates are added at the same iterations).
     """
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
     tree_levels, levels, active_levels, tree_values, tree_slots, ties, tree_order = layout
@@ -468,6 +546,7 @@ def run_chains(
     active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
+    accumulated, leaf_parent_sum = estimates
     current = np.zeros(accumulated.shape[0])
     for j in prange(tree_order.shape[0]):
         _run_tree(
@@ -488,7 +567,8 @@ def run_chains(
             prior,
             seed,
             current,
-            accumulated,
+            (accumulated, leaf_parent_sum),
             trace,
             start,
+            stop,
         )

@@ -11,7 +11,13 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.estimators.hdp import HDPEstimator, _Forest, _tie
-from bncbench.bnc.hdp_sampler import ROW_CACHE, _fill_steps, run_chains
+from bncbench.bnc.hdp_sampler import (
+    ROW_CACHE,
+    SMALL_TOTAL,
+    _fill_steps,
+    _sum_log_inverse_beta,
+    run_chains,
+)
 from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
 
@@ -242,6 +248,21 @@ def test_counts_beyond_the_stirling_table():
     )
 
 
+def run_forest(tree, spans, iterations=200, burn_in=20, every=5, on_iteration=None):
+    """Run the chain of one tree's forest in the calls ``spans`` (``(start, stop)`` ranges), calling
+    ``on_iteration(forest)`` after each call; returns the forest and the summed estimates."""
+    forest = _Forest([tree], "level", 2.0, False)
+    table = shared_table.ensure(forest.max_count)
+    stirling = (table.ratio, table.inverse_ratio, table.rows, *forest.row_cache(table.bound))
+    estimates, trace = (np.zeros(forest.n_cells), np.zeros(forest.n_cells)), np.zeros((1, 1000, 4))
+    for start, stop in spans:
+        run_chains(True, forest.layout, forest.forest, forest.state, stirling, (iterations, burn_in, 10, every, 1),
+                   (2.0, 1.0, 4000.0), 5, estimates, trace, start, stop)  # fmt: skip
+        if on_iteration is not None:
+            on_iteration(forest)
+    return forest, estimates[0]
+
+
 def test_pseudo_counts_stay_consistent():
     """After the chain: 1 <= t <= n where n > 0 (t = 0 where n = 0), root t = min(n, 1), and every
     count above the leaves is the sum of its children's pseudo-counts (Eq. 10)."""
@@ -251,12 +272,7 @@ def test_pseudo_counts_stay_consistent():
         columns[1] == 2, 0, columns[0]
     )  # values that never occur in some contexts
     tree = ContextTree(0, 3, (3, 1, 2), (3, 3, 3)).add(columns)
-    forest = _Forest([tree], "level", 2.0, False)
-    table = shared_table.ensure(forest.max_count)
-    stirling = (table.ratio, table.inverse_ratio, table.rows, *forest.row_cache(table.bound))
-    accumulated, trace = np.zeros(forest.n_cells), np.zeros((1, 40, 4))
-    run_chains(True, forest.layout, forest.forest, forest.state, stirling, (200, 20, 10, 5, 1),
-               (2.0, 1.0, 4000.0), 5, accumulated, trace)  # fmt: skip
+    forest, _ = run_forest(tree, [(0, 200)])
     n_cell, t_cell, n_total, t_total, _ = forest.state
     parent = forest.forest[3]
     n, t = n_cell.reshape(-1, 3), t_cell.reshape(-1, 3)
@@ -413,3 +429,55 @@ def test_row_cache_beyond_the_table_changes_no_value():
             out.append(numerators.copy())
         np.testing.assert_array_equal(out[0], out[1])
         assert row_key[0] == n and row_first[0] <= lo and hi < row_first[0] + ROW_CACHE
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0, 3.0, 60.0])
+def test_pooled_beta_draws_have_the_law_of_one_draw_per_node(alpha):
+    """``sum_j log 1/q_j``, ``q_j ~ Beta(alpha, n_j)``: nodes with small totals share their draws
+    (alpha >= 1), yet the sum keeps the exact mean ``sum_j psi(alpha + n_j) - psi(alpha)`` and variance
+    ``sum_j psi'(alpha) - psi'(alpha + n_j)``."""
+    from scipy.special import polygamma, psi
+
+    totals = np.array([0, 1, 1, 1, 2, 3, 3, 7, SMALL_TOTAL, SMALL_TOTAL + 1, 40])
+    nodes = np.arange(totals.size)
+    stream, spare = np.array([12345], dtype=np.uint64), np.zeros(2)
+    histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
+    draws = np.array(
+        [_sum_log_inverse_beta(alpha, nodes, totals, stream, spare, histogram) for _ in range(40_000)]
+    )
+    seen = totals[totals > 0]
+    mean = np.sum(psi(alpha + seen) - psi(alpha))
+    variance = np.sum(polygamma(1, alpha) - polygamma(1, alpha + seen))
+    assert abs(draws.mean() - mean) < 5 * math.sqrt(variance / draws.size)
+    assert draws.var() == pytest.approx(variance, rel=0.05)
+
+
+@pytest.mark.parametrize("every", [1, 5, 7])
+def test_estimates_are_the_sum_of_eq12_over_the_iterations(every):
+    """The leaves' estimates, added once per concentration update (``_record_leaves``), and the others,
+    added every iteration, are the sums after burn-in of Eqs. 12-14 computed from each iteration's
+    state, whichever calls the chain is run in."""
+    rng = np.random.default_rng(5)
+    tree = ContextTree(0, 3, (3, 1, 2), (3, 3, 3)).add(rng.integers(0, 3, (4, 600)))
+    expected = []
+
+    def eq12(forest):
+        _, _, _, parent, _, slot = forest.forest
+        n_cell, _, n_total, _, alpha = forest.state
+        n = n_cell.reshape(-1, 3)
+        a = alpha[slot][:, None]
+        p = np.empty_like(n, dtype=float)
+        p[0] = (n[0] + a[0] / 3) / (n_total[0] + a[0])
+        for node in range(1, n.shape[0]):  # nodes are numbered level by level
+            p[node] = (n[node] + a[node] * p[parent[node]]) / (n_total[node] + a[node])
+        expected.append(p.ravel())
+
+    iterations, burn_in = 60, 13
+    _, accumulated = run_forest(
+        tree, [(i, i + 1) for i in range(iterations)], iterations, burn_in, every, eq12
+    )
+    np.testing.assert_allclose(accumulated, np.sum(expected[burn_in:], axis=0), rtol=1e-12)
+    _, in_chunks = run_forest(tree, [(0, 17), (17, 40), (40, iterations)], iterations, burn_in, every)
+    _, at_once = run_forest(tree, [(0, iterations)], iterations, burn_in, every)
+    np.testing.assert_array_equal(in_chunks, accumulated)
+    np.testing.assert_array_equal(at_once, accumulated)

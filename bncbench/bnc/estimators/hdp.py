@@ -24,8 +24,9 @@ Java code:
 * burn-in is ``min(1000, iterations // 10)`` and the estimate is the running mean of the probabilities
   over every later iteration (ProbabilityNode.addRecordedProbabilities).
 
-The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), so the chains
-are the same in law, not in their draws.
+The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), and the Beta
+draws of the tied nodes with small counts are pooled (``hdp_sampler._sum_log_inverse_beta``), so the
+chains are the same in law, not in their draws.
 
 The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by
 Eq. 12, ``(n(y) + alpha_0 / |Y|) / (N + alpha_0)`` with ``alpha_0 = initial_concentration`` (2: an
@@ -148,7 +149,7 @@ class HDPEstimator:
         trace = np.full(
             (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
         )
-        accumulated = np.zeros(forest.n_cells)
+        estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
         row_cache = forest.row_cache(table.bound)
         # one run of all the iterations, or on a terminal chunks with the progress between them
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
@@ -159,17 +160,18 @@ class HDPEstimator:
                     forest.forest,
                     forest.state,
                     (table.ratio, table.inverse_ratio, table.rows, *row_cache),
-                    (stop, self.burn_in, self.window, self.concentration_every, stride),
+                    (self.iterations, self.burn_in, self.window, self.concentration_every, stride),
                     (self.prior_shape, self.prior_rate, self.max_concentration),
                     self.seed_,
-                    accumulated,
+                    estimates,
                     trace,
                     start,
+                    stop,
                 )
         self.concentration_trace_ = trace
         self.concentrations_ = forest.level_concentrations()
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
-        return forest.tables(accumulated / (self.iterations - self.burn_in))
+        return forest.tables(estimates[0] / (self.iterations - self.burn_in))
 
     def diagnostics(self, column_names) -> dict:
         """The concentrations of the fit, for ``BNClassifier.diagnostics``.
