@@ -213,16 +213,15 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
         data = dataset_digest(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
     except (BncbenchError, OSError):  # an unreadable store: the run below logs what is wrong with it
         data = None
-    done = tracking.finished_run(client, experiment_id, hash_, data.digest if data else None)
-    if done is not None:
-        log.info("%s: skipped, finished as run %s", name, done.info.run_id)
-        return "skipped"
-    running = tracking.running_runs(client, experiment_id, hash_)
-    live = [run for run in running if lease.is_live(run.data.tags)]
-    if live:
-        log.info("%s: skipped, running in another process (run %s)", name, live[0].info.run_id)
-        return "running elsewhere"
-    tracking.abandon(client, running, "left RUNNING by an interrupted process (it ended before the run finished); run again")
+    digest = data.digest if data else None
+    taken = _taken_by_another(client, experiment_id, hash_, digest, name)
+    if taken:
+        return taken
+    tracking.abandon(
+        client,
+        tracking.running_runs(client, experiment_id, hash_),
+        "left RUNNING by an interrupted process (it ended before the run finished); run again",
+    )
     tags = {
         **provenance.run_tags(),
         "dataset": dataset_name,
@@ -238,12 +237,10 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
             raise
         _log_disk_full(name, client, None)
         return "failed"
-    rivals = [r for r in tracking.running_runs(client, experiment_id, hash_) if r.info.run_id != run_id]
-    rivals = [r for r in rivals if lease.is_live(r.data.tags)]
-    if rivals and lease.gives_way(client.get_run(run_id), rivals):
-        client.delete_run(run_id)  # started at the same moment as another process's run of the cell
-        log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
-        return "running elsewhere"
+    taken = _taken_by_another(client, experiment_id, hash_, digest, name, client.get_run(run_id))
+    if taken:  # another process started or finished the cell meanwhile
+        client.delete_run(run_id)
+        return taken
     try:
         with lease.Heartbeat(client, run_id):
             _evaluate_and_log(cfg, client, run_id)
@@ -267,6 +264,26 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     tracking.end_run(client, run_id, failed=False)
     log.info("%s: finished (run %s)", name, run_id)
     return "finished"
+
+
+def _taken_by_another(client, experiment_id, hash_, digest, name, own=None) -> str | None:
+    """"skipped" when the cell has a FINISHED run of this data, "running elsewhere" when another
+    process holds a live run of it (before ``own``, this process's run, if given: of two runs
+    started together the earlier keeps the cell), else None. Checked before this process starts its
+    run and again after, so that a cell is never run twice whatever the two processes' timing."""
+    done = tracking.finished_run(client, experiment_id, hash_, digest)
+    if done is not None:
+        log.info("%s: skipped, finished as run %s", name, done.info.run_id)
+        return "skipped"
+    rivals = [
+        run
+        for run in tracking.running_runs(client, experiment_id, hash_)
+        if lease.is_live(run.data.tags) and (own is None or run.info.run_id != own.info.run_id)
+    ]
+    if rivals and (own is None or lease.gives_way(own, rivals)):
+        log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
+        return "running elsewhere"
+    return None
 
 
 def _log_disk_full(name: str, client, run_id: str | None) -> None:
