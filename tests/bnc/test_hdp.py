@@ -481,3 +481,10 @@ def test_estimates_are_the_sum_of_eq12_over_the_iterations(every):
     _, at_once = run_forest(tree, [(0, iterations)], iterations, burn_in, every)
     np.testing.assert_array_equal(in_chunks, accumulated)
     np.testing.assert_array_equal(at_once, accumulated)
+
+
+def test_counts_beyond_32_bits_are_refused():
+    tree = ContextTree(0, 2, (1,), (2,)).add(np.array([[0, 1, 1], [1, 0, 1]]))
+    tree.counts[-1][0, 0] = 2.0**31
+    with pytest.raises(ValueError, match="counts in 32 bits.*2147483648"):
+        _Forest([tree], "level", 2.0, False)
