@@ -207,6 +207,11 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     Any other exception is logged on the run (status FAILED, tag ``error``; a traceback artifact
     unless it is a ``BncbenchError``) and not raised.
     """
+    with tracking.quiet_store():  # a failed write is reported here, without MLflow's own traceback
+        return _run_cell(cfg, client, experiment_id, dataset_name, model_name)
+
+
+def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
     hash_ = tracking.cfg_hash(cfg)
     name = f"{dataset_name}/{model_name}"
     try:
@@ -386,8 +391,7 @@ def run_job(cfg: DictConfig) -> str:
         numba.set_num_threads(min(cell_threads(cfg), numba.config.NUMBA_NUM_THREADS))
         client = tracking.open_store(cfg.tracking_uri, check=False)  # checked before the sweep
         experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, cfg.artifact_location)
-        with tracking.quiet_store():  # run_cell reports a failed write itself
-            status = run_cell(cfg, client, experiment_id, dataset_name, model_name)
+        status = run_cell(cfg, client, experiment_id, dataset_name, model_name)
     except Exception as err:  # not even a run could be logged; the summary reports the cell as not run
         if tracking.disk_full(err):
             _log_disk_full("cell not run", None, None)
