@@ -5,13 +5,16 @@ Before Hydra starts, the overrides are composed once by ``bncbench.config.compos
 name or value is reported as one line (exit status 2) instead of Hydra's stack trace.
 
 Ctrl-C (SIGINT) or SIGTERM stops the cells' worker processes (joblib aborts its pool), prints what
-finished and how to resume, and exits with status 128 + the signal's number (130, 143).
+finished and how to resume, and exits with status 128 + the signal's number (130, 143). The workers
+ignore SIGINT themselves (a terminal sends Ctrl-C to the whole process group): the launcher alone
+decides, and a worker caught between two cells prints no traceback of its own.
 """
 
 import signal
 import sys
 
 import hydra
+from joblib import parallel_config
 from hydra._internal.utils import get_args_parser  # Hydra's own CLI parser (pinned hydra-core 1.3)
 
 from bncbench.config import CONFIG_NAME, compose, config_dir
@@ -30,6 +33,11 @@ def _raise_terminated(signum, frame):
     raise Terminated()
 
 
+def _ignore_interrupts() -> None:
+    """Run first in each joblib worker: Ctrl-C is the launcher's to handle (it stops the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main() -> None:
     args = get_args_parser().parse_known_args()[0]
     cfg = None
@@ -42,7 +50,8 @@ def main() -> None:
         sys.exit(2)
     signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        app()
+        with parallel_config(backend="loky", initializer=_ignore_interrupts):
+            app()
     except KeyboardInterrupt as err:
         signum = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
