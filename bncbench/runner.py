@@ -29,7 +29,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
-from bncbench import lease, provenance, tracking
+from bncbench import lease, provenance, semantic, tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.data.digest import dataset_digest
@@ -212,7 +212,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
 
 
 def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
-    hash_ = tracking.cfg_hash(cfg)
+    hash_ = semantic.cfg_hash(cfg)
     name = f"{dataset_name}/{model_name}"
     try:
         data = dataset_digest(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
@@ -307,7 +307,7 @@ def _log_disk_full(name: str, client, run_id: str | None) -> None:
 def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
     cv = cfg.cv
     seeds = repetition_seeds(cv.seed, cv.repetitions)
-    params = tracking.flatten(tracking.semantic_config(cfg))
+    params = tracking.flatten(semantic.semantic_config(cfg))
     params.update(
         {
             "cv.seeds": json.dumps(seeds),

@@ -11,7 +11,6 @@ URI) is used, because Hydra's joblib workers run one cell after another in the s
 
 import errno
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -33,9 +32,6 @@ from bncbench.errors import ConfigError
 from bncbench.progress import is_terminal
 from bncbench.provenance import DATA_DIGEST_TAG
 
-#: Top-level config keys whose values define what a cell computes; paths, the tracking store and
-#: launcher settings are left out, so changing them does not make a finished cell run again.
-SEMANTIC_KEYS = ("dataset", "model", "cv")
 #: MLflow tag values are limited in length; longer error messages are cut there.
 MAX_TAG_LENGTH = 5000
 #: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database
@@ -324,22 +320,6 @@ def experiment_id(client: MlflowClient, name: str) -> str:
             f"no MLflow experiment {name!r} in {client.tracking_uri!r}; run the experiment first."
         )
     return experiment.experiment_id
-
-
-def semantic_config(cfg: DictConfig) -> dict:
-    """The part of a cell's config that determines its results (see ``SEMANTIC_KEYS``), resolved."""
-    return {key: OmegaConf.to_container(cfg[key], resolve=True) for key in SEMANTIC_KEYS}
-
-
-def cfg_hash(cfg: DictConfig) -> str:
-    """Hash of a cell's semantic config: equal configs, in any key order, give equal hashes."""
-    return semantic_hash(semantic_config(cfg))
-
-
-def semantic_hash(semantic: Mapping) -> str:
-    """``cfg_hash`` of a semantic config already resolved (``semantic_config``)."""
-    text = json.dumps(semantic, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None):

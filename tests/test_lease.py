@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bncbench import lease, tracking
+from bncbench import lease, semantic, tracking
 from bncbench.runner import run_cell
 
 
@@ -68,7 +68,7 @@ def cell(tmp_path, new_store, compose_cell):
 
 
 def held_run(cfg, client, exp, owner):
-    tags = {"cfg_hash": tracking.cfg_hash(cfg), "dataset": "sklearn-iris", "model": "nb_laplace",
+    tags = {"cfg_hash": semantic.cfg_hash(cfg), "dataset": "sklearn-iris", "model": "nb_laplace",
             lease.OWNER_TAG: owner, lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
     return tracking.start_run(client, exp, "sklearn-iris/nb_laplace", tags)
 

@@ -8,7 +8,7 @@ import pytest
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
-from bncbench import lease, tracking
+from bncbench import lease, semantic, tracking
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data import Dataset, load_dataset
 from bncbench.metrics import PROBABILITY_FLOOR
@@ -124,7 +124,7 @@ def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path, new_store):
     (run,) = client.search_runs([exp])
     assert run.info.status == "FINISHED"
     assert run.info.run_name == "sklearn-iris/nb_laplace"
-    assert run.data.tags["cfg_hash"] == tracking.cfg_hash(cfg)
+    assert run.data.tags["cfg_hash"] == semantic.cfg_hash(cfg)
     assert {"dataset.name", "model.estimator", "cv.seed", "cv.seeds", "data_dir"} <= set(run.data.params)
     assert json.loads(run.data.params["cv.seeds"]) == repetition_seeds(cfg.cv.seed, 5)
     folds = [m.value for m in client.get_metric_history(run.info.run_id, "fold/rmse")]

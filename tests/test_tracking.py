@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from bncbench import tracking
+from bncbench import semantic, tracking
 from bncbench.errors import ConfigError
 
 
@@ -99,8 +99,8 @@ def test_a_deleted_experiment_says_how_to_restore_it(tmp_path, new_store):
 
 
 def test_cfg_hash_covers_dataset_model_and_cv_only():
-    base = tracking.cfg_hash(cell_config())
-    assert tracking.cfg_hash(cell_config(data_dir="/elsewhere", tracking_uri="sqlite:///x.db")) == base
+    base = semantic.cfg_hash(cell_config())
+    assert semantic.cfg_hash(cell_config(data_dir="/elsewhere", tracking_uri="sqlite:///x.db")) == base
     for change in [
         {"dataset.name": "zoo"},
         {"model.estimator": "m_estimate"},
@@ -108,7 +108,7 @@ def test_cfg_hash_covers_dataset_model_and_cv_only():
         {"cv.seed": 2},
         {"cv.repetitions": 10},
     ]:
-        assert tracking.cfg_hash(cell_config(**change)) != base, change
+        assert semantic.cfg_hash(cell_config(**change)) != base, change
 
 
 def test_cfg_hash_ignores_key_order():
@@ -116,7 +116,7 @@ def test_cfg_hash_ignores_key_order():
     reordered = OmegaConf.create(
         {"cv": cfg.cv, "model": dict(reversed(list(cfg.model.items()))), "dataset": cfg.dataset}
     )
-    assert tracking.cfg_hash(reordered) == tracking.cfg_hash(cfg)
+    assert semantic.cfg_hash(reordered) == semantic.cfg_hash(cfg)
 
 
 def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path, new_store):

@@ -19,7 +19,7 @@ from hydra import initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from bncbench import tracking
+from bncbench import semantic, tracking
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data.digest import dataset_digest
 
@@ -91,20 +91,20 @@ def expected_cells(cfg: DictConfig, overrides: Sequence[str]) -> dict[tuple[str,
                 resolved[(group, name)] = OmegaConf.to_container(root[group], resolve=True)
     common = {
         key: OmegaConf.to_container(root[key], resolve=True)
-        for key in tracking.SEMANTIC_KEYS
+        for key in semantic.SEMANTIC_KEYS
         if key not in _GROUPS
     }
     cells = {}
     for dataset in names["dataset"]:
         data = dataset_digest(resolved[("dataset", dataset)], root.data_dir)
         for model in names["model"]:
-            semantic = {
+            config = {
                 **common,
                 "dataset": resolved[("dataset", dataset)],
                 "model": resolved[("model", model)],
             }
             cells[(dataset, model)] = ExpectedCell(
-                tracking.semantic_hash(semantic), data.digest if data else None, tracking.flatten(semantic)
+                semantic.semantic_hash(config), data.digest if data else None, tracking.flatten(config)
             )
     return cells
 

@@ -28,7 +28,8 @@ from sqlalchemy.engine import make_url
 from bncbench.errors import ConfigError
 from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 from bncbench.report.cells import ExpectedCell
-from bncbench.tracking import SEMANTIC_KEYS, open_store
+from bncbench.semantic import SEMANTIC_KEYS
+from bncbench.tracking import open_store
 
 FOLD_PREFIX = "fold/"
 MODEL_PARAM_PREFIX = "model."

@@ -4,7 +4,7 @@ import pytest
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
-from bncbench import tracking
+from bncbench import semantic, tracking
 from bncbench.config import CONFIG_NAME, compose, config_dir
 from bncbench.data.digest import dataset_digest
 from bncbench.report.cells import expected_cells
@@ -33,8 +33,8 @@ def test_each_cell_has_the_cfg_hash_of_its_job(models, settings, shared_data_dir
     with initialize_config_dir(str(config_dir()), version_base="1.3"):
         for (dataset, model), cell in cells.items():
             job = hydra_compose(CONFIG_NAME, [*overrides, f"dataset={dataset}", f"model={model}"])
-            assert cell.cfg_hash == tracking.cfg_hash(job), (dataset, model)
-            assert cell.params == tracking.flatten(tracking.semantic_config(job))
+            assert cell.cfg_hash == semantic.cfg_hash(job), (dataset, model)
+            assert cell.params == tracking.flatten(semantic.semantic_config(job))
             assert cell.data_digest == dataset_digest({"name": dataset}, shared_data_dir).digest
 
 
