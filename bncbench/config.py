@@ -9,6 +9,7 @@ handing over to Hydra so that a wrong name is one line naming the valid ones, no
 """
 
 import difflib
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,15 +24,18 @@ from hydra.errors import HydraException, MissingConfigException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from bncbench.config_files import CONFIG_NAME, config_dir
 from bncbench.errors import ConfigError
+from bncbench.model_configs import experiment_comparisons, model_config
 from bncbench.names import check_path_name
+from bncbench.semantic import canonical_model
 
-CONFIG_NAME = "config"
 SWEEP_RESOLVER = "bncbench.sweep"
-#: Config groups an experiment's lists refer to, keyed by the experiment field that names them.
+#: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
+#: (``conf/dataset``) and the models (``bncbench.model_configs``).
 NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 #: Top-level nodes filled by config groups rather than by ``config.yaml``'s own keys.
-GROUP_NODES = ("dataset", "model", "suite")
+GROUP_NODES = ("dataset", "suite")
 #: Nodes of ``config.yaml`` whose keys are all its own: any other key in them is a typo.
 CLOSED_NODES = ("cv", "experiment", "report")
 #: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
@@ -39,18 +43,6 @@ CLOSED_NODES = ("cv", "experiment", "report")
 MODEL_SETTINGS = ("hdp",)
 #: Metrics every run logs (per fold and as means), which an experiment's report may compare.
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
-
-
-def config_dir() -> Path:
-    """The directory holding ``config.yaml``: ``bncbench/conf`` when installed, else ``<checkout>/conf``."""
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "conf", package.parent / "conf"):
-        if (candidate / f"{CONFIG_NAME}.yaml").is_file():
-            return candidate
-    raise ConfigError(
-        f"no {CONFIG_NAME}.yaml in {package / 'conf'} or {package.parent / 'conf'}; "
-        "reinstall bncbench (pip install .) or run it from a checkout."
-    )
 
 
 def sweep_choices(names) -> str:
@@ -94,10 +86,8 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
 
         check_settings(cfg)
         check_experiment(cfg, options)
+        check_models(cfg, models := experiment_models(cfg))
         check_report(cfg)
-        models = {str(m): _compose([*overrides, f"model={m}"]).model for m in cfg.experiment.models}
-        for name, model in models.items():
-            check_model(name, model)
         check_overrides_apply(overrides, models, str(cfg.experiment.name))
     with open_dict(cfg):
         del cfg["hydra"]
@@ -184,10 +174,10 @@ def check_report(cfg: DictConfig) -> None:
 
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
     name = experiment.get("name")
-    comparisons = experiment.get("comparisons") or []
-    for comparison in comparisons:
-        if isinstance(comparison, dict) and comparison.get("a") == comparison.get("b"):
-            raise ConfigError(f"experiment {name!r}: comparison {comparison} compares a model with itself.")
+    try:
+        comparisons = experiment_comparisons(experiment)
+    except ConfigError as err:
+        raise ConfigError(f"experiment {name!r}: {err}") from None
     unknown = [m for m in experiment.get("metrics") or [] if m not in RUN_METRICS]
     if unknown:
         raise ConfigError(
@@ -236,7 +226,7 @@ def _unknown_setting_message(key: str) -> str:
 
 
 def check_experiment(cfg: DictConfig, options) -> None:
-    """Check that ``cfg.experiment`` names existing datasets and models, each once.
+    """Check that ``cfg.experiment`` names existing datasets, and lists datasets and models each once.
 
     ``options(group)`` lists the config names of a group.
     """
@@ -246,49 +236,75 @@ def check_experiment(cfg: DictConfig, options) -> None:
         try:
             names = experiment[field]
         except OmegaConfBaseException as err:
+            if isinstance(err.__cause__, ConfigError):  # raised by the grids' resolver
+                raise ConfigError(f"experiment {name!r}: {err.__cause__}") from None
             raise ConfigError(f"experiment {name!r}: experiment.{field} is not set ({err}).") from None
-        if not isinstance(names, ListConfig) or not names:
+        if not isinstance(names, (ListConfig, list)) or not names:
             raise ConfigError(
-                f"experiment {name!r}: experiment.{field} must be a non-empty list of {group} names."
+                f"experiment {name!r}: experiment.{field} must be a non-empty list of {group} names"
+                + (" (or experiment.grids a list of model grids)." if group == "model" else ".")
             )
         for name_ in names:
             check_path_name(group, name_)  # a dataset's file, a model's figures
-        valid = set(options(group))
-        unknown = [str(n) for n in names if str(n) not in valid]
-        if unknown:
-            raise ConfigError(
-                f"experiment {name!r}: unknown {group} {', '.join(map(repr, unknown))}; "
-                f"valid {group} names: {', '.join(sorted(valid))} (files in conf/{group}/)."
-            )
+        if group == "dataset":
+            valid = set(options(group))
+            unknown = [str(n) for n in names if str(n) not in valid]
+            if unknown:
+                raise ConfigError(
+                    f"experiment {name!r}: unknown {group} {', '.join(map(repr, unknown))}; "
+                    f"valid {group} names: {', '.join(sorted(valid))} (files in conf/{group}/)."
+                )
         repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
         if repeated:
             raise ConfigError(f"experiment {name!r}: experiment.{field} lists {repeated} more than once.")
-    models = {str(m) for m in experiment.models}
-    for comparison in experiment.get("comparisons") or []:
-        if not isinstance(comparison, DictConfig) or set(comparison) != {"a", "b"}:
-            raise ConfigError(
-                f"experiment {name!r}: a comparison must be a mapping {{a: model, b: model}}, got "
-                f"{OmegaConf.to_container(comparison) if OmegaConf.is_config(comparison) else comparison!r}."
-            )
-        outside = [
-            str(comparison.get(side)) for side in ("a", "b") if str(comparison.get(side)) not in models
-        ]
-        if outside:
-            raise ConfigError(
-                f"experiment {name!r}: comparison {OmegaConf.to_container(comparison)} names {outside}, "
-                f"which are not in experiment.models ({', '.join(sorted(models))}); add them there, or "
-                "leave the comparison out (experiment.comparisons=[...] or [] on the command line)."
-            )
 
 
-def check_model(name: str, model: DictConfig) -> None:
-    """Check a model config's structure and estimator, or baseline (names and parameters), without
-    fitting."""
+def experiment_models(cfg: DictConfig) -> dict[str, DictConfig]:
+    """Model name -> its unresolved node (``bncbench.model_configs``), for each model of the experiment."""
+    try:
+        return {str(m): model_config(str(m), cfg.experiment.get("grids")) for m in cfg.experiment.models}
+    except ConfigError as err:
+        raise ConfigError(f"experiment {cfg.experiment.name!r}: {err}") from None
+
+
+def check_models(cfg: DictConfig, models: dict[str, DictConfig]) -> None:
+    """Check each model's structure and estimator, or baseline (names and parameters), without
+    fitting, and that no two models of the experiment are one classifier (their cells would share a
+    ``cfg_hash``, hence their runs)."""
+    seen = {}
+    for name, node in models.items():
+        try:
+            model = _resolved(cfg, node)
+            check_model(name, model)
+        except ConfigError as err:
+            raise ConfigError(f"experiment {cfg.experiment.name!r}: {err}") from None
+        canonical = json.dumps(canonical_model(model), sort_keys=True, default=str)
+        if canonical in seen:
+            raise ConfigError(
+                f"experiment {cfg.experiment.name!r}: models {seen[canonical]!r} and {name!r} are the same "
+                "classifier (same structure, estimator and parameters); list one of them."
+            )
+        seen[canonical] = name
+
+
+def _resolved(cfg: DictConfig, node: DictConfig) -> dict:
+    """A model node resolved as in a cell of ``cfg`` (``${hdp.iterations}`` read from ``cfg``)."""
+    with open_dict(cfg):
+        cfg.model = node
+        try:
+            return OmegaConf.to_container(cfg.model, resolve=True)
+        except OmegaConfBaseException as err:
+            raise ConfigError(f"model {node.name!r}: {err}") from None
+        finally:
+            cfg.model = None
+
+
+def check_model(name: str, model: dict) -> None:
+    """Check a resolved model config's structure and estimator, or baseline (names and parameters)."""
     from bncbench.bnc.estimators import make_estimator
     from bncbench.bnc.structures import STRUCTURES
 
-    model = OmegaConf.to_container(model, resolve=True)
-    where = f"model {name!r} (conf/model/{name}.yaml)"
+    where = f"model {name!r}"
     if "baseline" in model:
         from bncbench.baselines import make_baseline
 
@@ -307,7 +323,12 @@ def check_model(name: str, model: DictConfig) -> None:
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise ConfigError(f"{where}: k must be an integer >= 0 (or null), got {k!r}.")
     try:
-        make_estimator(model.get("estimator"), model.get("estimator_params") or {})
+        estimator = make_estimator(model.get("estimator"), model.get("estimator_params") or {})
+        if not getattr(estimator, "valid_structure", lambda s, k: True)(structure, k):  # the contract, next
+            raise ConfigError(
+                f"estimator {model.get('estimator')!r} is not defined on structure {structure!r} (k={k}); "
+                "see its documentation (bncbench.bnc.estimators) for the structures it takes."
+            )
     except ConfigError as err:
         raise ConfigError(f"{where}: {err}") from None
     except (TypeError, ValueError) as err:  # a parameter of the wrong type that the estimator did not name
@@ -341,8 +362,8 @@ def check_overrides_apply(overrides: Sequence[str], models: dict[str, DictConfig
             shown = ", ".join(list(models)[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
             raise ConfigError(
                 f"'{override.input_line}' would change nothing: no model of experiment {experiment!r} "
-                f"({shown}) reads {key}; it applies only to models whose config in conf/model/ says "
-                f"${{{key}}}. Leave it out, or choose such models in experiment.models."
+                f"({shown}) reads {key}; it applies only to models whose estimator config (conf/estimator/) "
+                f"says ${{{key}}}. Leave it out, or choose such models in experiment.models."
             )
 
 

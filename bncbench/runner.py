@@ -35,6 +35,7 @@ from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.data.digest import dataset_digest
 from bncbench.errors import BncbenchError, DatasetError, NotApplicableError
 from bncbench.metrics import CLIPPING, LOSSES
+from bncbench.model_configs import with_model
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.progress import CellProgress, mark_cell_done, task
 from bncbench.report import write_report
@@ -184,17 +185,19 @@ def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.Dat
 
 
 def cell_names(cfg: DictConfig) -> tuple[str, str]:
-    """(dataset, model) config names of the cell: Hydra's choices in a job, else the configs' ``name``."""
+    """(dataset, model) names of the cell: the dataset's config name (Hydra's choice in a job, else
+    its ``name``) and the model's name (``cfg.model``, or its node's ``name``)."""
+    model = cfg.model if isinstance(cfg.model, str) else cfg.model.name
     if HydraConfig.initialized():
-        choices = HydraConfig.get().runtime.choices
-        return str(choices.get("dataset")), str(choices.get("model"))
-    return str(cfg.dataset.name), str(cfg.model.name)
+        return str(HydraConfig.get().runtime.choices.get("dataset")), str(model)
+    return str(cfg.dataset.name), str(model)
 
 
 def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
     """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped", "running
     elsewhere", "not applicable" or "failed".
 
+    ``cfg.model`` is the model's name, as Hydra's sweep sets it, or its node (``bncbench.model_configs``).
     A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run that read the
     same data (tag ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version
     produced it; a changed dataset file makes the cell run again. A cell another process is running
@@ -207,6 +210,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     Any other exception is logged on the run (status FAILED, tag ``error``; a traceback artifact
     unless it is a ``BncbenchError``) and not raised.
     """
+    with_model(cfg)
     with tracking.quiet_store():  # a failed write is reported here, without MLflow's own traceback
         return _run_cell(cfg, client, experiment_id, dataset_name, model_name)
 

@@ -1,14 +1,20 @@
 """What a cell computes, as data: its semantic config and the ``cfg_hash`` that identifies it.
 
 A finished cell is skipped on resume, and the report reads a cell's run, by this hash: two configs
-that build the same classifier on the same data under the same protocol must hash the same.
+that build the same classifier on the same data under the same protocol must hash the same. So the
+hash is taken over ``canonical_model``'s form of the model: without its name (renaming or regrouping
+models never invalidates a finished cell), without ``k`` where the structure ignores it, and with the
+estimator's defaults filled in (``estimator_params: {}`` and the defaults written out are one model).
 """
 
 import hashlib
+import inspect
 import json
 from collections.abc import Mapping
 
 from omegaconf import DictConfig, OmegaConf
+
+from bncbench.bnc.estimators import ESTIMATORS
 
 #: Top-level config keys whose values define what a cell computes; paths, the tracking store and
 #: launcher settings are left out, so changing them does not make a finished cell run again.
@@ -27,5 +33,32 @@ def cfg_hash(cfg: DictConfig) -> str:
 
 def semantic_hash(semantic: Mapping) -> str:
     """``cfg_hash`` of a semantic config already resolved (``semantic_config``)."""
-    text = json.dumps(semantic, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = {**semantic, "model": canonical_model(semantic["model"])}
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def canonical_model(model: Mapping) -> dict:
+    """A resolved model config in the form two configs of the same classifier share (see the module)."""
+    canonical = {key: value for key, value in model.items() if key != "name"}
+    structure = canonical.get("structure")
+    if isinstance(structure, str) and not structure_uses_k(structure):
+        canonical["k"] = None
+    if "estimator" in canonical:
+        canonical["estimator_params"] = {
+            **estimator_defaults(canonical["estimator"]), **(canonical.get("estimator_params") or {})
+        }
+    return canonical
+
+
+def estimator_defaults(name: str) -> dict:
+    """The constructor defaults of the estimator registered as ``name`` ({} for an unknown one, which
+    the settings check refuses)."""
+    if name not in ESTIMATORS:
+        return {}
+    return {key: p.default for key, p in inspect.signature(ESTIMATORS[name]).parameters.items()}
+
+
+def structure_uses_k(name: str) -> bool:
+    """Whether the structure learner ``name`` reads ``k`` (kDB's k, SkDB's k_max)."""
+    return name in ("kdb", "skdb")

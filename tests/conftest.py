@@ -131,10 +131,11 @@ def compose_cell():
     from hydra import compose, initialize_config_dir
 
     from bncbench.config import CONFIG_NAME, config_dir
+    from bncbench.model_configs import with_model
 
     def make(dataset: str, model: str, *overrides: str):
         with initialize_config_dir(str(config_dir()), version_base="1.3"):
-            return compose(CONFIG_NAME, [f"dataset={dataset}", f"model={model}", *overrides])
+            return with_model(compose(CONFIG_NAME, [f"dataset={dataset}", f"model={model}", *overrides]))
 
     return make
 

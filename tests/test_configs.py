@@ -9,12 +9,21 @@ from omegaconf import OmegaConf
 
 from bncbench.config import CONFIG_NAME, compose, config_dir, sweep_choices
 from bncbench.errors import ConfigError
+from bncbench.model_configs import model_config, with_model
 from bncbench.models import make_model
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.structures import STRUCTURES
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
-MODELS = sorted(p.stem for p in (config_dir() / "model").glob("*.yaml"))
+STRUCTURE_CONFIGS = sorted(p.stem for p in (config_dir() / "structure").glob("*.yaml"))
+#: The models of every experiment, each file of conf/models, each structure with Laplace estimates and
+#: naive Bayes with each estimator.
+MODELS = sorted(
+    {m for e in EXPERIMENTS for m in compose([f"experiment={e}"]).experiment.models}
+    | {p.stem for p in (config_dir() / "models").glob("*.yaml")}
+    | {f"{s}_laplace" for s in STRUCTURE_CONFIGS}
+    | {f"nb_{e}" for e in ESTIMATORS}
+)
 
 
 def test_configs_are_found():
@@ -59,9 +68,12 @@ def test_kdb_experiment_compares_each_kdb_with_nb_and_tan():
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_config_fits(name):
-    cfg = compose([f"experiment.models=[{name}]", "experiment.comparisons=[]"])
+    experiment = next((e for e in EXPERIMENTS if name in compose([f"experiment={e}"]).experiment.models), "smoke")
+    grids = compose([f"experiment={experiment}"]).experiment.grids
+    shorter = ["hdp.iterations=50"] if "${hdp.iterations}" in str(model_config(name, grids)) else []
+    cfg = compose([f"experiment={experiment}", f"experiment.models=[{name}]", "experiment.comparisons=[]", *shorter])
     with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        model = hydra_compose(CONFIG_NAME, [f"model={name}"]).model
+        model = with_model(hydra_compose(CONFIG_NAME, [f"experiment={experiment}", *shorter, f"model={name}"])).model
     assert model.name == name
     rng = np.random.default_rng(0)
     X = pd.DataFrame(rng.integers(0, 3, (60, 4)).astype(str), columns=list("abcd"))
@@ -73,12 +85,12 @@ def test_every_model_config_fits(name):
 
 
 def test_model_names_follow_structure_and_estimator():
-    expected = {
-        f"{s}_{e}"
-        for s in ["nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5"]
-        for e in ["laplace", "m_estimate"]
-    }
-    assert expected | {"nb_mle"} <= set(MODELS)
+    for structure in ["nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5", "skdb"]:
+        for estimator in ESTIMATORS:
+            node = model_config(f"{structure}_{estimator}")
+            assert node.estimator == estimator
+            assert node.structure == structure.rstrip("12345")
+            assert node.k == (int(structure[-1]) if structure[-1].isdigit() else 5 if structure == "skdb" else None)
 
 
 def test_primary_config_hydra_settings():
@@ -109,7 +121,7 @@ def test_sweep_choices():
         (["suite=nope"], "unknown suite 'nope'"),
         (["hydra/launcher=nope"], "valid hydra/launcher names: basic, joblib"),
         (["experiment.datasets=[nope]"], "unknown dataset 'nope'; valid dataset names:"),
-        (["experiment.models=[nope]"], "unknown model 'nope'; valid model names:"),
+        (["experiment.models=[nope]"], "unknown model 'nope': a model is <structure>_<estimator>"),
         (["experiment.datasets=[]"], "must be a non-empty list"),
         (["experiment.datasets=[iris,iris]"], "more than once"),
         (["experiment.models=[nb_mle]"], "not in experiment.models"),
@@ -126,41 +138,24 @@ def test_bad_overrides_name_the_problem(overrides, expected):
 
 
 @pytest.mark.parametrize(
-    ("field", "value", "expected"),
+    ("grid", "expected"),
     [
-        ("structure", "forest", "unknown structure 'forest'; valid structures: " + ", ".join(sorted(STRUCTURES))),
-        ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: " + ", ".join(sorted(ESTIMATORS))),
-        ("estimator_params", {"beta": 1}, "does not take"),
+        ("{structure: forest, estimator: mle, name: bad}", "unknown structure 'forest'; valid structures: aode, direct, fan_aic"),
+        ("{structure: nb, estimator: hdp2, name: bad}", "unknown estimator 'hdp2'; valid estimators: " + ", ".join(sorted(ESTIMATORS))),
+        ("{structure: nb, estimator: mle, estimator_params: {beta: [1]}, name: bad}", "does not take"),
+        ("{structure: nb, estimator: laplace, estimator_params: {alpha: [-1]}, name: bad}", "alpha"),
     ],
 )
-def test_bad_model_configs_are_refused_before_running(tmp_path, field, value, expected):
-    model = {
-        "name": "bad",
-        "structure": "nb",
-        "k": 0,
-        "structure_params": {},
-        "estimator": "mle",
-        "estimator_params": {},
-    }
-    (tmp_path / "model").mkdir()
-    OmegaConf.save(OmegaConf.create({**model, field: value}), tmp_path / "model" / "bad.yaml")
-    with pytest.raises(ConfigError, match=f"model 'bad'.*{expected}"):
-        compose(
-            [f"hydra.searchpath=[file://{tmp_path}]", "experiment.models=[bad]", "experiment.comparisons=[]"]
-        )
+def test_bad_models_are_refused_before_running(grid, expected):
+    with pytest.raises(ConfigError, match=f"experiment 'smoke': .*{expected}"):
+        compose([f"experiment.grids=[{grid}]", "experiment.models=[bad]", "experiment.comparisons=[]"])
 
 
 def test_a_config_file_that_is_not_yaml_is_named(tmp_path):
-    (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "broken.yaml").write_text("name: broken\nstructure: [nb\n")
-    with pytest.raises(ConfigError, match=r"not valid YAML: .*model/broken\.yaml"):
-        compose(
-            [
-                f"hydra.searchpath=[file://{tmp_path}]",
-                "experiment.models=[broken]",
-                "experiment.comparisons=[]",
-            ]
-        )
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "broken.yaml").write_text("experiment:\n  models: [nb\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML: .*experiment/broken\.yaml"):
+        compose([f"hydra.searchpath=[file://{tmp_path}]", "experiment=broken"])
 
 
 def test_an_unknown_published_table_is_refused_before_running():
@@ -187,7 +182,9 @@ def test_hdp_iterations_on_the_command_line_reach_every_hdp_model(experiment):
     cfg = compose([f"experiment={experiment}", "hdp.iterations=123"])
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3"):
         for model in cfg.experiment.models:
-            composed = hydra_compose(CONFIG_NAME, [f"experiment={experiment}", "hdp.iterations=123", f"model={model}"])
+            composed = with_model(
+                hydra_compose(CONFIG_NAME, [f"experiment={experiment}", "hdp.iterations=123", f"model={model}"])
+            )
             params = OmegaConf.to_container(composed.model, resolve=True).get("estimator_params") or {}
             if composed.model.get("estimator") == "hdp":
                 assert params["iterations"] == 123, model

@@ -27,7 +27,10 @@ def _cell(tmp_path, model, *extra):
 def store(tmp_path_factory):
     """A store with a finished nb_laplace cell and a direct_hpb cell over its bound, on iris."""
     tmp_path = tmp_path_factory.mktemp("store")
-    bounded = _cell(tmp_path, "direct_hpb", "+model.estimator_params.max_patterns=100")
+    bounded = _cell(
+        tmp_path, "direct_hpb",
+        "experiment.grids=[{structure: direct, estimator: hpb, estimator_params: {max_patterns: [100]}, name: direct_hpb}]",
+    )
     client = tracking.open_store(bounded.tracking_uri)
     exp = tracking.prepare_experiment(client, "smoke", bounded.artifact_location)
     statuses = {

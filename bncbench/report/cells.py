@@ -1,13 +1,13 @@
 """The cells an experiment's configuration defines, each with the ``cfg_hash`` and data digest its
 run must have, so that the report reads the runs of that configuration and no other.
 
-A cell's config is what a job of the sweep composes, the overrides plus ``dataset=<d> model=<m>``;
-composing each cell with Hydra takes about 0.1 s (476 cells for ``experiment=kdb``). Instead every
-dataset and model config is composed once, in one Hydra call, each under a key of its own
-(``+dataset@_cells.d0=<d>``), then put in place as ``dataset`` and ``model`` in that one config and
-hashed by ``tracking.cfg_hash``. Where the overrides or the experiment set keys inside ``dataset``
-or ``model`` themselves (``+model.estimator_params.alpha=2``), that group is composed once per name
-with them, as a job would.
+A cell's config is what a job of the sweep composes, the overrides plus ``dataset=<d> model=<m>``,
+with the model's node built by ``bncbench.model_configs``; composing each cell with Hydra takes about
+0.1 s (476 cells for ``experiment=kdb``). Instead every dataset config is composed once, in one Hydra
+call, each under a key of its own (``+dataset@_cells.d0=<d>``), every model node built once, then each
+put in place as ``dataset`` and ``model`` in that one config and hashed by ``semantic.cfg_hash``.
+Where the overrides or the experiment set keys inside ``dataset`` itself, the dataset is composed once
+per name with them, as a job would.
 """
 
 from collections.abc import Iterator, Sequence
@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from bncbench import semantic, tracking
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data.digest import dataset_digest
+from bncbench.model_configs import model_config
 
 _CELLS = "_cells"
 _GROUPS = {"dataset": "datasets", "model": "models"}
@@ -63,25 +64,18 @@ def expected_cells(cfg: DictConfig, overrides: Sequence[str]) -> dict[tuple[str,
         ``{(dataset, model): ExpectedCell}`` in the experiment's order.
     """
     names = {group: [str(name) for name in cfg.experiment[field]] for group, field in _GROUPS.items()}
+    datasets = names["dataset"]
     with _hydra():
         root = hydra_compose(
-            CONFIG_NAME,
-            [
-                *overrides,
-                *(
-                    f"+{group}@{_CELLS}.{group}{i}={name}"
-                    for group, group_names in names.items()
-                    for i, name in enumerate(group_names)
-                ),
-            ],
+            CONFIG_NAME, [*overrides, *(f"+dataset@{_CELLS}.dataset{i}={name}" for i, name in enumerate(datasets))]
         )
         nodes = {
-            group: (
-                [hydra_compose(CONFIG_NAME, [*overrides, f"{group}={name}"])[group] for name in group_names]
-                if root.get(group) is not None  # keys set inside the group's node: compose as a job does
-                else [root[_CELLS][f"{group}{i}"] for i in range(len(group_names))]
-            )
-            for group, group_names in names.items()
+            "dataset": (
+                [hydra_compose(CONFIG_NAME, [*overrides, f"dataset={name}"]).dataset for name in datasets]
+                if root.get("dataset") is not None  # keys set inside the dataset node: compose as a job does
+                else [root[_CELLS][f"dataset{i}"] for i in range(len(datasets))]
+            ),
+            "model": [model_config(name, root.experiment.get("grids")) for name in names["model"]],
         }
     resolved = {}
     with open_dict(root):

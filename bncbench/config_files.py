@@ -1,0 +1,20 @@
+"""Where bncbench's Hydra configs live: the top-level ``conf/`` directory of a checkout, or the same
+files as ``bncbench/conf`` in an installed (non-editable) package (see ``setup.py``)."""
+
+from pathlib import Path
+
+from bncbench.errors import ConfigError
+
+CONFIG_NAME = "config"
+
+
+def config_dir() -> Path:
+    """The directory holding ``config.yaml``: ``bncbench/conf`` when installed, else ``<checkout>/conf``."""
+    package = Path(__file__).resolve().parent
+    for candidate in (package / "conf", package.parent / "conf"):
+        if (candidate / f"{CONFIG_NAME}.yaml").is_file():
+            return candidate
+    raise ConfigError(
+        f"no {CONFIG_NAME}.yaml in {package / 'conf'} or {package.parent / 'conf'}; "
+        "reinstall bncbench (pip install .) or run it from a checkout."
+    )
