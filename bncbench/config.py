@@ -12,7 +12,6 @@ import difflib
 import json
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 import yaml
@@ -26,7 +25,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.config_files import CONFIG_NAME, config_dir
 from bncbench.errors import ConfigError
-from bncbench.model_configs import experiment_comparisons, model_config
+from bncbench.model_configs import experiment_comparisons, grid_models, model_config
 from bncbench.names import check_path_name
 from bncbench.semantic import canonical_model
 
@@ -232,12 +231,14 @@ def check_experiment(cfg: DictConfig, options) -> None:
     """
     experiment = cfg.experiment
     name = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None) or experiment.get("name")
+    try:
+        grid_models(experiment.get("grids"))  # here, for its message: OmegaConf's would wrap it
+    except ConfigError as err:
+        raise ConfigError(f"experiment {name!r}: {err}") from None
     for field, group in NAMED_GROUPS.items():
         try:
             names = experiment[field]
         except OmegaConfBaseException as err:
-            if isinstance(err.__cause__, ConfigError):  # raised by the grids' resolver
-                raise ConfigError(f"experiment {name!r}: {err.__cause__}") from None
             raise ConfigError(f"experiment {name!r}: experiment.{field} is not set ({err}).") from None
         if not isinstance(names, (ListConfig, list)) or not names:
             raise ConfigError(

@@ -7,9 +7,10 @@ A name is looked up in this order:
    swept parameters, e.g. ``{structure: [tan, kdb5], estimator: hdp, estimator_params: {tying: [single,
    level], iterations: [500, 5000]}}`` gives 8 models, named by the grid's ``name`` template
    (``"{structure}_{estimator}_{tying}_it{iterations}"``) or else ``<structure>_<estimator>_<value>...``;
-2. a file ``conf/models/<name>.yaml``: a baseline (``baseline: random_forest``), or a structure and an
+2. a file ``conf/models/<name>.yaml``: a baseline (``baseline: random_forest``), a structure and an
    estimator with parameters of their own (``structure: direct``, ``estimator: hpb``,
-   ``estimator_params: {b: null}``);
+   ``estimator_params: {b: null}``), or another model with keys changed (``extends: random_forest``,
+   ``discretise: false``);
 3. ``<structure>_<estimator>``, e.g. ``kdb5_hdp``: the two configs as they are. An estimator
    registered in ``bncbench.bnc.estimators`` without a file of its own takes its defaults.
 
@@ -78,7 +79,8 @@ def _expand(grid):
             name = template.format(**fields) if template else "_".join(map(str, fields.values()))
         except (KeyError, IndexError, ValueError) as err:
             raise ConfigError(
-                f"grid name template {template!r}: {err!r} is not one of its fields {sorted(fields)}."
+                f"grid name template {template!r} names {err.args[0] if err.args else err}, not one of its "
+                f"fields: {', '.join(sorted(fields))}."
             ) from None
         yield name, spec
 
@@ -104,6 +106,9 @@ def model_config(name: str, grids=None) -> DictConfig:
         spec = generated[name]
     elif (config_dir() / "models" / f"{name}.yaml").is_file():
         spec = _load("models", name)
+        if "extends" in spec:  # another model's config with some keys changed
+            base = OmegaConf.to_container(model_config(spec.pop("extends")))
+            return OmegaConf.merge(base, spec, {"name": name})
         if "baseline" in spec:
             return OmegaConf.create({"name": name, **{k: v for k, v in spec.items() if k != "name"}})
         unknown = set(spec) - MODEL_KEYS
@@ -208,7 +213,7 @@ def experiment_comparisons(experiment: Mapping) -> list[dict]:
                 f"a comparison must be a mapping {{a: model, b: model}}, got {_plain(comparison)!r}."
             )
         sides = [str(comparison["a"]), str(comparison["b"])]
-        if any(_is_pattern(side) for side in sides):
+        if any(is_pattern(side) for side in sides):
             matched = [fnmatch.filter(models, side) for side in sides]
         else:
             outside = [side for side in sides if side not in models]
@@ -226,7 +231,8 @@ def experiment_comparisons(experiment: Mapping) -> list[dict]:
     return expanded
 
 
-def _is_pattern(name: str) -> bool:
+def is_pattern(name: str) -> bool:
+    """Whether a comparison's side is a shell-style pattern rather than a model's name."""
     return any(char in name for char in "*?[")
 
 

@@ -26,7 +26,6 @@ from urllib.parse import urlparse
 from mlflow.entities import Metric, Param, RunStatus, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
-from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
 from bncbench.progress import is_terminal

@@ -8,11 +8,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.bnc.structures import STRUCTURES
 from bncbench.config import config_dir
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
-MODELS = sorted(p.stem for p in (config_dir() / "model").glob("*.yaml"))
 
 SMOKE_DATASETS = ["sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"]
 SMOKE_MODELS = [
@@ -231,7 +229,7 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
     [
         (["experiment=nope"], "unknown experiment 'nope'; valid experiment names: " + ", ".join(EXPERIMENTS)),
         (["experiment.datasets=[irsi]"], "unknown dataset 'irsi'; valid dataset names: abalone, adult,"),
-        (["experiment.models=[nb]"], "unknown model 'nb'; valid model names: " + ", ".join(MODELS[:3])),
+        (["experiment.models=[nb]"], "unknown model 'nb': a model is <structure>_<estimator> (structures: aode,"),
         (["model=nb_mle"], "override experiment.models instead"),
         (
             ["tracking_uri=sqlite:///{tmp}/a_file/mlflow.db"],
@@ -255,27 +253,16 @@ def test_bad_input_gives_one_line_and_status_2(tmp_path, run_cli, args, message)
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("structure", "forest", "unknown structure 'forest'; valid structures: " + ", ".join(sorted(STRUCTURES))),
+        ("structure", "forest", "unknown structure 'forest'; valid structures: aode, direct, fan_aic, fan_bic, kdb1"),
         ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: " + ", ".join(sorted(ESTIMATORS))),
     ],
 )
 def test_unknown_structure_or_estimator_is_refused_before_running(tmp_path, run_cli, field, value, message):
-    (tmp_path / "conf" / "model").mkdir(parents=True)
-    model = {
-        "name": "bad",
-        "structure": "nb",
-        "k": 0,
-        "structure_params": {},
-        "estimator": "mle",
-        "estimator_params": {},
-    }
-    (tmp_path / "conf" / "model" / "bad.yaml").write_text(json.dumps({**model, field: value}))
-    result = run_cli(
-        f"hydra.searchpath=[file://{tmp_path / 'conf'}]",
-        "experiment.models=[bad]",
-        "experiment.comparisons=[]",
-        cwd=tmp_path,
-    )
+    (tmp_path / "conf" / "experiment").mkdir(parents=True)
+    grid = {"structure": "nb", "estimator": "mle", "name": "bad", field: value}
+    experiment = {"experiment": {"name": "mine", "datasets": ["iris"], "grids": [grid]}}
+    (tmp_path / "conf" / "experiment" / "mine.yaml").write_text("# @package _global_\n" + json.dumps(experiment))
+    result = run_cli(f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", cwd=tmp_path)
     assert result.returncode == 2, result.output
     (line,) = result.stderr.strip().splitlines()
-    assert message in line and "conf/model/bad.yaml" in line
+    assert line.startswith("bncbench: error: experiment 'mine': model 'bad': ") and message in line

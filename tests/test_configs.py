@@ -12,7 +12,6 @@ from bncbench.errors import ConfigError
 from bncbench.model_configs import model_config, with_model
 from bncbench.models import make_model
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.bnc.structures import STRUCTURES
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
 STRUCTURE_CONFIGS = sorted(p.stem for p in (config_dir() / "structure").glob("*.yaml"))

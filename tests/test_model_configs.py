@@ -31,8 +31,8 @@ def test_a_structure_estimator_pair_needs_no_file():
 def test_a_model_file_adds_its_own_parameters_and_baselines_stay_as_written():
     hpb = model_config("direct_hpb_b_chosen")
     assert (hpb.structure, hpb.estimator, hpb.estimator_params.b) == ("direct", "hpb", None)
-    forest = OmegaConf.to_container(model_config("random_forest_raw"))
-    assert forest["baseline"] == "random_forest" and forest["discretise"] is False
+    forest, raw = (OmegaConf.to_container(model_config(n)) for n in ("random_forest", "random_forest_raw"))
+    assert raw == {**forest, "name": "random_forest_raw", "discretise": False}  # extends: random_forest
 
 
 def test_an_unknown_model_names_the_ways_to_name_one():
@@ -59,7 +59,7 @@ def test_a_grid_generates_every_combination_with_readable_names():
     [
         ([{"structure": "nb"}], "must be a mapping with structure and estimator"),
         ([{**GRID, "nmae": "x"}], "must be a mapping with structure and estimator"),
-        ([{**GRID, "name": "{structure}_{alpha}"}], "is not one of its fields"),
+        ([{**GRID, "name": "{structure}_{alpha}"}], "names alpha, not one of its fields: estimator, iterations, structure, tying"),
         ([{**GRID, "name": "same"}], "two models of experiment.grids are named 'same'"),
     ],
 )

@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from bncbench.errors import ConfigError
 from bncbench.names import check_path_name
-from bncbench.model_configs import experiment_comparisons
+from bncbench.model_configs import experiment_comparisons, is_pattern
 from bncbench.report.clipping import clipping_notes
 from bncbench.report.figures import (
     critical_difference_plot,
@@ -155,7 +155,8 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
     models = _list(OmegaConf.select(cfg, "experiment.models")) or sorted(results["model"].unique())
     logged = set(results["model"])
     metrics = list(experiment.metrics)
-    expanded = experiment_comparisons({"models": models, "comparisons": experiment.comparisons})
+    named = [str(c.get(side)) for c in experiment.comparisons for side in ("a", "b") if not is_pattern(str(c.get(side)))]
+    expanded = experiment_comparisons({"models": [*models, *named], "comparisons": experiment.comparisons})
     comparisons = [pair(comparison) for comparison in expanded]
     tables = published_tables(OmegaConf.select(cfg, "report.published"))
     wdls = wdl_table(results, expanded, metrics, datasets=datasets, **options)
