@@ -175,7 +175,9 @@ def test_store_path_is_relative_to_the_working_directory(tmp_path, monkeypatch):
     assert Path("runs/mlflow.db").is_file()
 
 
-def test_fold_metrics_are_read_in_bulk_the_later_of_a_step_logged_twice_counting(tmp_path, new_store, monkeypatch):
+def test_fold_metrics_are_read_in_bulk_the_later_of_a_step_logged_twice_counting(
+    tmp_path, new_store, monkeypatch
+):
     monkeypatch.setattr(tracking.runs, "_RUNS_PER_QUERY", 2)  # three runs: two queries per metric
     client = tracking.open_store(new_store(tmp_path))
     exp = tracking.prepare_experiment(client, "e", str(tmp_path))

@@ -2,8 +2,8 @@
 
 :func:`compute_report` computes a :class:`Report` from plain arguments, :func:`write_files` renders
 it, and :func:`write_report` does both from a composed config. A report holds win-draw-loss tables
-with sign tests, Wilcoxon and per-dataset 5x2cv tests, Friedman ranks with a critical-difference diagram, the published tables beside ours,
-scatter plots and win-loss curves against iterations.
+with sign tests, Wilcoxon and per-dataset 5x2cv tests, Friedman ranks with a critical-difference
+diagram, the published tables beside ours, scatter plots and win-loss curves against iterations.
 """
 
 from bncbench.report.compute import Report, check_report_settings, compute_report

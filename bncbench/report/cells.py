@@ -5,7 +5,7 @@ A cell's config is what a job of the sweep composes, the overrides plus ``datase
 composing each cell with Hydra takes about 0.1 s (476 cells for ``experiment=kdb``). Instead every
 dataset and model config is composed once, in one Hydra call, each under a key of its own
 (``+dataset@_cells.d0=<d>``), then put in place as ``dataset`` and ``model`` in that one config and
-hashed by ``tracking.cfg_hash``. Where the overrides or the experiment set keys inside ``dataset``
+hashed by ``semantic.semantic_hash``. Where the overrides or the experiment set keys inside ``dataset``
 or ``model`` themselves (``+model.estimator_params.alpha=2``), that group is composed once per name
 with them, as a job would.
 """
@@ -34,7 +34,7 @@ class ExpectedCell:
     Attributes
     ----------
     cfg_hash : str
-        ``tracking.cfg_hash`` of the cell's config.
+        ``semantic.semantic_hash`` of the cell's config.
     data_digest : str or None
         The digest of the dataset as it is now (``bncbench.data.digest``); None when the store here
         has no file for it (e.g. a report written on a tracking server): not checked then.

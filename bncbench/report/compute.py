@@ -192,7 +192,12 @@ def compute_report(
     compared = {model for pair_ in tested_pairs for model in pair_}
     folds = runs.fold_metrics(results.loc[results["model"].isin(compared), "run_id"], test_metrics)
     tests = dataset_tests(
-        results, folds, tested_pairs, test_metrics, datasets=datasets, folds_per_repetition=folds_per_repetition
+        results,
+        folds,
+        tested_pairs,
+        test_metrics,
+        datasets=datasets,
+        folds_per_repetition=folds_per_repetition,
     )
     report = Report(
         experiment=experiment,
@@ -227,7 +232,9 @@ def compute_report(
     }
     for kind, (tying, reference, paper) in kinds.items():
         by_metric = {
-            metric: win_loss_curves(results, specs, metric, reference_tying=tying, datasets=datasets, **options)
+            metric: win_loss_curves(
+                results, specs, metric, reference_tying=tying, datasets=datasets, **options
+            )
             for metric in metrics
         }
         report.curves.append(Curves(kind, reference, paper, by_metric))
@@ -285,4 +292,6 @@ def check_report_settings(
     check_options(draws, round, alpha)
     published_tables(published)
     if not isinstance(reference_tying, str):
-        raise ConfigError(f"report.reference_tying must be the name of a tying, e.g. level, got {reference_tying!r}")
+        raise ConfigError(
+            f"report.reference_tying must be the name of a tying, e.g. level, got {reference_tying!r}"
+        )

@@ -238,7 +238,8 @@ def _write_curves(out: Path, figures: Figures, report: Report) -> None:
     frames = []
     for curves in report.curves:
         if all(frame.empty for frame in curves.by_metric.values()):
-            figures.skipped.append(("win-loss curves", f"against {curves.reference}: {NO_CURVE[curves.kind]}"))
+            why = f"against {curves.reference}: {NO_CURVE[curves.kind]}"
+            figures.skipped.append(("win-loss curves", why))
             continue
         for metric, frame in curves.by_metric.items():
             frames.append(frame.assign(kind=curves.kind, metric=metric))
