@@ -54,8 +54,8 @@ class Report:
 
     Attributes
     ----------
-    experiment, tracking_uri : str
-        The MLflow experiment read and its store.
+    experiment : str
+        The MLflow experiment read.
     options : dict
         The report settings (``draws``, ``round``, ``alpha``, ``published``, ``reference_tying``).
     datasets : list of str or None
@@ -89,7 +89,6 @@ class Report:
     """
 
     experiment: str
-    tracking_uri: str
     options: dict
     datasets: list[str] | None
     models: list[str]
@@ -151,7 +150,8 @@ def compute_report(
     published : sequence of str
         Keys of :data:`bncbench.report.published.PUBLISHED` to show beside ours.
     reference_tying : str
-        The tying the win-loss curves against a tying compare with (HDP paper, Sect. 6.3).
+        The tying the win-loss curves against a tying compare the others with (``level`` in the
+        HDP paper, journal Fig. 5).
     folds_per_repetition : int
         Folds per cross-validation repetition, for the 5x2cv tests.
 
@@ -201,7 +201,6 @@ def compute_report(
     )
     report = Report(
         experiment=experiment,
-        tracking_uri=tracking_uri,
         options={**options, "published": list(published), "reference_tying": reference_tying},
         datasets=datasets,
         models=models,
@@ -218,9 +217,9 @@ def compute_report(
         settings=run_settings(runs.provenance()),
         left_out=runs.left_out(),
     )
+    ranked = [model for model in models if model in logged]
     for metric in metrics:
         try:
-            ranked = [model for model in models if model in logged]
             report.rankings.append(friedman_nemenyi(results, ranked, metric, alpha=alpha, datasets=datasets))
         except Undefined as why:
             report.unranked.append(f"{metric}: {why}")
