@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Sequence
 
-import pandas as pd
 import yaml
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
@@ -166,43 +165,25 @@ def _check_integer(name: str, value, minimum: int, also: str = "") -> None:
 
 
 def check_report(cfg: DictConfig) -> None:
-    """Check ``experiment.metrics``, ``experiment.comparisons`` and ``report.*`` before anything runs,
-    by computing the experiment's report from a stand-in for the results (an option the report
-    refuses would otherwise be found only after the last cell)."""
-    from bncbench.report import wdl_table
+    """Check ``experiment.metrics``, ``experiment.comparisons`` and ``report.*`` before anything runs
+    (an option the report refuses would otherwise be found only after the last cell)."""
+    from bncbench.report import check_report_settings
 
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
-    name = experiment.get("name")
-    try:
-        comparisons = experiment_comparisons(experiment)
-    except ConfigError as err:
-        raise ConfigError(f"experiment {name!r}: {err}") from None
-    unknown = [m for m in experiment.get("metrics") or [] if m not in RUN_METRICS]
-    if unknown:
-        raise ConfigError(
-            f"experiment {name!r}: experiment.metrics names {unknown}; the metrics of every run are "
-            f"{', '.join(RUN_METRICS)}."
-        )
-    stand_in = pd.DataFrame(
-        [
-            {"dataset": "d", "model": str(m), "run_id": "", "cfg_hash": "", **dict.fromkeys(RUN_METRICS, 0.0)}
-            for m in experiment["models"]
-        ]
-    )
     report = OmegaConf.to_container(cfg.report, resolve=True)
-    report = {key: report.get(key) for key in ("draws", "round", "alpha")}
     try:
-        wdl_table(stand_in, comparisons, experiment.get("metrics") or [], **report)
+        check_report_settings(
+            experiment_comparisons(experiment),
+            experiment.get("metrics") or [],
+            RUN_METRICS,
+            draws=report.get("draws"),
+            round=report.get("round"),
+            alpha=report.get("alpha"),
+            published=report.get("published"),
+            reference_tying=report.get("reference_tying", "level"),
+        )
     except ConfigError as err:
-        raise ConfigError(f"experiment {name!r}: {err}") from None
-    except TypeError as err:  # e.g. a string where the report compares numbers
-        raise ConfigError(f"experiment {name!r}: invalid report settings {report}: {err}.") from None
-    from bncbench.report.published import published_tables
-
-    try:
-        published_tables(OmegaConf.to_container(cfg.report, resolve=True).get("published"))
-    except ConfigError as err:
-        raise ConfigError(f"experiment {name!r}: {err}") from None
+        raise ConfigError(f"experiment {experiment.get('name')!r}: {err}") from None
 
 
 def _primary_settings() -> dict:

@@ -20,6 +20,8 @@ import time
 from functools import cache
 from pathlib import Path
 
+from bncbench import tracking
+
 log = logging.getLogger(__name__)
 
 OWNER_TAG = "bncbench.owner"
@@ -113,7 +115,7 @@ class Heartbeat:
     def _beat(self) -> None:
         while not self._stop.wait(self.interval):
             try:
-                self.client.set_tag(self.run_id, HEARTBEAT_TAG, f"{time.time():.0f}")
+                tracking.set_tags(self.client, self.run_id, {HEARTBEAT_TAG: f"{time.time():.0f}"})
             except Exception as err:  # a store briefly down: the next beat tries again
                 log.debug("heartbeat of run %s not written: %s", self.run_id, err)
 

@@ -198,7 +198,7 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     elsewhere", "not applicable" or "failed".
 
     ``cfg.model`` is the model's name, as Hydra's sweep sets it, or its node (``bncbench.model_configs``).
-    A cell whose semantic config (``tracking.cfg_hash``) already has a FINISHED run that read the
+    A cell whose semantic config (``semantic.cfg_hash``) already has a FINISHED run that read the
     same data (tag ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version
     produced it; a changed dataset file makes the cell run again. A cell another process is running
     (a live lease, ``bncbench.lease``) is left to it ("running elsewhere"); runs of the same config
@@ -246,9 +246,9 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
             raise
         _log_disk_full(name, client, None)
         return "failed"
-    taken = _taken_by_another(client, experiment_id, hash_, digest, name, client.get_run(run_id))
+    taken = _taken_by_another(client, experiment_id, hash_, digest, name, tracking.get_run(client, run_id))
     if taken:  # another process started or finished the cell meanwhile
-        client.delete_run(run_id)
+        tracking.delete_run(client, run_id)
         return taken
     try:
         with lease.Heartbeat(client, run_id):
@@ -256,7 +256,7 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
     except NotApplicableError as err:
         reason = f"not applicable to dataset {dataset_name!r}: {err}"
         tracking.set_tags(client, run_id, {"not_applicable": reason})
-        client.set_terminated(run_id, status="KILLED")
+        tracking.end_run(client, run_id, status="KILLED")
         log.warning("%s: skipped: %s", name, reason)
         return "not applicable"
     except Exception as err:  # a failed cell must never stop the others
@@ -266,7 +266,7 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
         message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
         tracking.set_tags(client, run_id, {"error": message})
         if not isinstance(err, BncbenchError):
-            client.log_text(run_id, traceback.format_exc(), "error.txt")
+            tracking.log_text(client, run_id, traceback.format_exc(), "error.txt")
         tracking.end_run(client, run_id, failed=True)
         log.error("%s: FAILED: %s", name, message)
         return "failed"
@@ -320,12 +320,12 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
         }
     )
     tracking.log_params(client, run_id, params)
-    client.log_text(run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
+    tracking.log_text(client, run_id, OmegaConf.to_yaml(cfg, resolve=True), "config.yaml")
 
     spec = OmegaConf.to_container(cfg.dataset, resolve=True)
     dataset = load_dataset(spec, cfg.data_dir)
     data = dataset_digest(spec, cfg.data_dir)  # after loading, which fetches a dataset not yet stored
-    client.log_inputs(run_id, datasets=[provenance.dataset_input(data)])
+    tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
     tracking.set_tags(client, run_id, {provenance.DATA_DIGEST_TAG: data.digest})
     result = cross_validate(dataset, OmegaConf.to_container(cfg.model, resolve=True), cv.repetitions, cv.folds, cv.seed)
 
@@ -339,8 +339,8 @@ def _evaluate_and_log(cfg: DictConfig, client, run_id: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "predictions.parquet"
         result.predictions.to_parquet(path, index=False)
-        client.log_artifact(run_id, str(path))
-    client.log_dict(run_id, {"folds": result.structures}, "structure.json")
+        tracking.log_artifacts(client, run_id, path)
+    tracking.log_dict(client, run_id, {"folds": result.structures}, "structure.json")
     _log_diagnostics(client, run_id, result.diagnostics)
 
 
@@ -360,7 +360,7 @@ def _log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:
             else:
                 metrics += [(f"fold/{name}", float(v), fold) for fold, v in values]
                 metrics.append((name, float(np.mean([v for _, v in values])), 0))
-        client.log_artifacts(run_id, tmp)
+        tracking.log_artifacts(client, run_id, tmp)
     tracking.log_metrics(client, run_id, metrics)
 
 

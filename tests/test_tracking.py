@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from mlflow.entities import Metric
 from omegaconf import OmegaConf
 
 from bncbench import semantic, tracking
@@ -172,3 +173,74 @@ def test_store_path_is_relative_to_the_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     tracking.open_store("sqlite:///runs/mlflow.db")
     assert Path("runs/mlflow.db").is_file()
+
+
+def test_fold_metrics_are_read_in_bulk_the_later_of_a_step_logged_twice_counting(
+    tmp_path, new_store, monkeypatch
+):
+    monkeypatch.setattr(tracking.runs, "_RUNS_PER_QUERY", 2)  # three runs: two queries per metric
+    client = tracking.open_store(new_store(tmp_path))
+    exp = tracking.prepare_experiment(client, "e", str(tmp_path))
+    runs = [tracking.start_run(client, exp, f"d{i}/m", {}) for i in range(3)]
+    for i, run in enumerate(runs):
+        tracking.log_metrics(client, run, [("fold/rmse", i + fold / 10, fold) for fold in range(2)])
+        tracking.log_metrics(client, run, [("fold/zero_one_loss", -i, 0), ("rmse", i, 0)])
+    client.log_batch(runs[1], metrics=[Metric("fold/rmse", 9.0, 2**42, 1)])  # fold 1 again, later (in 2109)
+
+    folds = tracking.fold_metrics(client, [runs[2], runs[0], runs[1]], ["zero_one_loss", "rmse"])
+    assert list(folds.columns) == ["run_id", "metric", "fold", "value"]
+    assert folds.values.tolist() == [
+        [runs[2], "zero_one_loss", 0, -2.0],
+        [runs[2], "rmse", 0, 2.0],
+        [runs[2], "rmse", 1, 2.1],
+        [runs[0], "zero_one_loss", 0, 0.0],
+        [runs[0], "rmse", 0, 0.0],
+        [runs[0], "rmse", 1, 0.1],
+        [runs[1], "zero_one_loss", 0, -1.0],
+        [runs[1], "rmse", 0, 1.0],
+        [runs[1], "rmse", 1, 9.0],
+    ]
+    assert tracking.fold_metrics(client, runs, ["log_loss"]).empty
+
+
+def test_finished_cell_runs_reads_every_page(tmp_path, new_store, monkeypatch):
+    monkeypatch.setattr(tracking.runs, "_PAGE", 2)
+    client = tracking.open_store(new_store(tmp_path))
+    exp = tracking.prepare_experiment(client, "e", str(tmp_path))
+    cells = []
+    for i in range(5):
+        run = tracking.start_run(client, exp, f"d{i}/m", {"dataset": f"d{i}", "model": "m"})
+        tracking.end_run(client, run)
+        cells.append(run)
+    tracking.start_run(client, exp, "d9/m", {"dataset": "d9", "model": "m"})  # RUNNING
+    tracking.end_run(client, tracking.start_run(client, exp, "parent", {}))  # not a cell
+    found = tracking.finished_cell_runs(client, exp)
+    assert sorted(run.info.run_id for run in found) == sorted(cells)
+    assert len(tracking.cell_runs(client, exp)) == 7
+
+
+def test_a_missing_experiment_names_those_of_the_store(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
+    tracking.prepare_experiment(client, "kdb", str(tmp_path))
+    with pytest.raises(ConfigError, match=r"no MLflow experiment 'kbd' .*\(existing: Default, kdb\); run"):
+        tracking.experiment_id(client, "kbd")
+
+
+def test_artifacts_and_run_ends(tmp_path, new_store):
+    client = tracking.open_store(new_store(tmp_path))
+    exp = tracking.prepare_experiment(client, "e", str(tmp_path / "artifacts"))
+    run = tracking.start_run(client, exp, "d/m", {})
+    (tmp_path / "one.txt").write_text("one")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "two.csv").write_text("two")
+    tracking.log_artifacts(client, run, tmp_path / "one.txt")
+    tracking.log_artifacts(client, run, tmp_path / "dir")
+    tracking.log_text(client, run, "three", "three.txt")
+    tracking.log_dict(client, run, {"folds": [1]}, "four.json")
+    stored = tmp_path / "artifacts" / "e" / run / "artifacts"
+    assert sorted(p.name for p in stored.iterdir()) == ["four.json", "one.txt", "three.txt", "two.csv"]
+    assert (stored / "four.json").read_text().replace(" ", "").replace("\n", "") == '{"folds":[1]}'
+    tracking.end_run(client, run, status="KILLED")
+    assert tracking.get_run(client, run).info.status == "KILLED"
+    tracking.delete_run(client, run)
+    assert tracking.get_run(client, run).info.lifecycle_stage == "deleted"

@@ -1,28 +1,36 @@
 """Reports regenerated from what an experiment logged to MLflow.
 
-:func:`write_report` writes them all: win-draw-loss tables with sign tests, Wilcoxon and per-dataset
-5x2cv tests, Friedman ranks with a critical-difference diagram, the published tables beside ours,
-scatter plots and win-loss curves against iterations.
+:func:`compute_report` computes a :class:`Report` from plain arguments, :func:`write_files` renders
+it, and :func:`write_report` does both from a composed config. A report holds win-draw-loss tables
+with sign tests, Wilcoxon and per-dataset 5x2cv tests, Friedman ranks with a critical-difference
+diagram, the published tables beside ours, scatter plots and win-loss curves against iterations.
 """
 
+from bncbench.report.compute import Report, check_report_settings, compute_report
 from bncbench.report.published import PUBLISHED, PublishedTable, published_tables
-from bncbench.report.results import load_fold_metrics, load_model_params, load_results
+from bncbench.report.results import LoggedRuns, load_fold_metrics, load_model_params, load_results, read_runs
 from bncbench.report.tables import to_frame, to_latex, to_markdown, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
-from bncbench.report.writer import write_report
+from bncbench.report.writer import write_files, write_report
 
 __all__ = [
     "PUBLISHED",
+    "LoggedRuns",
     "PublishedTable",
+    "Report",
     "WinDrawLoss",
+    "check_report_settings",
+    "compute_report",
     "load_fold_metrics",
     "load_model_params",
     "load_results",
     "published_tables",
+    "read_runs",
     "to_frame",
     "to_latex",
     "to_markdown",
     "wdl_table",
     "win_draw_loss",
+    "write_files",
     "write_report",
 ]

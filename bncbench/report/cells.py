@@ -35,7 +35,7 @@ class ExpectedCell:
     Attributes
     ----------
     cfg_hash : str
-        ``tracking.cfg_hash`` of the cell's config.
+        ``semantic.semantic_hash`` of the cell's config.
     data_digest : str or None
         The digest of the dataset as it is now (``bncbench.data.digest``); None when the store here
         has no file for it (e.g. a report written on a tracking server): not checked then.

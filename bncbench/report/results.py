@@ -8,33 +8,31 @@ model cannot run on the dataset (e.g. HPB over its bound) is KILLED with a ``not
 Runs without ``dataset`` and ``model`` tags are not cells (e.g. a parent run) and are left out. The
 run's config is logged flattened as params (``model.estimator_params.iterations``).
 
-Given the experiment's cells (:func:`bncbench.report.cells.expected_cells`), a cell's run is the latest
-FINISHED one with the cell's ``cfg_hash`` and ``data_digest``: runs of other settings (another CV
-protocol, ...) or of a dataset file changed since are left out (:func:`left_out_runs`). Without
-them, the latest FINISHED run of each cell is read, whatever its settings.
+The store is searched once (:func:`read_runs`), and the per-fold values of the runs compared are
+read in bulk (:func:`bncbench.tracking.fold_metrics`). Given the experiment's cells
+(:func:`bncbench.report.cells.expected_cells`), a cell's run is the latest FINISHED one with the
+cell's ``cfg_hash`` and ``data_digest``: runs of other settings (another CV protocol, ...) or of a
+dataset file changed since are left out (:meth:`LoggedRuns.left_out`). Without them, the latest
+FINISHED run of each cell is read, whatever its settings.
 """
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import pandas as pd
-from mlflow.entities import Run, ViewType
-from mlflow.exceptions import MlflowException
+from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
-from sqlalchemy.engine import make_url
 
-from bncbench.errors import ConfigError
+from bncbench import tracking
 from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 from bncbench.report.cells import ExpectedCell
 from bncbench.semantic import SEMANTIC_KEYS
-from bncbench.tracking import open_store
+from bncbench.tracking import FOLD_PREFIX
 
-FOLD_PREFIX = "fold/"
 MODEL_PARAM_PREFIX = "model."
 KEY_COLUMNS = ["dataset", "model", "run_id", "cfg_hash"]
-#: What :func:`load_provenance` reads of each run: column -> (``params`` or ``tags``, key).
+#: What :meth:`LoggedRuns.provenance` reads of each run: column -> (``params`` or ``tags``, key).
 PROVENANCE = {
     "cv.repetitions": ("params", "cv.repetitions"),
     "cv.folds": ("params", "cv.folds"),
@@ -50,8 +48,126 @@ _DERIVED_PARAMS = ("cv.seeds",)
 Cells = Mapping[tuple[str, str], ExpectedCell]
 
 
-def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
-    """Mean metrics of the finished cells of an experiment, one row per (dataset, model).
+@dataclass(frozen=True)
+class LoggedRuns:
+    """The FINISHED cell runs of an experiment, read from the store once, and what is made of them.
+
+    Attributes
+    ----------
+    client : MlflowClient
+        The store they were read from.
+    runs : tuple of mlflow.entities.Run
+        Every FINISHED run of the experiment tagged ``dataset`` and ``model``.
+    cells : mapping or None
+        The experiment's cells (:func:`bncbench.report.cells.expected_cells`) the runs are checked
+        against; None: each cell's latest run counts, whatever its settings.
+    """
+
+    client: MlflowClient
+    runs: tuple[Run, ...]
+    cells: Cells | None
+
+    def results(self) -> pd.DataFrame:
+        """Mean metrics of the cells, one row per (dataset, model).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``dataset``, ``model``, ``run_id``, ``cfg_hash``, then one column per mean
+            metric (NaN where a run did not log it), sorted by dataset and model. When a cell has
+            several runs that count, the one started last is read.
+        """
+        results = self._latest(_metric_row)
+        if results.empty:
+            return pd.DataFrame(columns=KEY_COLUMNS)
+        metrics = sorted(set(results.columns) - set(KEY_COLUMNS))
+        return results[KEY_COLUMNS + metrics]
+
+    def model_params(self) -> pd.DataFrame:
+        """The logged config of each model, e.g. its estimator's ``iterations``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by model name, one column per run parameter under ``model.`` as the runner logs
+            them flattened (``model.structure``, ``model.k``, ``model.estimator_params.iterations``,
+            ...; string values; ``model.name`` left out), taken from the model's latest cell read;
+            NaN where a model's config has no such key.
+        """
+        params = self._latest(_params_row)
+        if params.empty:
+            return pd.DataFrame(index=pd.Index([], name="model"))
+        return params.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
+
+    def provenance(self) -> pd.DataFrame:
+        """What produced the runs :meth:`results` reads: their settings and code and data versions.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per run read: ``dataset``, ``model``, ``run_id``, then the columns of
+            :data:`PROVENANCE` (None where a run did not log it, e.g. a run older than the tag).
+        """
+        return self._latest(_provenance_row)
+
+    def left_out(self) -> pd.DataFrame | None:
+        """The FINISHED runs of the cells that :meth:`results` leaves out, and why; None without cells.
+
+        Returns
+        -------
+        pandas.DataFrame or None
+            Columns ``dataset``, ``model``, ``run_id`` and ``differs``: the run's settings that
+            differ from the cell's (``cv.repetitions=1, cv.seed=7``), else its other ``data_digest``.
+            Runs of other cells are not counted.
+        """
+        if self.cells is None:
+            return None
+        rows = [
+            {
+                "dataset": run.data.tags["dataset"],
+                "model": run.data.tags["model"],
+                "run_id": run.info.run_id,
+                "differs": _difference(run, self.cells[_cell(run)]),
+            }
+            for run in self.runs
+            if _cell(run) in self.cells and not _belongs(run, self.cells)
+        ]
+        return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
+
+    def fold_metrics(self, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
+        """Per-fold values of some of the runs (:func:`bncbench.tracking.fold_metrics`)."""
+        with tracking.read_errors(self.client.tracking_uri):
+            return tracking.fold_metrics(self.client, run_ids, metrics)
+
+    def _latest(self, row: Callable[[Run], dict]) -> pd.DataFrame:
+        """``row`` of the latest run of each (dataset, model) cell (with the expected ``cfg_hash``
+        and ``data_digest``, when the cells are given), sorted by cell."""
+        frame = pd.DataFrame(
+            [
+                {
+                    "dataset": run.data.tags["dataset"],
+                    "model": run.data.tags["model"],
+                    "_start": run.info.start_time,
+                    "_end": run.info.end_time,
+                    **row(run),
+                }
+                for run in self.runs
+                if self.cells is None or _belongs(run, self.cells)
+            ]
+        )
+        if frame.empty:
+            return frame
+        return (
+            frame.sort_values(["_start", "_end"], ascending=False)
+            .drop_duplicates(["dataset", "model"])
+            .sort_values(["dataset", "model"])
+            .drop(columns=["_start", "_end"])
+            .reset_index(drop=True)
+        )
+
+
+def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> LoggedRuns:
+    """The FINISHED cell runs of an experiment, in one search of its store.
 
     Parameters
     ----------
@@ -63,188 +179,32 @@ def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = 
         The experiment's cells (:func:`bncbench.report.cells.expected_cells`): only their runs with
         the expected ``cfg_hash`` and ``data_digest`` are read. None: every cell's latest run.
 
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``dataset``, ``model``, ``run_id``, ``cfg_hash``, then one column per mean metric
-        (NaN where a run did not log it), sorted by dataset and model. When a cell has several
-        FINISHED runs the one started last counts.
-
     Raises
     ------
     ConfigError
         If the store cannot be opened or holds no such experiment.
     """
-    results = _latest_cells(tracking_uri, experiment_name, _metric_row, cells)
-    if results.empty:
-        return pd.DataFrame(columns=KEY_COLUMNS)
-    metrics = sorted(set(results.columns) - set(KEY_COLUMNS))
-    return results[KEY_COLUMNS + metrics]
+    client = tracking.open_existing_store(tracking_uri)
+    with tracking.read_errors(tracking_uri):
+        runs = tracking.finished_cell_runs(client, tracking.experiment_id(client, experiment_name))
+    return LoggedRuns(client, tuple(runs), cells)
+
+
+def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
+    """:meth:`LoggedRuns.results` of :func:`read_runs`."""
+    return read_runs(tracking_uri, experiment_name, cells).results()
 
 
 def load_model_params(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
-    """The logged config of each model of an experiment, e.g. its estimator's ``iterations``.
-
-    Parameters
-    ----------
-    tracking_uri, experiment_name, cells
-        As in :func:`load_results`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by model name, one column per run parameter under ``model.`` as the runner logs
-        them flattened (``model.structure``, ``model.k``, ``model.estimator_params.iterations``,
-        ...; string values; ``model.name`` left out), taken from the model's latest finished cell;
-        NaN where a model's config has no such key.
-
-    Raises
-    ------
-    ConfigError
-        As :func:`load_results`.
-    """
-    params = _latest_cells(tracking_uri, experiment_name, _params_row, cells)
-    if params.empty:
-        return pd.DataFrame(index=pd.Index([], name="model"))
-    return params.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
+    """:meth:`LoggedRuns.model_params` of :func:`read_runs`."""
+    return read_runs(tracking_uri, experiment_name, cells).model_params()
 
 
-def load_provenance(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
-    """What produced the runs :func:`load_results` reads: their settings and code and data versions.
-
-    Parameters
-    ----------
-    tracking_uri, experiment_name, cells
-        As in :func:`load_results`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per run read: ``dataset``, ``model``, ``run_id``, then the columns of
-        :data:`PROVENANCE` (None where a run did not log it, e.g. a run older than the tag).
-    """
-    return _latest_cells(tracking_uri, experiment_name, _provenance_row, cells)
-
-
-def left_out_runs(tracking_uri: str, experiment_name: str, cells: Cells) -> pd.DataFrame:
-    """The FINISHED runs of the experiment's cells that :func:`load_results` leaves out, and why.
-
-    Parameters
-    ----------
-    tracking_uri, experiment_name : str
-        As in :func:`load_results`.
-    cells : mapping
-        As in :func:`load_results`; runs of other cells are not counted.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``dataset``, ``model``, ``run_id`` and ``differs``: the run's settings that differ
-        from the cell's (``cv.repetitions=1, cv.seed=7``), else its other ``data_digest``.
-    """
-    rows = [
-        {
-            "dataset": run.data.tags["dataset"],
-            "model": run.data.tags["model"],
-            "run_id": run.info.run_id,
-            "differs": _difference(run, cells[_cell(run)]),
-        }
-        for run in _cell_runs(tracking_uri, experiment_name)
-        if _cell(run) in cells and not _belongs(run, cells)
-    ]
-    return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
-
-
-def load_fold_metrics(
-    tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]
-) -> pd.DataFrame:
-    """Per-fold values ``fold/<metric>`` of some runs, e.g. for a 5x2cv t-test per dataset.
-
-    Parameters
-    ----------
-    tracking_uri : str
-        MLflow tracking URI.
-    run_ids : iterable of str
-        Runs to read, e.g. the ``run_id`` column of :func:`load_results`.
-    metrics : iterable of str
-        Metric names without the ``fold/`` prefix, e.g. ``["zero_one_loss", "rmse"]``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Long format, columns ``run_id``, ``metric``, ``fold`` (the step), ``value``; if a step was
-        logged twice the later value counts.
-    """
-    client = _client(tracking_uri)
-    metrics = list(metrics)
-    rows = []
-    with _store_errors(tracking_uri):
-        for run_id in run_ids:
-            for metric in metrics:
-                history = client.get_metric_history(run_id, FOLD_PREFIX + metric)
-                by_fold = {m.step: m.value for m in sorted(history, key=lambda m: m.timestamp)}
-                rows += [(run_id, metric, fold, value) for fold, value in sorted(by_fold.items())]
-    return pd.DataFrame(rows, columns=["run_id", "metric", "fold", "value"])
-
-
-def _client(tracking_uri: str) -> MlflowClient:
-    """Open the store without creating it (MLflow would silently create an empty SQLite file), with
-    ``tracking.open_store``'s bounded first request: a server down or silent is named at once."""
-    if tracking_uri.startswith("sqlite:"):
-        database = make_url(tracking_uri).database
-        if database and database != ":memory:" and not Path(database).is_file():
-            raise ConfigError(
-                f"no MLflow store at {Path(database).resolve()} (tracking_uri={tracking_uri!r}); "
-                f"run the experiment first or set tracking_uri to the store it logged to "
-                f"(a relative sqlite path is relative to the working directory)"
-            )
-    return open_store(tracking_uri)
-
-
-@contextmanager
-def _store_errors(tracking_uri: str) -> Iterator[None]:
-    try:
-        yield
-    except MlflowException as exc:
-        raise ConfigError(
-            f"cannot read the MLflow store {tracking_uri!r}: {exc.message}; "
-            f"check tracking_uri (e.g. sqlite:///runs/mlflow.db or http://host:5000)"
-        ) from exc
-
-
-def _finished_runs(client: MlflowClient, experiment_id: str) -> Iterator[Run]:
-    token = None
-    while True:
-        page = client.search_runs(
-            [experiment_id],
-            filter_string="attributes.status = 'FINISHED'",
-            run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=1000,
-            page_token=token,
-        )
-        yield from page
-        token = page.token
-        if not token:
-            return
-
-
-def _cell_runs(tracking_uri: str, experiment_name: str) -> list[Run]:
-    """The FINISHED runs of an experiment that are cells (tagged ``dataset`` and ``model``)."""
-    client = _client(tracking_uri)
-    with _store_errors(tracking_uri):
-        experiment = client.get_experiment_by_name(experiment_name)
-        if experiment is None or experiment.lifecycle_stage != "active":
-            names = sorted(e.name for e in client.search_experiments())
-            raise ConfigError(
-                f"no MLflow experiment {experiment_name!r} in {tracking_uri!r} (existing: "
-                f"{', '.join(names) or 'none'}); run the experiment first "
-                f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
-            )
-        return [
-            run
-            for run in _finished_runs(client, experiment.experiment_id)
-            if "dataset" in run.data.tags and "model" in run.data.tags
-        ]
+def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
+    """Per-fold values ``fold/<metric>`` of some runs (:func:`bncbench.tracking.fold_metrics`), e.g.
+    for a 5x2cv t-test per dataset."""
+    with tracking.read_errors(tracking_uri):
+        return tracking.fold_metrics(tracking.open_existing_store(tracking_uri), run_ids, metrics)
 
 
 def _cell(run: Run) -> tuple[str, str]:
@@ -280,39 +240,6 @@ def _difference(run: Run, cell: ExpectedCell) -> str:
     if digest:
         return f"data_digest={digest[:8]} (another version of the dataset file)"
     return "no data_digest (an older run)"
-
-
-def _latest_cells(
-    tracking_uri: str, experiment_name: str, row: Callable[[Run], dict], cells: Cells | None
-) -> pd.DataFrame:
-    """``row`` of the latest finished run of each (dataset, model) cell (of ``cells``, with the
-    expected ``cfg_hash`` and ``data_digest``, when given), sorted by cell."""
-    runs = [
-        run
-        for run in _cell_runs(tracking_uri, experiment_name)
-        if cells is None or _belongs(run, cells)
-    ]
-    frame = pd.DataFrame(
-        [
-            {
-                "dataset": run.data.tags["dataset"],
-                "model": run.data.tags["model"],
-                "_start": run.info.start_time,
-                "_end": run.info.end_time,
-                **row(run),
-            }
-            for run in runs
-        ]
-    )
-    if frame.empty:
-        return frame
-    return (
-        frame.sort_values(["_start", "_end"], ascending=False)
-        .drop_duplicates(["dataset", "model"])
-        .sort_values(["dataset", "model"])
-        .drop(columns=["_start", "_end"])
-        .reset_index(drop=True)
-    )
 
 
 def _metric_row(run: Run) -> dict:

@@ -1,13 +1,11 @@
 """The settings and the code and data versions of the runs a report read, from what they logged.
 
-:func:`run_settings` counts them (from :func:`bncbench.report.results.load_provenance`);
-:func:`settings_lines` renders them, and the runs left out, as a section of the report's README;
-:func:`settings_section` does both from the store.
+:func:`run_settings` counts them (from :meth:`bncbench.report.results.LoggedRuns.provenance`);
+:func:`settings_lines` renders them, and the runs left out, as a section of the report's README.
 """
 
 import pandas as pd
 
-from bncbench.report.results import Cells, left_out_runs, load_provenance
 from bncbench.report.tables import markdown_text
 
 #: The settings in the order shown; data digests (one setting per dataset) come last.
@@ -23,7 +21,7 @@ def run_settings(provenance: pd.DataFrame) -> dict[str, dict[str, int]]:
     Parameters
     ----------
     provenance : pandas.DataFrame
-        One row per run read, as :func:`bncbench.report.results.load_provenance` returns it.
+        One row per run read, as :meth:`bncbench.report.results.LoggedRuns.provenance` returns it.
 
     Returns
     -------
@@ -56,7 +54,7 @@ def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame |
     settings : dict
         As :func:`run_settings` returns it.
     left_out : pandas.DataFrame or None
-        :func:`bncbench.report.results.left_out_runs`; None when the runs were not checked against
+        :meth:`bncbench.report.results.LoggedRuns.left_out`; None when the runs were not checked against
         the configuration.
     """
     lines = ["## Settings and code of the runs read", ""]
@@ -103,10 +101,3 @@ def _counts(values: dict[str, int], short: bool = False) -> str:
     if len(values) == 1:
         return shown(next(iter(values)))
     return ", ".join(f"{shown(v)} ({n} run{'s' * (n != 1)})" for v, n in values.items())
-
-
-def settings_section(tracking_uri: str, experiment_name: str, cells: Cells | None) -> list[str]:
-    """:func:`settings_lines` of the runs :func:`bncbench.report.results.load_results` reads."""
-    provenance = load_provenance(tracking_uri, experiment_name, cells)
-    left_out = None if cells is None else left_out_runs(tracking_uri, experiment_name, cells)
-    return settings_lines(run_settings(provenance), left_out)

@@ -6,6 +6,7 @@ mean over the folds is lower than B's.
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,7 @@ def win_draw_loss(
     ConfigError
         If ``metric`` is not in ``results`` or an option is invalid.
     """
-    _check_options(draws, round, alpha)
+    check_options(draws, round, alpha)
     means, missing = paired_means(results, a, b, metric, datasets)
     mean_a, mean_b = means[a].to_numpy(dtype=float), means[b].to_numpy(dtype=float)
     if round is not None:
@@ -178,7 +179,8 @@ def same_mean(mean_a: np.ndarray, mean_b: np.ndarray) -> np.ndarray:
     return np.isclose(mean_a, mean_b, rtol=_SAME_MEAN_RTOL, atol=0.0)
 
 
-def _check_options(draws: str, round: int | None, alpha: float) -> None:
+def check_options(draws: str, round: int | None, alpha: float) -> None:
+    """Raise a ConfigError naming ``report.draws``, ``report.round`` or ``report.alpha`` if invalid."""
     if draws not in DRAWS:
         raise ConfigError(f"report.draws must be one of {', '.join(DRAWS)}, got {draws!r}")
     if round is not None and (not isinstance(round, int) or isinstance(round, bool) or round < 0):
@@ -186,5 +188,5 @@ def _check_options(draws: str, round: int | None, alpha: float) -> None:
             f"report.round must be null (exact equality) or a number of decimals >= 0, "
             f"got {round!r}"
         )
-    if not 0 < alpha < 1:
+    if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
         raise ConfigError(f"report.alpha must be in (0, 1), got {alpha!r}")

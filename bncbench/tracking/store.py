@@ -1,38 +1,28 @@
-"""MLflow bookkeeping of an experiment: the store, the runs of its cells, and what is already done.
+"""The MLflow store of an experiment: opening and checking it, creating the MLflow experiment.
 
-Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named
-``experiment.name``; one run per (dataset, model) cell, named ``<dataset>/<model>`` and tagged
-``dataset``, ``model``, ``structure``, ``estimator``, ``cfg_hash`` and ``data_digest``, and with what
-produced it (``bncbench.provenance``); failed cells have status FAILED and an ``error`` tag.
-
-Every function takes an explicit ``MlflowClient``: no fluent-API state (active run, global tracking
-URI) is used, because Hydra's joblib workers run one cell after another in the same process.
+Every function takes or returns an explicit ``MlflowClient``: no fluent-API state (active run, global
+tracking URI) is used, because Hydra's joblib workers run one cell after another in the same process.
 """
 
 import errno
 import fcntl
-import json
 import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator
 from contextlib import closing, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
-from time import time
 from urllib.parse import urlparse
 
-from mlflow.entities import Metric, Param, RunStatus, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+from sqlalchemy.engine import make_url
 
 from bncbench.errors import ConfigError
 from bncbench.progress import is_terminal
-from bncbench.provenance import DATA_DIGEST_TAG
 
-#: MLflow tag values are limited in length; longer error messages are cut there.
-MAX_TAG_LENGTH = 5000
 #: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database
 #: the client writes to itself (SQLite), relative to the working directory.
 DEFAULT_ARTIFACT_DIR = "runs/artifacts"
@@ -48,7 +38,6 @@ SERVER_LIMITS = {
 }
 #: Seconds of the one request that checks a store before anything runs (no retry).
 FIRST_REQUEST_TIMEOUT = "10"
-_BATCH = 1000
 #: Logs a failed write to a database store with its traceback, before raising it: where bncbench turns
 #: that error into a message of its own, the log is left out.
 _STORE_LOGGER = "mlflow.store.db.utils"
@@ -312,100 +301,51 @@ def mark_sweep(client: MlflowClient, experiment_id: str) -> None:
 
 
 def experiment_id(client: MlflowClient, name: str) -> str:
-    """Id of the existing MLflow experiment ``name``."""
+    """Id of the existing, active MLflow experiment ``name``.
+
+    Raises
+    ------
+    ConfigError
+        There is no such experiment (or it is deleted); the message names those of the store.
+    """
     experiment = client.get_experiment_by_name(name)
-    if experiment is None:
+    if experiment is None or experiment.lifecycle_stage != "active":
+        names = sorted(e.name for e in client.search_experiments())
         raise ConfigError(
-            f"no MLflow experiment {name!r} in {client.tracking_uri!r}; run the experiment first."
+            f"no MLflow experiment {name!r} in {client.tracking_uri!r} (existing: "
+            f"{', '.join(names) or 'none'}); run the experiment first "
+            f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
         )
     return experiment.experiment_id
 
 
-def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None):
-    """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None
-    (always None when the digest is unknown, a dataset not fetched yet). Runs of other code versions
-    count: a cell is not run again for them."""
-    if data_digest is None:
-        return None
-    runs = client.search_runs(
-        [experiment_id],
-        filter_string=(
-            f"tags.cfg_hash = '{hash_}' and tags.{DATA_DIGEST_TAG} = '{data_digest}' "
-            "and attributes.status = 'FINISHED'"
-        ),
-        order_by=["attributes.start_time DESC"],
-        max_results=1,
-    )
-    return runs[0] if runs else None
+def open_existing_store(tracking_uri: str) -> MlflowClient:
+    """:func:`open_store` on a store that must exist already (MLflow would silently create an empty
+    SQLite file), for reading what an experiment logged.
+
+    Raises
+    ------
+    ConfigError
+        No SQLite file at the URI's path, or the store cannot be opened.
+    """
+    if tracking_uri.startswith("sqlite:"):
+        database = make_url(tracking_uri).database
+        if database and database != ":memory:" and not Path(database).is_file():
+            raise ConfigError(
+                f"no MLflow store at {Path(database).resolve()} (tracking_uri={tracking_uri!r}); "
+                f"run the experiment first or set tracking_uri to the store it logged to "
+                f"(a relative sqlite path is relative to the working directory)"
+            )
+    return open_store(tracking_uri)
 
 
-def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
-    """The RUNNING runs with ``cfg_hash == hash_`` (live or abandoned: ``bncbench.lease``)."""
-    return client.search_runs(
-        [experiment_id], filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'RUNNING'"
-    )
-
-
-def abandon(client: MlflowClient, runs, reason: str) -> None:
-    """Mark RUNNING runs whose process died as KILLED, with ``reason`` in their ``error`` tag."""
-    for run in runs:
-        client.set_tag(run.info.run_id, "error", reason)
-        client.set_terminated(run.info.run_id, status="KILLED")
-
-
-def start_run(client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str]) -> str:
-    """Create a RUNNING run and return its id."""
-    return client.create_run(
-        experiment_id, run_name=run_name, tags={k: str(v) for k, v in tags.items()}
-    ).info.run_id
-
-
-def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists and empty mappings become JSON text."""
-    flat = {}
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            flat.update(flatten(value, f"{name}."))
-        elif isinstance(value, (Mapping, list, tuple)):
-            flat[name] = json.dumps(value, default=str)
-        else:
-            flat[name] = str(value)
-    return flat
-
-
-def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> None:
-    items = [Param(k, str(v)) for k, v in params.items()]
-    for start in range(0, len(items), 100):  # MLflow takes at most 100 params per batch
-        client.log_batch(run_id, params=items[start : start + 100])
-
-
-def log_metrics(client: MlflowClient, run_id: str, metrics: list[tuple[str, float, int]]) -> None:
-    """Log ``(key, value, step)`` triples in batches."""
-    now = int(time() * 1000)
-    items = [Metric(key, float(value), now, int(step)) for key, value, step in metrics]
-    for start in range(0, len(items), _BATCH):
-        client.log_batch(run_id, metrics=items[start : start + _BATCH])
-
-
-def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
-    client.log_batch(run_id, tags=[RunTag(k, str(v)[:MAX_TAG_LENGTH]) for k, v in tags.items()])
-
-
-def end_run(client: MlflowClient, run_id: str, failed: bool) -> None:
-    client.set_terminated(
-        run_id, status=RunStatus.to_string(RunStatus.FAILED if failed else RunStatus.FINISHED)
-    )
-
-
-def cell_runs(client: MlflowClient, experiment_id: str) -> list:
-    """Every run of the experiment (all statuses), oldest first."""
-    runs, token = [], None
-    while True:
-        page = client.search_runs(
-            [experiment_id], order_by=["attributes.start_time ASC"], max_results=1000, page_token=token
-        )
-        runs.extend(page)
-        token = page.token
-        if not token:
-            return runs
+@contextmanager
+def read_errors(tracking_uri: str) -> Iterator[None]:
+    """A block reading a store, where MLflow's errors become a ConfigError naming the store."""
+    try:
+        yield
+    except MlflowException as exc:
+        raise ConfigError(
+            f"cannot read the MLflow store {tracking_uri!r}: {exc.message}; "
+            f"check tracking_uri (e.g. sqlite:///runs/mlflow.db or http://host:5000)"
+        ) from exc

@@ -1,0 +1,296 @@
+"""The compute layer of the report: everything it shows, from an experiment's logged runs.
+
+:func:`compute_report` takes plain arguments (no config) and returns a :class:`Report` of data frames
+and the data of each figure; :mod:`bncbench.report.writer` renders it. :func:`check_report_settings`
+checks the same settings without any data, before an experiment runs.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from bncbench.errors import ConfigError
+from bncbench.report.published import PublishedTable, published_tables
+from bncbench.report.results import Cells, read_runs
+from bncbench.report.run_settings import run_settings
+from bncbench.report.side_by_side import compare_published
+from bncbench.report.significance import (
+    Ranking,
+    Undefined,
+    dataset_tests,
+    friedman_nemenyi,
+    wilcoxon_across_datasets,
+)
+from bncbench.report.tables import pair, wdl_table
+from bncbench.report.win_draw_loss import WinDrawLoss, check_options
+from bncbench.report.win_loss_curves import model_specs, win_loss_curves
+
+#: Why a kind of win-loss curve is not drawn when no model has a reference.
+NO_CURVE = {
+    "iterations": "no two models differ only in `model.estimator_params.iterations`",
+    "tying": (
+        "no model differs from another only in `model.estimator_params.tying`, that one "
+        "having the reference tying (report.reference_tying)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Win-loss curves of one kind (``iterations`` or ``tying``), per metric, against ``reference``
+    as in the HDP paper's figure ``paper``; every frame empty when no model has a reference."""
+
+    kind: str
+    reference: str
+    paper: str
+    by_metric: dict[str, pd.DataFrame]
+
+
+@dataclass
+class Report:
+    """What a report shows, computed from the runs; :func:`bncbench.report.writer.write_files`
+    renders it.
+
+    Attributes
+    ----------
+    experiment : str
+        The MLflow experiment read.
+    options : dict
+        The report settings (``draws``, ``round``, ``alpha``, ``published``, ``reference_tying``).
+    datasets : list of str or None
+        The datasets compared (None: every dataset logged).
+    models : list of str
+        The models of the experiment, in its order; those with no finished cell are not ranked.
+    metrics : list of str
+    comparisons : list of (str, str)
+    results : pandas.DataFrame
+        Mean metrics, one row per cell (:meth:`bncbench.report.results.LoggedRuns.results`).
+    wdls : list of WinDrawLoss
+        Sign tests of every comparison and metric.
+    wilcoxon : pandas.DataFrame
+        Wilcoxon signed-rank test across datasets of every comparison and metric.
+    tests : pandas.DataFrame
+        Per-dataset tests of the fold scores, of the comparisons and of the published tables' pairs.
+    published : list of (PublishedTable, pandas.DataFrame)
+        Each published table and our records beside it.
+    rankings : list of Ranking
+        Friedman-Nemenyi per metric where defined; ``unranked`` says why not elsewhere.
+    unranked : list of str
+    scatters : dict
+        ``{(a, b, metric): caption suffix}``: the scatter plots to draw (the published tables' ones
+        named after their figure); ``missing_scatters`` lists those whose models were not run.
+    missing_scatters : list of str
+    curves : list of Curves
+    settings : dict
+        Settings and versions of the runs read (:func:`bncbench.report.run_settings.run_settings`).
+    left_out : pandas.DataFrame or None
+        Runs of the cells with other settings or data (None: not checked against cells).
+    """
+
+    experiment: str
+    options: dict
+    datasets: list[str] | None
+    models: list[str]
+    metrics: list[str]
+    comparisons: list[tuple[str, str]]
+    results: pd.DataFrame
+    wdls: list[WinDrawLoss]
+    wilcoxon: pd.DataFrame
+    tests: pd.DataFrame
+    published: list[tuple[PublishedTable, pd.DataFrame]]
+    rankings: list[Ranking] = field(default_factory=list)
+    unranked: list[str] = field(default_factory=list)
+    scatters: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    missing_scatters: list[str] = field(default_factory=list)
+    curves: list[Curves] = field(default_factory=list)
+    settings: dict[str, dict[str, int]] = field(default_factory=dict)
+    left_out: pd.DataFrame | None = None
+
+    @property
+    def sign_test_options(self) -> dict:
+        """``draws``, ``round`` and ``alpha``, as :func:`bncbench.report.win_draw_loss.win_draw_loss`
+        takes them."""
+        return {key: self.options[key] for key in ("draws", "round", "alpha")}
+
+
+def compute_report(
+    tracking_uri: str,
+    experiment: str,
+    metrics: Sequence[str],
+    comparisons: Iterable[Mapping[str, str]] = (),
+    *,
+    datasets: Sequence[str] | None = None,
+    models: Sequence[str] | None = None,
+    cells: Cells | None = None,
+    draws: str = "exclude",
+    round: int | None = None,
+    alpha: float = 0.05,
+    published: Sequence[str] = (),
+    reference_tying: str = "level",
+    folds_per_repetition: int = 2,
+) -> Report:
+    """Compute every table, test and figure's data of an experiment from its MLflow runs.
+
+    Parameters
+    ----------
+    tracking_uri, experiment : str
+        The MLflow store and the MLflow experiment (``experiment.name``).
+    metrics : sequence of str
+        The metrics compared, e.g. ``["zero_one_loss", "rmse"]``.
+    comparisons : iterable of mapping
+        ``{"a": model, "b": model}`` each, as in ``experiment.comparisons``.
+    datasets, models : sequence of str, optional
+        The experiment's datasets and models; default every one logged.
+    cells : mapping, optional
+        The experiment's cells (:func:`bncbench.report.cells.expected_cells`): only their runs of
+        this configuration and data are read. None: each cell's latest finished run.
+    draws, round, alpha
+        See :func:`bncbench.report.win_draw_loss.win_draw_loss`.
+    published : sequence of str
+        Keys of :data:`bncbench.report.published.PUBLISHED` to show beside ours.
+    reference_tying : str
+        The tying the win-loss curves against a tying compare the others with (``level`` in the
+        HDP paper, journal Fig. 5).
+    folds_per_repetition : int
+        Folds per cross-validation repetition, for the 5x2cv tests.
+
+    Raises
+    ------
+    ConfigError
+        If the store, the experiment or a metric is missing, the experiment has no finished run, or
+        a setting is invalid.
+    """
+    runs = read_runs(tracking_uri, experiment, cells)
+    results = runs.results()
+    if results.empty:
+        others = 0 if cells is None else len(runs.left_out())
+        raise ConfigError(
+            f"experiment {experiment!r} has no finished run in {tracking_uri!r}"
+            + (f" of this configuration ({others} of other settings or data)" if others else "")
+            + "; run it first (python -m bncbench experiment=...)"
+        )
+    options = {"draws": draws, "round": round, "alpha": alpha}
+    datasets = None if datasets is None else list(datasets)
+    models = list(models) if models else sorted(results["model"].unique())
+    logged = set(results["model"])
+    metrics = list(metrics)
+    comparisons = list(comparisons)
+    pairs = [pair(comparison) for comparison in comparisons]
+    tables = published_tables(published)
+    wdls = wdl_table(results, comparisons, metrics, datasets=datasets, **options)
+
+    published_pairs = [
+        (cell.a, cell.b)
+        for table in tables
+        for cell in table.cells
+        if {cell.a, cell.b} <= logged and cell.metric in results.columns
+    ]
+    tested_pairs = list(dict.fromkeys(pairs + published_pairs))
+    test_metrics = list(dict.fromkeys(metrics + [cell.metric for t in tables for cell in t.cells]))
+    test_metrics = [metric for metric in test_metrics if metric in results.columns]
+    compared = {model for pair_ in tested_pairs for model in pair_}
+    folds = runs.fold_metrics(results.loc[results["model"].isin(compared), "run_id"], test_metrics)
+    tests = dataset_tests(
+        results,
+        folds,
+        tested_pairs,
+        test_metrics,
+        datasets=datasets,
+        folds_per_repetition=folds_per_repetition,
+    )
+    report = Report(
+        experiment=experiment,
+        options={**options, "published": list(published), "reference_tying": reference_tying},
+        datasets=datasets,
+        models=models,
+        metrics=metrics,
+        comparisons=pairs,
+        results=results,
+        wdls=wdls,
+        wilcoxon=wilcoxon_across_datasets(results, pairs, metrics, datasets=datasets),
+        tests=tests,
+        published=[
+            (table, compare_published(table, results, dataset_tests=tests, datasets=datasets, **options))
+            for table in tables
+        ],
+        settings=run_settings(runs.provenance()),
+        left_out=runs.left_out(),
+    )
+    ranked = [model for model in models if model in logged]
+    for metric in metrics:
+        try:
+            report.rankings.append(friedman_nemenyi(results, ranked, metric, alpha=alpha, datasets=datasets))
+        except Undefined as why:
+            report.unranked.append(f"{metric}: {why}")
+    _scatters(report, tables)
+    specs = model_specs(runs.model_params())
+    kinds = {
+        "iterations": (None, "the most iterations", "journal Fig. 4, arXiv Fig. 3"),
+        "tying": (reference_tying, f"tying {reference_tying}", "journal Fig. 5, arXiv Fig. 4"),
+    }
+    for kind, (tying, reference, paper) in kinds.items():
+        by_metric = {
+            metric: win_loss_curves(
+                results, specs, metric, reference_tying=tying, datasets=datasets, **options
+            )
+            for metric in metrics
+        }
+        report.curves.append(Curves(kind, reference, paper, by_metric))
+    return report
+
+
+def _scatters(report: Report, tables: list[PublishedTable]) -> None:
+    """The scatter plots of the comparisons and of the published tables whose models were run."""
+    report.scatters = {(a, b, metric): "" for a, b in report.comparisons for metric in report.metrics}
+    for table in tables:
+        for scatter in table.scatters:
+            if {scatter.a, scatter.b} <= set(report.results["model"]):
+                report.scatters[(scatter.a, scatter.b, scatter.metric)] = f"{table.key}: {scatter.figure}"
+            else:
+                report.missing_scatters.append(
+                    f"{table.paper.split('.')[0]} {scatter.figure}: needs models {scatter.a} and {scatter.b}"
+                )
+
+
+def check_report_settings(
+    comparisons: Iterable[Mapping[str, str]],
+    metrics: Iterable[str],
+    known_metrics: Iterable[str],
+    *,
+    draws: str = "exclude",
+    round: int | None = None,
+    alpha: float = 0.05,
+    published: Sequence[str] | None = (),
+    reference_tying: str = "level",
+) -> None:
+    """Check the settings of :func:`compute_report` without any data, before an experiment runs.
+
+    Parameters
+    ----------
+    comparisons, metrics, draws, round, alpha, published, reference_tying
+        As in :func:`compute_report`.
+    known_metrics : iterable of str
+        The metrics every run logs; ``metrics`` must be among them.
+
+    Raises
+    ------
+    ConfigError
+        Naming the setting that is wrong and what it accepts.
+    """
+    for comparison in comparisons:
+        a, b = pair(comparison)
+        if a == b:
+            raise ConfigError(f"comparison {dict(comparison)} compares a model with itself.")
+    known_metrics = list(known_metrics)
+    unknown = [metric for metric in metrics if metric not in known_metrics]
+    if unknown:
+        raise ConfigError(
+            f"experiment.metrics names {unknown}; the metrics of every run are {', '.join(known_metrics)}."
+        )
+    check_options(draws, round, alpha)
+    published_tables(published)
+    if not isinstance(reference_tying, str):
+        raise ConfigError(
+            f"report.reference_tying must be the name of a tying, e.g. level, got {reference_tying!r}"
+        )

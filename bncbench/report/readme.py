@@ -1,0 +1,185 @@
+"""The README of a report: its sections as Markdown lines, and the record of the figures it shows."""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bncbench.names import check_path_name
+from bncbench.report.compute import Report
+from bncbench.report.significance import Undefined
+from bncbench.report.tables import markdown_table, markdown_text, wdl_legend
+from bncbench.report.win_draw_loss import win_draw_loss
+
+FIGURES = "figures"
+#: Per-dataset tests whose significant datasets are counted as W-D-L in the README.
+FOLD_TESTS = {"t_p_value": "5x2cv t", "f_p_value": "5x2cv F", "wilcoxon_p_value": "fold Wilcoxon"}
+
+
+@dataclass
+class Figures:
+    """The figures written (section, caption, file name) and those left out (section, why)."""
+
+    directory: Path
+    drawn: list[tuple[str, str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+    def draw(self, section: str, caption: str, name: str, plot) -> None:
+        """``plot(path)`` into ``directory / name``, or record why it is undefined; in ``name`` (made
+        of model and metric names) a path separator or control character becomes ``_``."""
+        name = check_path_name("figure", re.sub(r"[/\\\x00-\x1f\x7f]", "_", name))
+        try:
+            plot(self.directory / name)
+        except Undefined as why:
+            self.skipped.append((section, markdown_text(f"{caption}: {why}")))
+        else:
+            self.drawn.append((section, markdown_text(caption), name))
+
+
+def significance_section(report: Report) -> list[str]:
+    """W-D-L by the sign test, the Wilcoxon test across datasets and the per-dataset tests."""
+    wdls, tests, options = report.wdls, report.tests, report.sign_test_options
+    lines = [
+        "## Win–draw–loss and significance",
+        "",
+        (
+            "[wdl.md](wdl.md) · [wdl.tex](wdl.tex) · [wdl.csv](wdl.csv) · [tests.csv](tests.csv) · "
+            "[results.csv](results.csv)"
+        ),
+        "",
+    ]
+    if not wdls:
+        return lines + ["The experiment declares no comparison.", ""]
+    wilcoxon = report.wilcoxon.set_index(["a", "b", "metric"])["wilcoxon_p_value"]
+    rows = []
+    for w in wdls:
+        record = f"{w.wins}–{w.draws}–{w.losses}"
+        per_dataset = tests.loc[
+            (tests["a"] == w.a) & (tests["b"] == w.b) & (tests["metric"] == w.metric)
+        ].set_index("dataset")
+        counts = [
+            win_draw_loss(
+                report.results,
+                w.a,
+                w.b,
+                w.metric,
+                datasets=report.datasets,
+                dataset_p_values=per_dataset[column],
+                **options,
+            )
+            for column in FOLD_TESTS
+        ]
+        rows.append(
+            [
+                f"{w.a} vs {w.b}",
+                w.metric,
+                f"**{record}**" if w.significant else record,
+                f"{w.p_value:.3g}",
+                _p(wilcoxon.get((w.a, w.b, w.metric))),
+                *(f"{c.wins}–{c.draws}–{c.losses}" for c in counts),
+            ]
+        )
+    header = ["comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values()]
+    return lines + [
+        wdl_legend(**options),
+        "",
+        (
+            f"Wilcoxon p: signed-rank test of the mean losses across datasets. The last three "
+            f"columns count as wins or losses only the datasets where a test of the fold scores "
+            f"gives p ≤ {options['alpha']} (Dietterich's 5x2cv t-test, Alpaydin's combined 5x2cv "
+            f"F-test, Wilcoxon signed-rank on the fold differences); per-dataset statistics in "
+            f"tests.csv."
+        ),
+        "",
+        markdown_table(header, rows),
+    ]
+
+
+def _p(value) -> str:
+    return "undefined" if value is None or pd.isna(value) else f"{value:.3g}"
+
+
+def published_section(report: Report) -> list[str]:
+    """Per published table, how many of our records agree with it."""
+    lines = ["## Published results beside ours", ""]
+    if not report.published:
+        return lines + [
+            (
+                "None declared: an experiment names published tables in `report.published` "
+                "(see `bncbench.report.published.PUBLISHED`)."
+            ),
+            "",
+        ]
+    lines += ["[published.md](published.md) · [published.csv](published.csv)", ""]
+    for table, comparison in report.published:
+        compared = comparison.loc[comparison["status"] == ""]
+        lines.append(
+            f"- `{table.key}`, {table.paper.split('.')[0]}, {table.table}: "
+            f"{compared['agree'].sum()} of {len(compared)} compared "
+            f"cells agree ({len(comparison) - len(compared)} of {len(comparison)} not compared)"
+        )
+    return lines + [""]
+
+
+def ranking_section(report: Report, figures: Figures) -> list[str]:
+    """Friedman's test and the mean ranks of the models, Nemenyi's critical difference."""
+    rankings = report.rankings
+    unlogged = [model for model in report.models if model not in set(report.results["model"])]
+    lines = ["## Ranks of all models: Friedman test, Nemenyi critical difference", ""]
+    if unlogged:
+        lines += [f"Not ranked, no finished cell: {', '.join(unlogged)}.", ""]
+    if rankings:
+        models = list(rankings[0].mean_ranks.index)
+        lines += [
+            (
+                "[ranks.csv](ranks.csv). Mean rank over the datasets where every model has a value "
+                "(1 = lowest loss); two models differ significantly when their mean ranks are more "
+                "than the critical difference (CD) apart."
+            ),
+            "",
+            markdown_table(
+                ["model", *(r.metric for r in rankings)],
+                (
+                    [model, *(f"{r.mean_ranks.get(model, float('nan')):.2f}" for r in rankings)]
+                    for model in models
+                ),
+            ),
+            markdown_table(
+                ["", *(r.metric for r in rankings)],
+                [
+                    ["datasets", *(str(r.datasets) for r in rankings)],
+                    ["left out: a model has no value", *(str(len(r.dropped)) for r in rankings)],
+                    ["Friedman χ²", *(f"{r.statistic:.3g}" for r in rankings)],
+                    ["Friedman p", *(f"{r.p_value:.3g}" for r in rankings)],
+                    [f"Nemenyi CD (α = {rankings[0].alpha})"]
+                    + [f"{r.critical_difference:.3g}" for r in rankings],
+                ],
+            ),
+        ]
+    return lines + _figure_lines(figures, "ranks")
+
+
+def figure_sections(figures: Figures) -> list[str]:
+    """The scatter plots and the win-loss curves, or why they were not drawn."""
+    lines = []
+    for section, title, data in (
+        ("scatter", "Per-dataset scatter plots", "[results.csv](results.csv)"),
+        ("win-loss curves", "Win–loss against iterations", "[wl_curves.csv](wl_curves.csv)"),
+    ):
+        lines += [f"## {title}", ""]
+        if any(drawn[0] == section for drawn in figures.drawn):
+            lines += [f"Data: {data}.", ""]
+        lines += _figure_lines(figures, section)
+    return lines
+
+
+def _figure_lines(figures: Figures, section: str) -> list[str]:
+    """The section's figures as images, then why the others were not drawn."""
+    images = [
+        f"![{caption}]({FIGURES}/{name})" for s, caption, name in figures.drawn if s == section
+    ]
+    skipped = [f"- not drawn: {why}" for s, why in figures.skipped if s == section]
+    if not images and not skipped:
+        return ["Nothing to show.", ""]
+    return [*images, *([""] if images and skipped else []), *skipped, ""]

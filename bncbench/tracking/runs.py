@@ -1,0 +1,222 @@
+"""The runs of an experiment's cells: looking them up, logging them, and reading them back in bulk.
+
+Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named
+``experiment.name``; one run per (dataset, model) cell, named ``<dataset>/<model>`` and tagged
+``dataset``, ``model``, ``structure``, ``estimator``, ``cfg_hash`` and ``data_digest``, and with what
+produced it (``bncbench.provenance``); the mean over the folds of each metric as ``<metric>`` and
+the per-fold values as ``fold/<metric>`` with step = fold index; failed cells have status FAILED and
+an ``error`` tag.
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from time import time
+
+import pandas as pd
+from mlflow.entities import DatasetInput, Metric, Param, Run, RunStatus, RunTag
+from mlflow.tracking import MlflowClient
+
+from bncbench.provenance import DATA_DIGEST_TAG
+
+#: MLflow tag values are limited in length; longer error messages are cut there.
+MAX_TAG_LENGTH = 5000
+#: Prefix of the per-fold values of a metric (step = fold index).
+FOLD_PREFIX = "fold/"
+#: Runs per page of a search, the most an MLflow store returns at once.
+_PAGE = 1000
+#: Metric values per ``log_batch`` request, the most MLflow takes.
+_BATCH = 1000
+#: Runs per query of the per-fold metrics: an SQL ``IN`` list this long stays far below SQLite's limit
+#: on bound variables.
+_RUNS_PER_QUERY = 500
+_FOLD_COLUMNS = ["run_id", "metric", "fold", "value"]
+
+
+def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None):
+    """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None
+    (always None when the digest is unknown, a dataset not fetched yet). Runs of other code versions
+    count: a cell is not run again for them."""
+    if data_digest is None:
+        return None
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=(
+            f"tags.cfg_hash = '{hash_}' and tags.{DATA_DIGEST_TAG} = '{data_digest}' "
+            "and attributes.status = 'FINISHED'"
+        ),
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    return runs[0] if runs else None
+
+
+def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
+    """The RUNNING runs with ``cfg_hash == hash_`` (live or abandoned: ``bncbench.lease``)."""
+    return client.search_runs(
+        [experiment_id], filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'RUNNING'"
+    )
+
+
+def abandon(client: MlflowClient, runs, reason: str) -> None:
+    """Mark RUNNING runs whose process died as KILLED, with ``reason`` in their ``error`` tag."""
+    for run in runs:
+        set_tags(client, run.info.run_id, {"error": reason})
+        end_run(client, run.info.run_id, status="KILLED")
+
+
+def start_run(client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str]) -> str:
+    """Create a RUNNING run and return its id."""
+    return client.create_run(
+        experiment_id, run_name=run_name, tags={k: str(v) for k, v in tags.items()}
+    ).info.run_id
+
+
+def get_run(client: MlflowClient, run_id: str) -> Run:
+    """The run ``run_id`` as the store holds it now."""
+    return client.get_run(run_id)
+
+
+def delete_run(client: MlflowClient, run_id: str) -> None:
+    """Delete a run (one started twice for a cell: the later gives way)."""
+    client.delete_run(run_id)
+
+
+def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists and empty mappings become JSON text."""
+    flat = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (Mapping, list, tuple)):
+            flat[name] = json.dumps(value, default=str)
+        else:
+            flat[name] = str(value)
+    return flat
+
+
+def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> None:
+    items = [Param(k, str(v)) for k, v in params.items()]
+    for start in range(0, len(items), 100):  # MLflow takes at most 100 params per batch
+        client.log_batch(run_id, params=items[start : start + 100])
+
+
+def log_metrics(client: MlflowClient, run_id: str, metrics: list[tuple[str, float, int]]) -> None:
+    """Log ``(key, value, step)`` triples in batches."""
+    now = int(time() * 1000)
+    items = [Metric(key, float(value), now, int(step)) for key, value, step in metrics]
+    for start in range(0, len(items), _BATCH):
+        client.log_batch(run_id, metrics=items[start : start + _BATCH])
+
+
+def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
+    client.log_batch(run_id, tags=[RunTag(k, str(v)[:MAX_TAG_LENGTH]) for k, v in tags.items()])
+
+
+def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput]) -> None:
+    """Record the datasets a run read (``bncbench.provenance.dataset_input``)."""
+    client.log_inputs(run_id, datasets=datasets)
+
+
+def log_text(client: MlflowClient, run_id: str, text: str, name: str) -> None:
+    """``text`` as the artifact ``name`` of a run."""
+    client.log_text(run_id, text, name)
+
+
+def log_dict(client: MlflowClient, run_id: str, content: Mapping, name: str) -> None:
+    """``content`` as the JSON (or YAML, by ``name``'s suffix) artifact ``name`` of a run."""
+    client.log_dict(run_id, content, name)
+
+
+def log_artifacts(client: MlflowClient, run_id: str, path: Path | str) -> None:
+    """A file, or every file of a directory, as artifacts of a run."""
+    if Path(path).is_dir():
+        client.log_artifacts(run_id, str(path))
+    else:
+        client.log_artifact(run_id, str(path))
+
+
+def end_run(client: MlflowClient, run_id: str, failed: bool = False, status: str | None = None) -> None:
+    """End a run FINISHED, FAILED when ``failed``, or with another terminal ``status`` (KILLED)."""
+    if status is None:
+        status = RunStatus.to_string(RunStatus.FAILED if failed else RunStatus.FINISHED)
+    client.set_terminated(run_id, status=status)
+
+
+def all_runs(
+    client: MlflowClient, experiment_id: str, filter_string: str = "", order_by: list[str] | None = None
+) -> list[Run]:
+    """Every active run of the experiment that matches ``filter_string``, read page after page."""
+    runs, token = [], None
+    while True:
+        page = client.search_runs(
+            [experiment_id], filter_string, order_by=order_by, max_results=_PAGE, page_token=token
+        )
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
+    """Every run of the experiment (all statuses), oldest first."""
+    return all_runs(client, experiment_id, order_by=["attributes.start_time ASC"])
+
+
+def finished_cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
+    """The FINISHED runs of the experiment that are cells (tagged ``dataset`` and ``model``; not, e.g.,
+    a parent run), with their params, tags and mean metrics: one search, however many pages."""
+    return [
+        run
+        for run in all_runs(client, experiment_id, "attributes.status = 'FINISHED'")
+        if "dataset" in run.data.tags and "model" in run.data.tags
+    ]
+
+
+def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
+    """The per-fold values ``fold/<metric>`` of some runs, read in bulk.
+
+    A database store answers one query per metric for up to ``_RUNS_PER_QUERY`` runs (the store's
+    ``get_metric_history_bulk``, which ``MlflowClient`` does not expose); a tracking server, which
+    has no such request, one per run and metric.
+
+    Parameters
+    ----------
+    client : MlflowClient
+        The store.
+    run_ids : iterable of str
+        The runs to read.
+    metrics : iterable of str
+        Metric names without the ``fold/`` prefix, e.g. ``["zero_one_loss", "rmse"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format, columns ``run_id``, ``metric``, ``fold`` (the step), ``value``, sorted by run (in
+        the order given), metric and fold; if a step was logged twice the later value counts.
+    """
+    run_ids, metrics = list(dict.fromkeys(run_ids)), list(metrics)
+    store = client._tracking_client.store  # the bulk read is the store's, not the client's
+    bulk = getattr(store, "get_metric_history_bulk", None)
+    logged = []
+    for metric in metrics:
+        key = FOLD_PREFIX + metric
+        if bulk is None:
+            logged += [(run_id, m) for run_id in run_ids for m in client.get_metric_history(run_id, key)]
+            continue
+        for start in range(0, len(run_ids), _RUNS_PER_QUERY):
+            chunk = run_ids[start : start + _RUNS_PER_QUERY]
+            logged += [(m.run_id, m) for m in bulk(chunk, key, max_results=None)]
+    frame = pd.DataFrame(
+        [(run_id, m.key.removeprefix(FOLD_PREFIX), m.step, m.value, m.timestamp) for run_id, m in logged],
+        columns=[*_FOLD_COLUMNS, "timestamp"],
+    )
+    frame["run_id"] = pd.Categorical(frame["run_id"], categories=run_ids, ordered=True)
+    frame["metric"] = pd.Categorical(frame["metric"], categories=metrics, ordered=True)
+    return (
+        frame.sort_values(["run_id", "metric", "fold", "timestamp"], kind="stable")
+        .drop_duplicates(["run_id", "metric", "fold"], keep="last")
+        .astype({"run_id": str, "metric": str})
+        .reset_index(drop=True)[_FOLD_COLUMNS]
+    )
