@@ -25,6 +25,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 from sqlalchemy.engine import make_url
 
+from bncbench.bundles.format import ORIGIN_RUN_TAG
 from bncbench.errors import ConfigError
 from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 from bncbench.report.cells import ExpectedCell
@@ -66,7 +67,8 @@ def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = 
     Returns
     -------
     pandas.DataFrame
-        Columns ``dataset``, ``model``, ``run_id``, ``cfg_hash``, then one column per mean metric
+        Columns ``dataset``, ``model``, ``run_id`` (of a run imported from a bundle, its original
+        id), ``cfg_hash``, then one column per mean metric
         (NaN where a run did not log it), sorted by dataset and model. When a cell has several
         FINISHED runs the one started last counts.
 
@@ -146,7 +148,7 @@ def left_out_runs(tracking_uri: str, experiment_name: str, cells: Cells) -> pd.D
         {
             "dataset": run.data.tags["dataset"],
             "model": run.data.tags["model"],
-            "run_id": run.info.run_id,
+            "run_id": _run_id(run),
             "differs": _difference(run, cells[_cell(run)]),
         }
         for run in _cell_runs(tracking_uri, experiment_name)
@@ -179,12 +181,35 @@ def load_fold_metrics(
     metrics = list(metrics)
     rows = []
     with _store_errors(tracking_uri):
+        imported = _imported_runs(client)
         for run_id in run_ids:
             for metric in metrics:
-                history = client.get_metric_history(run_id, FOLD_PREFIX + metric)
+                history = client.get_metric_history(imported.get(run_id, run_id), FOLD_PREFIX + metric)
                 by_fold = {m.step: m.value for m in sorted(history, key=lambda m: m.timestamp)}
                 rows += [(run_id, metric, fold, value) for fold, value in sorted(by_fold.items())]
     return pd.DataFrame(rows, columns=["run_id", "metric", "fold", "value"])
+
+
+def _imported_runs(client: MlflowClient) -> dict[str, str]:
+    """``{original run id: run id here}`` of the runs imported from bundles (``bncbench.bundles``),
+    which the report names by their original run id (:func:`_run_id`)."""
+    experiments = [experiment.experiment_id for experiment in client.search_experiments()]
+    if not experiments:
+        return {}
+    found, token = {}, None
+    while True:
+        page = client.search_runs(
+            experiments, f"tags.`{ORIGIN_RUN_TAG}` IS NOT NULL", max_results=1000, page_token=token
+        )
+        found.update({run.data.tags[ORIGIN_RUN_TAG]: run.info.run_id for run in page})
+        token = page.token
+        if not token:
+            return found
+
+
+def _run_id(run: Run) -> str:
+    """The id the report names a run by: the original one of a run imported from a bundle."""
+    return run.data.tags.get(ORIGIN_RUN_TAG, run.info.run_id)
 
 
 def _client(tracking_uri: str) -> MlflowClient:
@@ -317,7 +342,7 @@ def _latest_cells(
 
 def _metric_row(run: Run) -> dict:
     means = {k: v for k, v in run.data.metrics.items() if not k.startswith(FOLD_PREFIX)}
-    return {"run_id": run.info.run_id, "cfg_hash": run.data.tags.get("cfg_hash"), **means}
+    return {"run_id": _run_id(run), "cfg_hash": run.data.tags.get("cfg_hash"), **means}
 
 
 def _params_row(run: Run) -> dict:
@@ -331,6 +356,6 @@ def _params_row(run: Run) -> dict:
 def _provenance_row(run: Run) -> dict:
     found = {"params": run.data.params, "tags": run.data.tags}
     return {
-        "run_id": run.info.run_id,
+        "run_id": _run_id(run),
         **{column: found[kind].get(key) for column, (kind, key) in PROVENANCE.items()},
     }
