@@ -260,3 +260,12 @@ def test_export_refuses_what_it_cannot_export(machines, tmp_path):
         export_bundle(machines["laptop"], "kdb", tmp_path / "out")
     with pytest.raises(ConfigError, match="no bundle to import"):
         import_bundles(machines["laptop"], [])
+
+
+def test_a_run_that_cannot_be_written_whole_is_not_left_behind(machines, new_store, tmp_path):
+    bundle = export_bundle(machines["laptop"], "smoke", tmp_path / "bundles", predictions=True)
+    (tmp_path / "a_file").write_text("")
+    fresh = new_store(tmp_path / "fresh")
+    with pytest.raises(ConfigError, match="could not be written to .* 0 runs were imported before it"):
+        import_bundles(fresh, [bundle], artifact_location=str(tmp_path / "a_file"))  # artifacts under a file
+    assert runs_of(fresh) == []  # the run whose predictions failed was deleted, not left RUNNING

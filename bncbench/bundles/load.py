@@ -122,7 +122,8 @@ def import_bundles(
     BundleError
         A bundle is missing, truncated, changed since export or of an unknown format.
     ConfigError
-        No bundle given, or the store cannot be opened or written.
+        No bundle given, or the store cannot be opened or written (a run being written is then
+        deleted, the runs written before it stay).
     """
     bundles = [read_bundle(path) for path in bundle_paths]
     if not bundles:
@@ -130,8 +131,12 @@ def import_bundles(
     summary = _provenance_summary(bundles, data_dir)
     client = tracking.open_store(tracking_uri)
     with tracking.quiet_store():
+        experiments = {  # every experiment checked (e.g. not deleted) before any run is written
+            name: tracking.prepare_experiment(client, name, artifact_location)
+            for name in dict.fromkeys(bundle.experiment for bundle in bundles)
+        }
         for bundle in bundles:
-            experiment_id = tracking.prepare_experiment(client, bundle.experiment, artifact_location)
+            experiment_id = experiments[bundle.experiment]
             done = _finished_cells(client, experiment_id)
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
             for run in bundle.runs.itertuples(index=False):
@@ -140,7 +145,14 @@ def import_bundles(
                 if cell in done:
                     summary.already_there.append(name)
                     continue
-                _import_run(client, experiment_id, bundle, run, metrics.get(run.run_id))
+                try:
+                    _import_run(client, experiment_id, bundle, run, metrics.get(run.run_id))
+                except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
+                    raise ConfigError(
+                        f"run {name} of bundle {bundle.path} could not be written to {tracking_uri!r}: {err}. "
+                        f"{len(summary.imported)} runs were imported before it and stay; make the store (and "
+                        "its artifact location) writable and import again: what is there is left alone."
+                    ) from err
                 done.add(cell)
                 summary.imported.append(name)
     return summary
