@@ -66,7 +66,9 @@ def report(uri: str, datasets, report_dir: Path) -> dict[str, bytes]:
         f"report_dir={report_dir}",
     ]
     place = write_report(compose(overrides), overrides)
-    return {str(path.relative_to(place)): path.read_bytes() for path in sorted(place.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(place)): path.read_bytes() for path in sorted(place.rglob("*")) if path.is_file()
+    }
 
 
 def copy_store(uri: str, directory: Path) -> str:
@@ -85,9 +87,11 @@ def file_sha(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, tmp_path):
+def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, tmp_path, compose_cell):
     fresh = new_store(tmp_path / "fresh")
-    summary = import_bundles(fresh, [machines["laptop_bundle"]], artifact_location=str(tmp_path / "artifacts"))
+    summary = import_bundles(
+        fresh, [machines["laptop_bundle"]], artifact_location=str(tmp_path / "artifacts")
+    )
     assert sorted(summary.imported) == [f"smoke/sklearn-iris/{model}" for model in MODELS]
     client, original = tracking.open_store(fresh), tracking.open_store(machines["laptop"])
     originals = {run.info.run_id: run for run in runs_of(machines["laptop"])}
@@ -102,14 +106,22 @@ def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, 
         }
         history = client.get_metric_history(run.info.run_id, "fold/rmse")
         assert [(m.step, m.value, m.timestamp) for m in history] == [
-            (m.step, m.value, m.timestamp) for m in original.get_metric_history(source.info.run_id, "fold/rmse")
+            (m.step, m.value, m.timestamp)
+            for m in original.get_metric_history(source.info.run_id, "fold/rmse")
         ]
         assert run.inputs.dataset_inputs[0].dataset.digest == source.data.tags["data_digest"]
-    assert report(fresh, LAPTOP, tmp_path / "imported") == report(machines["laptop"], LAPTOP, tmp_path / "original")
+    assert report(fresh, LAPTOP, tmp_path / "imported") == report(
+        machines["laptop"], LAPTOP, tmp_path / "original"
+    )
     results = pd.read_csv(tmp_path / "imported" / "smoke" / "results.csv")
     assert set(results["run_id"]) == set(originals)  # the report names the imported runs by their original id
     again = export_bundle(fresh, "smoke", tmp_path / "bundles")  # the same runs make the same bundle
     assert read_bundle(again).id == read_bundle(machines["laptop_bundle"]).id
+    cfg = compose_cell("sklearn-iris", "nb_laplace", f"tracking_uri={fresh}")  # a sweep there skips the cell
+    assert (
+        run_cell(cfg, client, tracking.experiment_id(client, "smoke"), "sklearn-iris", "nb_laplace")
+        == "skipped"
+    )
 
 
 def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
@@ -124,7 +136,9 @@ def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
 
 
 def test_two_bundles_of_disjoint_parts_give_the_report_of_the_whole(machines, new_store, tmp_path):
-    whole = copy_store(machines["cluster"], tmp_path / "cluster")  # the cluster's store takes the laptop's part
+    whole = copy_store(
+        machines["cluster"], tmp_path / "cluster"
+    )  # the cluster's store takes the laptop's part
     assert len(import_bundles(whole, [machines["laptop_bundle"]]).imported) == 2
     fresh = new_store(tmp_path / "fresh")
     summary = import_bundles(fresh, [machines["laptop_bundle"], machines["cluster_bundle"]])
@@ -132,7 +146,9 @@ def test_two_bundles_of_disjoint_parts_give_the_report_of_the_whole(machines, ne
     both = LAPTOP + CLUSTER
     assert report(fresh, both, tmp_path / "fresh_report") == report(whole, both, tmp_path / "whole_report")
     results = pd.read_csv(tmp_path / "fresh_report" / "smoke" / "results.csv")
-    original_ids = {run.info.run_id for uri in (machines["laptop"], machines["cluster"]) for run in runs_of(uri)}
+    original_ids = {
+        run.info.run_id for uri in (machines["laptop"], machines["cluster"]) for run in runs_of(uri)
+    }
     assert len(results) == 4 and set(results["run_id"]) == original_ids
 
 
@@ -213,7 +229,9 @@ def test_another_data_digest_is_reported(tmp_path, new_store, compose_cell, shar
     assert unchecked.data_not_checked == ["iris"]
 
     text = gzip.decompress((data_dir / "iris.csv.gz").read_bytes()).decode()
-    (data_dir / "iris.csv.gz").write_bytes(gzip.compress(text.rsplit("\n", 2)[0].encode() + b"\n"))  # a row fewer
+    (data_dir / "iris.csv.gz").write_bytes(
+        gzip.compress(text.rsplit("\n", 2)[0].encode() + b"\n")
+    )  # a row fewer
     changed = import_bundles(new_store(tmp_path / "changed"), [bundle], data_dir=data_dir)
     assert changed.imported == ["smoke/iris/nb_laplace"]  # imported, and said
     assert list(changed.other_data) == ["smoke/iris/nb_laplace"]
@@ -223,7 +241,11 @@ def test_another_data_digest_is_reported(tmp_path, new_store, compose_cell, shar
 def test_another_code_version_is_reported(machines, new_store, tmp_path):
     carried = read_bundle(machines["laptop_bundle"])
     runs = carried.runs.copy()
-    older = {"version.bncbench": "0.0.1", "mlflow.source.git.commit": "f" * 40, "mlflow.source.git.dirty": "false"}
+    older = {
+        "version.bncbench": "0.0.1",
+        "mlflow.source.git.commit": "f" * 40,
+        "mlflow.source.git.dirty": "false",
+    }
     runs["tags"] = [{**tags, **older} for tags in runs["tags"]]
     (tmp_path / "old").mkdir()
     write_bundle(tmp_path / "old", "smoke", runs, carried.metrics, {})  # as an older bncbench exported it
@@ -246,7 +268,9 @@ def test_predictions_travel_only_when_asked(machines, new_store, tmp_path):
     import_bundles(fresh, [bundle], artifact_location=str(tmp_path / "artifacts"))
     client, original = tracking.open_store(fresh), tracking.open_store(machines["laptop"])
     for run in runs_of(fresh):
-        imported = client.download_artifacts(run.info.run_id, "predictions.parquet", str(tmp_path / run.info.run_id))
+        imported = client.download_artifacts(
+            run.info.run_id, "predictions.parquet", str(tmp_path / run.info.run_id)
+        )
         source = run.data.tags[ORIGIN_RUN_TAG]
         exported = original.download_artifacts(source, "predictions.parquet", str(tmp_path / source))
         assert file_sha(imported) == file_sha(exported)

@@ -35,7 +35,9 @@ LOCAL_TAGS = (
 )
 
 
-def export_bundle(tracking_uri: str, experiment: str, out_dir: str | Path, *, predictions: bool = False) -> Path:
+def export_bundle(
+    tracking_uri: str, experiment: str, out_dir: str | Path, *, predictions: bool = False
+) -> Path:
     """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
 
     Of each cell's FINISHED runs, the latest with each ``cfg_hash`` and ``data_digest`` travels (the

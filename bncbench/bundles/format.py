@@ -18,7 +18,7 @@ import json
 import re
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
@@ -137,7 +137,7 @@ def write_bundle(
         "id": bundle_id(files),
         "experiment": experiment,
         "bncbench_version": metadata.version("bncbench"),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "counts": {"runs": len(runs), "metrics": len(metrics), "predictions": len(predictions)},
         "files": files,
     }
@@ -160,7 +160,9 @@ def read_bundle(path: str | Path) -> Bundle:
     for name, sha in manifest["files"].items():
         file = path / name
         if not (isinstance(sha, str) and _SHA256.fullmatch(sha)) or not _inside(path, name):
-            _refuse(path, f"its manifest lists {name!r} with {sha!r}, not a file of the bundle and its sha256")
+            _refuse(
+                path, f"its manifest lists {name!r} with {sha!r}, not a file of the bundle and its sha256"
+            )
         if not file.is_file():
             _refuse(path, f"{name} is missing (listed in its manifest)")
         if file_sha256(file) != sha:
@@ -234,7 +236,9 @@ def _check_tables(path: Path, manifest: dict, runs, metrics, predictions) -> Non
     strays = (set(metrics["run_id"]) | set(predictions)) - ids
     if strays:
         _refuse(path, f"it holds metrics or predictions of runs not in {RUNS}: {sorted(strays)[:3]}")
-    untagged = [run_id for run_id, tags in zip(runs["run_id"], runs["tags"]) if not set(_REQUIRED_TAGS) <= set(tags)]
+    untagged = [
+        run_id for run_id, tags in zip(runs["run_id"], runs["tags"]) if not set(_REQUIRED_TAGS) <= set(tags)
+    ]
     if untagged:
         _refuse(path, f"runs {untagged[:3]} lack one of the tags {', '.join(_REQUIRED_TAGS)}")
 

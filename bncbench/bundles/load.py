@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
 from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
@@ -60,8 +61,8 @@ class ImportSummary:
     def lines(self) -> list[str]:
         """The summary as lines to print."""
         lines = [
-            f"bncbench: {len(self.imported)} runs imported, {len(self.already_there)} already there (a finished "
-            "run of the cell with the same cfg_hash and data_digest)."
+            f"bncbench: {len(self.imported)} runs imported, {len(self.already_there)} already there "
+            + "(a finished run of the cell with the same cfg_hash and data_digest)."
         ]
         versions = ", ".join(
             f"{code} ({n} run{'s' * (n != 1)}{', this checkout' if code == self.this_code else ''})"
@@ -201,7 +202,7 @@ def _dataset_input(exported: dict) -> DatasetInput:
 
 
 def _millis(value) -> int | None:
-    return None if value is None or value != value else int(value)
+    return None if pd.isna(value) else int(value)
 
 
 def _provenance_summary(bundles: list[Bundle], data_dir) -> ImportSummary:
