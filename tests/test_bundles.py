@@ -129,6 +129,7 @@ def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
     import_bundles(fresh, [machines["laptop_bundle"]])
     summary = import_bundles(fresh, [machines["laptop_bundle"], machines["laptop_bundle"]])
     assert summary.imported == [] and len(summary.already_there) == 4
+    assert import_bundles(fresh, str(machines["laptop_bundle"])).imported == []  # one path, not a list
     assert len(runs_of(fresh)) == 2
     home = copy_store(machines["laptop"], tmp_path / "home")  # into the store it came from: nothing either
     assert import_bundles(home, [machines["laptop_bundle"]]).imported == []

@@ -26,7 +26,8 @@ from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 #: Metrics per ``log_batch`` request (MLflow's limit).
 _METRICS_PER_BATCH = 1000
 _SHORT = 8
-METRIC_FIELDS = ["key", "value", "step", "timestamp"]
+#: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
+_METRIC_FIELDS = ["key", "value", "step", "timestamp"]
 
 
 @dataclass
@@ -106,7 +107,7 @@ def import_bundles(
     ----------
     tracking_uri : str
         The store, ``sqlite:///...`` (created if absent) or the ``http(s)://`` address of an mlflow server.
-    bundle_paths : iterable of str or Path
+    bundle_paths : str, Path or iterable of them
         Bundle folders (:func:`bncbench.bundles.export_bundle`).
     artifact_location : str, optional
         Where a new experiment keeps its artifacts (``bncbench.tracking.artifact_root``).
@@ -126,6 +127,8 @@ def import_bundles(
         No bundle given, or the store cannot be opened or written (a run being written is then
         deleted, the runs written before it stay).
     """
+    if isinstance(bundle_paths, (str, Path)):  # one bundle, not the characters of its path
+        bundle_paths = [bundle_paths]
     bundles = [read_bundle(path) for path in bundle_paths]
     if not bundles:
         raise ConfigError("no bundle to import; give the folders that bncbench export wrote.")
@@ -178,7 +181,7 @@ def _import_run(client: MlflowClient, experiment_id: str, bundle: Bundle, run, m
         if metrics is not None:
             history = [
                 Metric(key, float(value), int(timestamp), int(step))
-                for key, value, step, timestamp in metrics[METRIC_FIELDS].itertuples(index=False)
+                for key, value, step, timestamp in metrics[_METRIC_FIELDS].itertuples(index=False)
             ]
             for start in range(0, len(history), _METRICS_PER_BATCH):
                 client.log_batch(run_id, metrics=history[start : start + _METRICS_PER_BATCH])
