@@ -25,6 +25,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 
 from bncbench import tracking
+from bncbench.bundles.format import ORIGIN_RUN_TAG
 from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 from bncbench.report.cells import ExpectedCell
 from bncbench.semantic import SEMANTIC_KEYS
@@ -73,8 +74,8 @@ class LoggedRuns:
         Returns
         -------
         pandas.DataFrame
-            Columns ``dataset``, ``model``, ``run_id``, ``cfg_hash``, then one column per mean
-            metric (NaN where a run did not log it), sorted by dataset and model. When a cell has
+            Columns ``dataset``, ``model``, ``run_id`` (:func:`report_run_id`), ``cfg_hash``, then one
+            column per mean metric (NaN where a run did not log it), sorted by dataset and model. When a cell has
             several runs that count, the one started last is read.
         """
         results = self._latest(_metric_row)
@@ -126,7 +127,7 @@ class LoggedRuns:
             {
                 "dataset": run.data.tags["dataset"],
                 "model": run.data.tags["model"],
-                "run_id": run.info.run_id,
+                "run_id": report_run_id(run),
                 "differs": _difference(run, self.cells[_cell(run)]),
             }
             for run in self.runs
@@ -135,9 +136,13 @@ class LoggedRuns:
         return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
 
     def fold_metrics(self, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
-        """Per-fold values of some of the runs (:func:`bncbench.tracking.fold_metrics`)."""
+        """Per-fold values of some of the runs (:func:`bncbench.tracking.fold_metrics`), by the ids
+        the results show (:func:`report_run_id`)."""
+        in_store = {report_run_id(run): run.info.run_id for run in self.runs}
+        shown = {store_id: run_id for run_id, store_id in in_store.items()}
         with tracking.read_errors(self.client.tracking_uri):
-            return tracking.fold_metrics(self.client, run_ids, metrics)
+            folds = tracking.fold_metrics(self.client, [in_store.get(r, r) for r in run_ids], metrics)
+        return folds.assign(run_id=folds["run_id"].map(lambda r: shown.get(r, r)))
 
     def _latest(self, row: Callable[[Run], dict]) -> pd.DataFrame:
         """``row`` of the latest run of each (dataset, model) cell (with the expected ``cfg_hash``
@@ -242,9 +247,15 @@ def _difference(run: Run, cell: ExpectedCell) -> str:
     return "no data_digest (an older run)"
 
 
+def report_run_id(run: Run) -> str:
+    """The id a report shows for a run: its original id when it was imported from a bundle
+    (``bncbench.bundles``), so that a report of imported runs is the report of the originals."""
+    return run.data.tags.get(ORIGIN_RUN_TAG, run.info.run_id)
+
+
 def _metric_row(run: Run) -> dict:
     means = {k: v for k, v in run.data.metrics.items() if not k.startswith(FOLD_PREFIX)}
-    return {"run_id": run.info.run_id, "cfg_hash": run.data.tags.get("cfg_hash"), **means}
+    return {"run_id": report_run_id(run), "cfg_hash": run.data.tags.get("cfg_hash"), **means}
 
 
 def _params_row(run: Run) -> dict:
@@ -258,6 +269,6 @@ def _params_row(run: Run) -> dict:
 def _provenance_row(run: Run) -> dict:
     found = {"params": run.data.params, "tags": run.data.tags}
     return {
-        "run_id": run.info.run_id,
+        "run_id": report_run_id(run),
         **{column: found[kind].get(key) for column, (kind, key) in PROVENANCE.items()},
     }

@@ -1,0 +1,23 @@
+"""Results that outlive a machine: an experiment's finished cells as a portable bundle, and back.
+
+``export_bundle`` writes the finished runs of an experiment from one MLflow store to a folder of
+parquet tables and a manifest (``bncbench.bundles.format``); ``import_bundles`` loads one or more
+bundles into any store (SQLite or an mlflow server) as ordinary runs, each cell once, so that the
+runs of several machines or sittings make one store and one report. An imported run is tagged with
+its original run id, which the report shows in place of its id in the new store.
+"""
+
+from bncbench.bundles.export import export_bundle
+from bncbench.bundles.format import ORIGIN_BUNDLE_TAG, ORIGIN_RUN_TAG, Bundle, BundleError, read_bundle
+from bncbench.bundles.load import ImportSummary, import_bundles
+
+__all__ = [
+    "ORIGIN_BUNDLE_TAG",
+    "ORIGIN_RUN_TAG",
+    "Bundle",
+    "BundleError",
+    "ImportSummary",
+    "export_bundle",
+    "import_bundles",
+    "read_bundle",
+]

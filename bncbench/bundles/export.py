@@ -1,0 +1,163 @@
+"""Export the finished cells of an experiment from an MLflow store to a bundle (``bncbench.bundles``)."""
+
+import tempfile
+import warnings
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pandas as pd
+from mlflow.entities import Run
+from mlflow.tracking import MlflowClient
+from sqlalchemy.engine import make_url
+
+from bncbench import lease, tracking
+from bncbench.bundles.format import (
+    METRIC_COLUMNS,
+    ORIGIN_BUNDLE_TAG,
+    ORIGIN_RUN_TAG,
+    PREDICTIONS_ARTIFACT,
+    RUN_COLUMNS,
+    write_bundle,
+)
+from bncbench.errors import ConfigError
+from bncbench.names import check_path_name
+from bncbench.provenance import DATA_DIGEST_TAG
+
+#: Tags that do not travel: who held a run's lease (``bncbench.lease``), where an imported run came
+#: from (set again on import), and the run name (MLflow sets it from the run's name).
+LOCAL_TAGS = (
+    lease.OWNER_TAG,
+    lease.HEARTBEAT_TAG,
+    lease.SWEEP_TAG,
+    ORIGIN_RUN_TAG,
+    ORIGIN_BUNDLE_TAG,
+    "mlflow.runName",
+)
+
+
+def export_bundle(
+    tracking_uri: str, experiment: str, out_dir: str | Path, *, predictions: bool = False
+) -> Path:
+    """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
+
+    Of each cell's FINISHED runs, the latest with each ``cfg_hash`` and ``data_digest`` travels (the
+    one the report would read for that configuration and data): its name, start and end times, tags
+    (but ``LOCAL_TAGS``), params, MLflow dataset inputs and the full history of every metric, keyed
+    by its original run id (the ``bncbench.origin.run_id`` tag of a run imported before, else its own).
+
+    Parameters
+    ----------
+    tracking_uri : str
+        The store, e.g. ``sqlite:///runs/mlflow.db`` or ``http://host:5000``.
+    experiment : str
+        The bncbench experiment (MLflow experiment) name.
+    out_dir : str or Path
+        The folder the bundle is written into (created if absent).
+    predictions : bool
+        Also carry each run's ``predictions.parquet`` artifact (large for large datasets).
+
+    Returns
+    -------
+    Path
+        The bundle, ``<out_dir>/<experiment>-<bundle id>``; the id is a hash of its files, so
+        exporting the same runs again returns the bundle already there.
+
+    Raises
+    ------
+    ConfigError
+        The store or the experiment does not exist, or the experiment has no finished cell.
+    """
+    check_path_name("experiment", experiment)
+    client = _existing_store(tracking_uri)
+    runs = _exported_runs(tracking.cell_runs(client, tracking.experiment_id(client, experiment)))
+    if not runs:
+        raise ConfigError(
+            f"experiment {experiment!r} in {tracking_uri!r} has no finished cell to export; run it first "
+            "(python -m bncbench experiment=...)."
+        )
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".export-") as tmp:  # never a half bundle in out_dir
+        staging, downloads = Path(tmp) / "bundle", Path(tmp) / "artifacts"
+        staging.mkdir()
+        rows, metrics, prediction_files = [], [], {}
+        for run in runs:
+            original = run.data.tags.get(ORIGIN_RUN_TAG, run.info.run_id)
+            rows.append(_run_row(run, original))
+            metrics += _metric_history(client, run, original)
+            if predictions and (found := _download_predictions(client, run, downloads / original)):
+                prediction_files[original] = found
+        manifest = write_bundle(
+            staging,
+            experiment,
+            pd.DataFrame(rows, columns=RUN_COLUMNS),
+            pd.DataFrame(metrics, columns=METRIC_COLUMNS),
+            prediction_files,
+        )
+        place = out_dir / f"{experiment}-{manifest['id']}"
+        if not place.exists():
+            staging.rename(place)
+    return place
+
+
+def _existing_store(tracking_uri: str) -> MlflowClient:
+    """A client on the store, which must exist: exporting never creates an empty SQLite store."""
+    if urlparse(str(tracking_uri)).scheme == "sqlite":
+        database = make_url(str(tracking_uri)).database
+        if not database or not Path(database).is_file():
+            raise ConfigError(
+                f"no MLflow store at {tracking_uri!r}; set tracking_uri to the store the experiment logged "
+                "to (a relative sqlite path is relative to the working directory)."
+            )
+    return tracking.open_store(tracking_uri)
+
+
+def _exported_runs(runs: list[Run]) -> list[Run]:
+    """The latest FINISHED cell run of each (``cfg_hash``, ``data_digest``), by dataset and model."""
+    latest = {}
+    for run in runs:
+        tags = run.data.tags
+        if run.info.status != "FINISHED" or not {"dataset", "model", "cfg_hash"} <= set(tags):
+            continue
+        key = (tags["cfg_hash"], tags.get(DATA_DIGEST_TAG))
+        if key not in latest or _started(run) >= _started(latest[key]):
+            latest[key] = run
+    return sorted(latest.values(), key=lambda r: (r.data.tags["dataset"], r.data.tags["model"], _started(r)))
+
+
+def _started(run: Run) -> tuple[int, int]:
+    return run.info.start_time or 0, run.info.end_time or 0
+
+
+def _run_row(run: Run, original: str) -> dict:
+    inputs = run.inputs.dataset_inputs if run.inputs else []
+    return {
+        "run_id": original,
+        "run_name": run.info.run_name,
+        "start_time": run.info.start_time,
+        "end_time": run.info.end_time,
+        "tags": {key: value for key, value in run.data.tags.items() if key not in LOCAL_TAGS},
+        "params": dict(run.data.params),
+        "inputs": [dataset_input.to_dictionary() for dataset_input in inputs],
+    }
+
+
+def _metric_history(client: MlflowClient, run: Run, original: str) -> list[tuple]:
+    return [
+        (original, metric.key, metric.value, metric.step, metric.timestamp)
+        for key in sorted(run.data.metrics)
+        for metric in client.get_metric_history(run.info.run_id, key)
+    ]
+
+
+def _download_predictions(client: MlflowClient, run: Run, folder: Path) -> Path | None:
+    """The run's predictions artifact, downloaded into ``folder``; None (with a warning) if it has none."""
+    if PREDICTIONS_ARTIFACT not in {artifact.path for artifact in client.list_artifacts(run.info.run_id)}:
+        warnings.warn(
+            f"run {run.info.run_id} ({run.info.run_name}) has no {PREDICTIONS_ARTIFACT} artifact: it is "
+            "exported without predictions.",
+            stacklevel=3,
+        )
+        return None
+    folder.mkdir(parents=True)
+    return Path(client.download_artifacts(run.info.run_id, PREDICTIONS_ARTIFACT, str(folder)))

@@ -1,0 +1,250 @@
+"""Import bundles (``bncbench.bundles``) into an MLflow store as ordinary runs, each cell once."""
+
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
+from mlflow.tracking import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
+
+from bncbench import provenance, tracking
+from bncbench.bundles.format import (
+    ORIGIN_BUNDLE_TAG,
+    ORIGIN_RUN_TAG,
+    PREDICTIONS_ARTIFACT,
+    Bundle,
+    read_bundle,
+)
+from bncbench.data.digest import dataset_digest
+from bncbench.errors import BncbenchError, ConfigError
+from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
+
+#: Metrics per ``log_batch`` request (MLflow's limit).
+_METRICS_PER_BATCH = 1000
+_SHORT = 8
+#: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
+_METRIC_FIELDS = ["key", "value", "step", "timestamp"]
+
+
+@dataclass
+class ImportSummary:
+    """What :func:`import_bundles` did, and what the bundles' runs carry that differs from here.
+
+    Attributes
+    ----------
+    imported : list of str
+        The runs imported, as ``<experiment>/<dataset>/<model>``.
+    already_there : list of str
+        The runs left alone: their cell was FINISHED in the store with the same ``cfg_hash`` and
+        ``data_digest`` (or came earlier in the bundles given).
+    other_data : dict of str to str
+        Runs (imported or not) that read another version of their dataset than the data directory
+        holds, and the two digests; the report, which reads the data as it is now, leaves them out.
+    data_not_checked : list of str
+        Datasets of the bundles that the data directory does not hold.
+    code_versions : dict of str to int
+        The code versions (bncbench version, git commit) of the bundles' runs, and how many runs each.
+    this_code : str
+        The code version of this checkout, in the same form.
+    """
+
+    imported: list[str] = field(default_factory=list)
+    already_there: list[str] = field(default_factory=list)
+    other_data: dict[str, str] = field(default_factory=dict)
+    data_not_checked: list[str] = field(default_factory=list)
+    code_versions: dict[str, int] = field(default_factory=dict)
+    this_code: str = ""
+
+    def lines(self) -> list[str]:
+        """The summary as lines to print."""
+        lines = [
+            f"bncbench: {len(self.imported)} runs imported, {len(self.already_there)} already there "
+            + "(a finished run of the cell with the same cfg_hash and data_digest)."
+        ]
+        versions = ", ".join(
+            f"{code} ({n} run{'s' * (n != 1)}{', this checkout' if code == self.this_code else ''})"
+            for code, n in self.code_versions.items()
+        )
+        lines.append(f"bncbench: code of the bundles' runs: {versions}; this checkout: {self.this_code}.")
+        if self.other_data:
+            shown = "; ".join(f"{run} ({digests})" for run, digests in list(self.other_data.items())[:5])
+            more = f" and {len(self.other_data) - 5} more" if len(self.other_data) > 5 else ""
+            lines.append(
+                f"bncbench: warning: {len(self.other_data)} runs read another version of their dataset than "
+                f"the data directory holds; the report leaves them out: {shown}{more}."
+            )
+        if self.data_not_checked:
+            lines.append(
+                "bncbench: data digests not checked (datasets absent from the data directory): "
+                + ", ".join(self.data_not_checked)
+            )
+        return lines
+
+
+def import_bundles(
+    tracking_uri: str,
+    bundle_paths,
+    *,
+    artifact_location: str | None = None,
+    data_dir: str | Path | None = None,
+) -> ImportSummary:
+    """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
+
+    Every bundle is read and checked whole (:func:`bncbench.bundles.format.read_bundle`) before the
+    store is opened: a bad one refuses the whole import and the store is left untouched. Then each
+    run goes into the MLflow experiment of its bundle (created if absent) with its name, original
+    start and end times, tags, params, dataset inputs, every metric value with its step and time,
+    and its predictions if the bundle has them, tagged with its origin (``ORIGIN_RUN_TAG``,
+    ``ORIGIN_BUNDLE_TAG``) — unless the experiment has a FINISHED run with the same ``cfg_hash`` and
+    ``data_digest``: importing a bundle twice adds nothing. A run that cannot be written whole is
+    deleted, so that an import stopped halfway leaves no partial run and can simply be repeated.
+
+    Parameters
+    ----------
+    tracking_uri : str
+        The store, ``sqlite:///...`` (created if absent) or the ``http(s)://`` address of an mlflow server.
+    bundle_paths : str, Path or iterable of them
+        Bundle folders (:func:`bncbench.bundles.export_bundle`).
+    artifact_location : str, optional
+        Where a new experiment keeps its artifacts (``bncbench.tracking.artifact_root``).
+    data_dir : str or Path, optional
+        The data directory whose dataset files the runs' data digests are compared with (default:
+        ``$BNCBENCH_DATA_DIR``, else ``~/.cache/bncbench/datasets``).
+
+    Returns
+    -------
+    ImportSummary
+
+    Raises
+    ------
+    BundleError
+        A bundle is missing, truncated, changed since export or of an unknown format.
+    ConfigError
+        No bundle given, or the store cannot be opened or written (a run being written is then
+        deleted, the runs written before it stay).
+    """
+    if isinstance(bundle_paths, (str, Path)):  # one bundle, not the characters of its path
+        bundle_paths = [bundle_paths]
+    bundles = [read_bundle(path) for path in bundle_paths]
+    if not bundles:
+        raise ConfigError("no bundle to import; give the folders that bncbench export wrote.")
+    summary = _provenance_summary(bundles, data_dir)
+    client = tracking.open_store(tracking_uri)
+    with tracking.quiet_store():
+        experiments = {  # every experiment checked (e.g. not deleted) before any run is written
+            name: tracking.prepare_experiment(client, name, artifact_location)
+            for name in dict.fromkeys(bundle.experiment for bundle in bundles)
+        }
+        for bundle in bundles:
+            experiment_id = experiments[bundle.experiment]
+            done = _finished_cells(client, experiment_id)
+            metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
+            for run in bundle.runs.itertuples(index=False):
+                cell = (run.tags["cfg_hash"], run.tags.get(DATA_DIGEST_TAG))
+                name = f"{bundle.experiment}/{run.run_name}"
+                if cell in done:
+                    summary.already_there.append(name)
+                    continue
+                try:
+                    _import_run(client, experiment_id, bundle, run, metrics.get(run.run_id))
+                except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
+                    raise ConfigError(
+                        f"run {name} of bundle {bundle.path} could not be written to {tracking_uri!r}: {err}. "
+                        f"{len(summary.imported)} runs were imported before it and stay; make the store (and "
+                        "its artifact location) writable and import again: what is there is left alone."
+                    ) from err
+                done.add(cell)
+                summary.imported.append(name)
+    return summary
+
+
+def _finished_cells(client: MlflowClient, experiment_id: str) -> set[tuple[str, str | None]]:
+    """``(cfg_hash, data_digest)`` of the experiment's FINISHED runs."""
+    return {
+        (run.data.tags["cfg_hash"], run.data.tags.get(DATA_DIGEST_TAG))
+        for run in tracking.cell_runs(client, experiment_id)
+        if run.info.status == "FINISHED" and "cfg_hash" in run.data.tags
+    }
+
+
+def _import_run(client: MlflowClient, experiment_id: str, bundle: Bundle, run, metrics) -> None:
+    tags = {**run.tags, ORIGIN_RUN_TAG: run.run_id, ORIGIN_BUNDLE_TAG: bundle.id}
+    run_id = client.create_run(
+        experiment_id, start_time=_millis(run.start_time), tags=tags, run_name=run.run_name
+    ).info.run_id
+    try:
+        tracking.log_params(client, run_id, run.params)
+        if metrics is not None:
+            history = [
+                Metric(key, float(value), int(timestamp), int(step))
+                for key, value, step, timestamp in metrics[_METRIC_FIELDS].itertuples(index=False)
+            ]
+            for start in range(0, len(history), _METRICS_PER_BATCH):
+                client.log_batch(run_id, metrics=history[start : start + _METRICS_PER_BATCH])
+        if len(run.inputs):
+            client.log_inputs(run_id, datasets=[_dataset_input(found) for found in run.inputs])
+        if run.run_id in bundle.predictions:
+            with tempfile.TemporaryDirectory() as tmp:  # the artifact keeps its name
+                artifact = Path(tmp) / PREDICTIONS_ARTIFACT
+                shutil.copyfile(bundle.predictions[run.run_id], artifact)
+                client.log_artifact(run_id, str(artifact))
+        client.set_terminated(run_id, status="FINISHED", end_time=_millis(run.end_time))
+    except BaseException:
+        client.delete_run(run_id)
+        raise
+
+
+def _dataset_input(exported: dict) -> DatasetInput:
+    """A run's MLflow dataset input from its ``DatasetInput.to_dictionary()``."""
+    tags = [InputTag(key, value) for key, value in exported["tags"].items()]
+    return DatasetInput(Dataset.from_dictionary(exported["dataset"]), tags)
+
+
+def _millis(value) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
+def _provenance_summary(bundles: list[Bundle], data_dir) -> ImportSummary:
+    """The code versions of the bundles' runs, and their runs whose data digest differs from the data here."""
+    here, absent = {}, set()
+    summary = ImportSummary(this_code=_code(provenance.run_tags()))
+    codes = Counter()
+    for bundle in bundles:
+        for run in bundle.runs.itertuples(index=False):
+            codes[_code(run.tags)] += 1
+            spec = {
+                "name": run.params.get("dataset.name", run.tags["dataset"]),
+                "source": run.params.get("dataset.source", "store"),
+            }
+            key = (spec["name"], spec["source"])
+            if key not in here:
+                here[key] = _digest_here(spec, data_dir)
+            logged = run.tags.get(DATA_DIGEST_TAG)
+            if here[key] is None:
+                absent.add(spec["name"])
+            elif logged != here[key]:
+                summary.other_data[f"{bundle.experiment}/{run.run_name}"] = (
+                    f"bundle {str(logged)[:_SHORT]}, data directory {here[key][:_SHORT]}"
+                )
+    summary.code_versions = dict(codes.most_common())
+    summary.data_not_checked = sorted(absent)
+    return summary
+
+
+def _digest_here(spec: dict, data_dir) -> str | None:
+    try:
+        found = dataset_digest(spec, data_dir)
+    except (BncbenchError, OSError):  # an unreadable data directory: nothing to compare with
+        return None
+    return found.digest if found else None
+
+
+def _code(tags: dict) -> str:
+    """``bncbench <version>, git <commit>`` (``with uncommitted changes`` when dirty) of a run's tags."""
+    commit = str(tags.get(MLFLOW_GIT_COMMIT, "not logged"))
+    dirty = " with uncommitted changes" if tags.get(MLFLOW_GIT_DIRTY) == "true" else ""
+    return f"bncbench {tags.get(VERSION_TAG, 'not logged')}, git {commit[:12]}{dirty}"

@@ -1,0 +1,296 @@
+"""Bundles: an experiment's finished cells exported from one MLflow store and imported into another.
+
+Two "machines" (real SQLite stores) run the real runner on disjoint datasets of the smoke experiment;
+their bundles are imported into fresh stores and the reports written from both are compared file by file.
+"""
+
+import gzip
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bncbench import tracking
+from bncbench.bundles import (
+    ORIGIN_BUNDLE_TAG,
+    ORIGIN_RUN_TAG,
+    BundleError,
+    export_bundle,
+    import_bundles,
+    read_bundle,
+)
+from bncbench.bundles.format import MANIFEST, METRICS, RUNS, write_bundle
+from bncbench.config import compose
+from bncbench.errors import ConfigError
+from bncbench.report import write_report
+from bncbench.runner import run_cell
+
+MODELS = ["nb_laplace", "nb_m_estimate"]
+LAPTOP, CLUSTER = ["sklearn-iris"], ["sklearn-wine"]
+
+
+def run_cells(client, directory: Path, datasets, compose_cell, *overrides) -> str:
+    """Run every (dataset, model) cell of ``datasets`` x ``MODELS`` into the smoke experiment."""
+    experiment_id = tracking.prepare_experiment(client, "smoke", str(directory / "artifacts"))
+    for dataset in datasets:
+        for model in MODELS:
+            cfg = compose_cell(dataset, model, f"tracking_uri={client.tracking_uri}", *overrides)
+            assert run_cell(cfg, client, experiment_id, dataset, model) == "finished"
+    return experiment_id
+
+
+@pytest.fixture(scope="module")
+def machines(tmp_path_factory, new_store, compose_cell):
+    """Two stores, each with the finished cells of one dataset, and their exported bundles."""
+    found = {}
+    for name, datasets in {"laptop": LAPTOP, "cluster": CLUSTER}.items():
+        directory = tmp_path_factory.mktemp(name)
+        uri = new_store(directory / "store")
+        run_cells(tracking.open_store(uri), directory, datasets, compose_cell)
+        found[name] = uri
+        found[f"{name}_bundle"] = export_bundle(uri, "smoke", directory / "bundles")
+    return found
+
+
+def report(uri: str, datasets, report_dir: Path) -> dict[str, bytes]:
+    """Every file of the smoke report of ``datasets`` x ``MODELS`` read from ``uri``, by relative path."""
+    overrides = [
+        "experiment=smoke",
+        f"experiment.datasets=[{','.join(datasets)}]",
+        f"experiment.models=[{','.join(MODELS)}]",
+        "experiment.comparisons=[{a:nb_m_estimate,b:nb_laplace}]",
+        f"tracking_uri={uri}",
+        f"report_dir={report_dir}",
+    ]
+    place = write_report(compose(overrides), overrides)
+    return {
+        str(path.relative_to(place)): path.read_bytes() for path in sorted(place.rglob("*")) if path.is_file()
+    }
+
+
+def copy_store(uri: str, directory: Path) -> str:
+    directory.mkdir(parents=True)
+    database = directory / "mlflow.db"
+    shutil.copyfile(uri.removeprefix("sqlite:///"), database)
+    return f"sqlite:///{database}"
+
+
+def runs_of(uri: str) -> list:
+    client = tracking.open_store(uri)
+    return tracking.cell_runs(client, tracking.experiment_id(client, "smoke"))
+
+
+def file_sha(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, tmp_path, compose_cell):
+    fresh = new_store(tmp_path / "fresh")
+    summary = import_bundles(
+        fresh, [machines["laptop_bundle"]], artifact_location=str(tmp_path / "artifacts")
+    )
+    assert sorted(summary.imported) == [f"smoke/sklearn-iris/{model}" for model in MODELS]
+    client, original = tracking.open_store(fresh), tracking.open_store(machines["laptop"])
+    originals = {run.info.run_id: run for run in runs_of(machines["laptop"])}
+    for run in runs_of(fresh):
+        source = originals[run.data.tags[ORIGIN_RUN_TAG]]
+        assert run.data.tags[ORIGIN_BUNDLE_TAG] == read_bundle(machines["laptop_bundle"]).id
+        assert (run.info.status, run.info.run_name) == ("FINISHED", source.info.run_name)
+        assert (run.info.start_time, run.info.end_time) == (source.info.start_time, source.info.end_time)
+        assert run.data.params == source.data.params and run.data.metrics == source.data.metrics
+        assert {k: v for k, v in run.data.tags.items() if not k.startswith("bncbench.")} == {
+            k: v for k, v in source.data.tags.items() if not k.startswith("bncbench.")
+        }
+        history = client.get_metric_history(run.info.run_id, "fold/rmse")
+        assert [(m.step, m.value, m.timestamp) for m in history] == [
+            (m.step, m.value, m.timestamp)
+            for m in original.get_metric_history(source.info.run_id, "fold/rmse")
+        ]
+        assert run.inputs.dataset_inputs[0].dataset.digest == source.data.tags["data_digest"]
+    assert report(fresh, LAPTOP, tmp_path / "imported") == report(
+        machines["laptop"], LAPTOP, tmp_path / "original"
+    )
+    results = pd.read_csv(tmp_path / "imported" / "smoke" / "results.csv")
+    assert set(results["run_id"]) == set(originals)  # the report names the imported runs by their original id
+    again = export_bundle(fresh, "smoke", tmp_path / "bundles")  # the same runs make the same bundle
+    assert read_bundle(again).id == read_bundle(machines["laptop_bundle"]).id
+    cfg = compose_cell("sklearn-iris", "nb_laplace", f"tracking_uri={fresh}")  # a sweep there skips the cell
+    assert (
+        run_cell(cfg, client, tracking.experiment_id(client, "smoke"), "sklearn-iris", "nb_laplace")
+        == "skipped"
+    )
+
+
+def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
+    fresh = new_store(tmp_path / "fresh")
+    import_bundles(fresh, [machines["laptop_bundle"]])
+    summary = import_bundles(fresh, [machines["laptop_bundle"], machines["laptop_bundle"]])
+    assert summary.imported == [] and len(summary.already_there) == 4
+    assert import_bundles(fresh, str(machines["laptop_bundle"])).imported == []  # one path, not a list
+    assert len(runs_of(fresh)) == 2
+    home = copy_store(machines["laptop"], tmp_path / "home")  # into the store it came from: nothing either
+    assert import_bundles(home, [machines["laptop_bundle"]]).imported == []
+    assert len(runs_of(home)) == 2
+
+
+def test_two_bundles_of_disjoint_parts_give_the_report_of_the_whole(machines, new_store, tmp_path):
+    whole = copy_store(
+        machines["cluster"], tmp_path / "cluster"
+    )  # the cluster's store takes the laptop's part
+    assert len(import_bundles(whole, [machines["laptop_bundle"]]).imported) == 2
+    fresh = new_store(tmp_path / "fresh")
+    summary = import_bundles(fresh, [machines["laptop_bundle"], machines["cluster_bundle"]])
+    assert len(summary.imported) == 4
+    both = LAPTOP + CLUSTER
+    assert report(fresh, both, tmp_path / "fresh_report") == report(whole, both, tmp_path / "whole_report")
+    results = pd.read_csv(tmp_path / "fresh_report" / "smoke" / "results.csv")
+    original_ids = {
+        run.info.run_id for uri in (machines["laptop"], machines["cluster"]) for run in runs_of(uri)
+    }
+    assert len(results) == 4 and set(results["run_id"]) == original_ids
+
+
+def _truncate(bundle: Path) -> None:
+    data = (bundle / METRICS).read_bytes()
+    (bundle / METRICS).write_bytes(data[: len(data) // 2])
+
+
+def _change_a_value(bundle: Path) -> None:
+    metrics = pd.read_parquet(bundle / METRICS)
+    metrics.loc[0, "value"] += 0.01
+    metrics.to_parquet(bundle / METRICS, index=False)
+
+
+def _edit_manifest(change):
+    def edit(bundle: Path) -> None:
+        manifest = json.loads((bundle / MANIFEST).read_text())
+        change(manifest)
+        (bundle / MANIFEST).write_text(json.dumps(manifest))
+
+    return edit
+
+
+DAMAGES = {
+    "truncated": (_truncate, "metrics.parquet differs from the file exported"),
+    "a changed value": (_change_a_value, "metrics.parquet differs from the file exported"),
+    "a missing file": (lambda b: (b / RUNS).unlink(), "runs.parquet is missing"),
+    "no manifest": (lambda b: (b / MANIFEST).unlink(), "it has no manifest.json"),
+    "a manifest that does not parse": (lambda b: (b / MANIFEST).write_text('{"format": '), "does not parse"),
+    "an unknown format version": (
+        _edit_manifest(lambda m: m.update(format_version=99)),
+        "format version 99 is not the one this bncbench reads",
+    ),
+    "wrong counts": (_edit_manifest(lambda m: m["counts"].update(runs=3)), "its manifest says"),
+    "a file outside the bundle": (
+        _edit_manifest(lambda m: m["files"].update({"../runs.parquet": m["files"][RUNS]})),
+        "not a file of the bundle",
+    ),
+    "an experiment name that is a path": (
+        _edit_manifest(lambda m: m.update(experiment="../smoke")),
+        "holds a path separator",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_damaged_bundle_is_refused_and_the_store_left_untouched(machines, tmp_path, damage):
+    damaged = shutil.copytree(machines["laptop_bundle"], tmp_path / "damaged")
+    change, message = DAMAGES[damage]
+    change(damaged)
+    store = copy_store(machines["cluster"], tmp_path / "store")
+    before = file_sha(store.removeprefix("sqlite:///"))
+    absent = tmp_path / "new" / "mlflow.db"
+    for uri in (store, f"sqlite:///{absent}"):
+        with pytest.raises(BundleError, match="is refused: .*" + message) as refused:
+            import_bundles(uri, [machines["laptop_bundle"], damaged])  # the good one is not imported either
+        assert "Nothing was imported" in str(refused.value)
+    assert file_sha(store.removeprefix("sqlite:///")) == before
+    assert not absent.parent.exists()
+
+
+def test_another_data_digest_is_reported(tmp_path, new_store, compose_cell, shared_data_dir):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    shutil.copyfile(shared_data_dir / "iris.csv.gz", data_dir / "iris.csv.gz")
+    schema = json.loads((shared_data_dir / "schema.json").read_text())
+    (data_dir / "schema.json").write_text(json.dumps({"iris": schema["iris"]}))
+    uri = new_store(tmp_path / "store")
+    client = tracking.open_store(uri)
+    experiment_id = tracking.prepare_experiment(client, "smoke", str(tmp_path / "artifacts"))
+    cfg = compose_cell("iris", "nb_laplace", f"tracking_uri={uri}", f"data_dir={data_dir}")
+    assert run_cell(cfg, client, experiment_id, "iris", "nb_laplace") == "finished"
+    bundle = export_bundle(uri, "smoke", tmp_path / "bundles")
+
+    same = import_bundles(new_store(tmp_path / "same"), [bundle], data_dir=data_dir)
+    assert same.other_data == {} and same.data_not_checked == []
+    unchecked = import_bundles(new_store(tmp_path / "elsewhere"), [bundle], data_dir=tmp_path / "empty")
+    assert unchecked.data_not_checked == ["iris"]
+
+    text = gzip.decompress((data_dir / "iris.csv.gz").read_bytes()).decode()
+    (data_dir / "iris.csv.gz").write_bytes(
+        gzip.compress(text.rsplit("\n", 2)[0].encode() + b"\n")
+    )  # a row fewer
+    changed = import_bundles(new_store(tmp_path / "changed"), [bundle], data_dir=data_dir)
+    assert changed.imported == ["smoke/iris/nb_laplace"]  # imported, and said
+    assert list(changed.other_data) == ["smoke/iris/nb_laplace"]
+    assert "another version of their dataset" in "\n".join(changed.lines())
+
+
+def test_another_code_version_is_reported(machines, new_store, tmp_path):
+    carried = read_bundle(machines["laptop_bundle"])
+    runs = carried.runs.copy()
+    older = {
+        "version.bncbench": "0.0.1",
+        "mlflow.source.git.commit": "f" * 40,
+        "mlflow.source.git.dirty": "false",
+    }
+    runs["tags"] = [{**tags, **older} for tags in runs["tags"]]
+    (tmp_path / "old").mkdir()
+    write_bundle(tmp_path / "old", "smoke", runs, carried.metrics, {})  # as an older bncbench exported it
+    fresh = new_store(tmp_path / "fresh")
+    summary = import_bundles(fresh, [tmp_path / "old", machines["cluster_bundle"]])
+    old = "bncbench 0.0.1, git ffffffffffff"
+    assert summary.code_versions[old] == 2 and summary.this_code != old
+    assert summary.code_versions[summary.this_code] == 2  # the cluster's runs: this checkout
+    assert old in summary.lines()[1] and "this checkout" in summary.lines()[1]
+    readme = report(fresh, LAPTOP + CLUSTER, tmp_path / "report")["README.md"].decode()
+    assert "0.0.1 (2 runs)" in readme  # the report states the versions it mixes
+
+
+def test_predictions_travel_only_when_asked(machines, new_store, tmp_path):
+    assert read_bundle(machines["laptop_bundle"]).predictions == {}
+    bundle = export_bundle(machines["laptop"], "smoke", tmp_path / "bundles", predictions=True)
+    assert bundle != machines["laptop_bundle"] and len(read_bundle(bundle).predictions) == 2
+    assert export_bundle(machines["laptop"], "smoke", tmp_path / "bundles", predictions=True) == bundle
+    fresh = new_store(tmp_path / "fresh")
+    import_bundles(fresh, [bundle], artifact_location=str(tmp_path / "artifacts"))
+    client, original = tracking.open_store(fresh), tracking.open_store(machines["laptop"])
+    for run in runs_of(fresh):
+        imported = client.download_artifacts(
+            run.info.run_id, "predictions.parquet", str(tmp_path / run.info.run_id)
+        )
+        source = run.data.tags[ORIGIN_RUN_TAG]
+        exported = original.download_artifacts(source, "predictions.parquet", str(tmp_path / source))
+        assert file_sha(imported) == file_sha(exported)
+
+
+def test_export_refuses_what_it_cannot_export(machines, tmp_path):
+    with pytest.raises(ConfigError, match="no MLflow store"):
+        export_bundle(f"sqlite:///{tmp_path / 'none.db'}", "smoke", tmp_path / "out")
+    assert not (tmp_path / "none.db").exists()
+    with pytest.raises(ConfigError, match="no MLflow experiment 'kdb'"):
+        export_bundle(machines["laptop"], "kdb", tmp_path / "out")
+    with pytest.raises(ConfigError, match="no bundle to import"):
+        import_bundles(machines["laptop"], [])
+
+
+def test_a_run_that_cannot_be_written_whole_is_not_left_behind(machines, new_store, tmp_path):
+    bundle = export_bundle(machines["laptop"], "smoke", tmp_path / "bundles", predictions=True)
+    (tmp_path / "a_file").write_text("")
+    fresh = new_store(tmp_path / "fresh")
+    with pytest.raises(ConfigError, match="could not be written to .* 0 runs were imported before it"):
+        import_bundles(fresh, [bundle], artifact_location=str(tmp_path / "a_file"))  # artifacts under a file
+    assert runs_of(fresh) == []  # the run whose predictions failed was deleted, not left RUNNING
