@@ -131,6 +131,10 @@ class PublishedTable:
         Ours are then counted the same way, on the fold scores.
     notes : tuple of str
         Caveats shown with the table: protocol differences, transcription remarks, footnotes.
+    protocol : dict of str to str
+        The paper's settings under the names of :data:`bncbench.report.run_settings.SETTINGS`
+        (``{"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}``), set beside those of the
+        runs read.
     scatters : tuple of PublishedScatter
         The paper's scatter plots of the table's comparisons.
     """
@@ -145,6 +149,7 @@ class PublishedTable:
     per_dataset_significance: bool = False
     notes: tuple[str, ...] = field(default=())
     scatters: tuple[PublishedScatter, ...] = field(default=())
+    protocol: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def rows(self) -> list[str]:
@@ -174,6 +179,7 @@ _HDP_PROTOCOL = (
     "iterations and tying per level, m cross-validated on a holdout; wins counted on the mean "
     "loss over the folds."
 )
+_HDP_SETTINGS = {"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}
 _HDP_BOLD = (
     "The text file lost the bold face that marks significant records; significance is derived "
     "from the printed record by the paper's two-tailed sign test (draws left out, p <= 0.05)."
@@ -213,6 +219,7 @@ HDP_TABLE1 = PublishedTable(
     scatters=(
         PublishedScatter("Fig. 6a (journal; arXiv Fig. 5a)", "kdb5_hdp", "kdb5_m_estimate", "rmse"),
     ),
+    protocol=_HDP_SETTINGS,
 )
 
 HDP_TABLE2 = PublishedTable(
@@ -248,6 +255,7 @@ HDP_TABLE2 = PublishedTable(
             "Fig. 8 (journal; arXiv Fig. 7)", "skdb_hdp", "random_forest", "zero_one_loss"
         ),
     ),
+    protocol=_HDP_SETTINGS,
 )
 
 _KDB_COLUMNS = tuple(f"k={k}" for k in range(1, 6))
@@ -298,6 +306,7 @@ def _skdb_table(
         row_header="",
         cells=tuple(cells),
         per_dataset_significance=True,
+        protocol={"datasets": "16 (other than ours, > 100,000 rows each)", "CV": "10-fold"},
         notes=(
             (
                 "Not our datasets: the paper's 16 datasets have more than 100,000 instances each, "

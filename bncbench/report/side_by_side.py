@@ -5,7 +5,7 @@ sign test at ``report.alpha`` against the published record's, see
 :mod:`bncbench.report.published`).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -159,7 +159,9 @@ def _ours(w: WinDrawLoss, cell: PublishedCell) -> dict:
     }
 
 
-def published_markdown(table: PublishedTable, comparison: pd.DataFrame) -> str:
+def published_markdown(
+    table: PublishedTable, comparison: pd.DataFrame, settings: Mapping[str, Mapping[str, int]] | None = None
+) -> str:
     """The paper's table with three columns per paper column: the paper's record, ours, agreement.
 
     Parameters
@@ -167,6 +169,9 @@ def published_markdown(table: PublishedTable, comparison: pd.DataFrame) -> str:
     table : PublishedTable
     comparison : pandas.DataFrame
         :func:`compare_published` of ``table``.
+    settings : mapping, optional
+        The settings of the runs read (:func:`bncbench.report.run_settings.run_settings`), set beside
+        the paper's protocol (``table.protocol``).
 
     Returns
     -------
@@ -189,6 +194,7 @@ def published_markdown(table: PublishedTable, comparison: pd.DataFrame) -> str:
             line += [_published_record(cell), _our_record(cell), _agreement(cell)]
         rows.append(line)
     compared = comparison.loc[comparison["status"] == ""]
+    significant = compared.loc[compared["published_significant"].astype(bool)]
     lines = [
         f"## {table.table}: {table.caption}",
         "",
@@ -197,6 +203,7 @@ def published_markdown(table: PublishedTable, comparison: pd.DataFrame) -> str:
             f"(`report.published: [{table.key}]`)."
         ),
         "",
+        *_protocol_lines(table, settings or {}),
         markdown_table(header, rows),
         (
             "Records are wins–draws–losses of the row's classifier; bold: significant (sign test, "
@@ -206,13 +213,13 @@ def published_markdown(table: PublishedTable, comparison: pd.DataFrame) -> str:
         ),
         "",
         (
-            f"**Agreement: {compared['agree'].sum()} of {len(compared)} compared cells** "
-            f"({compared['same_winner'].sum()} with the same winner, "
-            f"{compared['same_significance'].sum()} with the same significance); "
-            f"{len(comparison) - len(compared)} of {len(comparison)} not compared."
+            f"**Totals: the paper's winner in {compared['same_winner'].sum()} of {len(compared)} compared "
+            f"cells; significant where the paper is in {_significant_too(significant)} of "
+            f"{len(significant)}; same winner and significance (✓) in {compared['agree'].sum()} of "
+            f"{len(compared)}.** Not compared: {len(comparison) - len(compared)} of {len(comparison)} cells."
         ),
         "",
-        "Models (A vs B) and cells not compared:",
+        "The models each row compares (A vs B), and why a cell is not compared:",
         "",
         *_row_notes(comparison),
         "",
@@ -221,6 +228,28 @@ def published_markdown(table: PublishedTable, comparison: pd.DataFrame) -> str:
         *(f"- {note}" for note in table.notes),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _significant_too(cells: pd.DataFrame) -> int:
+    """Cells significant in the paper that are significant here too, with the paper's winner."""
+    return int((cells["significant"].astype(bool) & cells["same_winner"].astype(bool)).sum())
+
+
+def _protocol_lines(table: PublishedTable, settings: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The paper's protocol beside the settings of the runs read, each marked as the same or not."""
+    if not table.protocol:
+        return []
+    rows = []
+    for setting, paper in table.protocol.items():
+        ours = list(settings.get(setting) or {})
+        shown = ", ".join(ours) if ours else "not logged"
+        same = len(ours) == 1 and (ours[0] == paper or ours[0].startswith(f"{paper},"))
+        rows.append([setting, paper, shown, "same" if same else "**differs**"])
+    return [
+        "The paper's protocol and that of the runs read (from their logged params):",
+        "",
+        markdown_table(["setting", "paper", "ours", ""], rows),
+    ]
 
 
 def _published_record(cell: pd.Series) -> str:

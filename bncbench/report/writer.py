@@ -195,7 +195,7 @@ def _overrides(settings: dict) -> str:
 
 def _write_published(out: Path, report: Report) -> None:
     if report.published:
-        sections = [published_markdown(table, comparison) for table, comparison in report.published]
+        sections = [published_markdown(table, comparison, report.settings) for table, comparison in report.published]
         (out / "published.md").write_text(
             "# Published results beside ours\n\n" + "\n".join(sections), encoding="utf-8"
         )

@@ -43,7 +43,8 @@ def test_hdp_table1_beside_ours(results):
 
 
 def test_hdp_table1_markdown(results):
-    markdown = published_markdown(HDP_TABLE1, compare_published(HDP_TABLE1, results))
+    settings = {"CV": {"5x2, seed 1": 20}, "HDP iterations": {"1000": 10}, "datasets": {"6": 20}}
+    markdown = published_markdown(HDP_TABLE1, compare_published(HDP_TABLE1, results), settings)
     assert markdown.startswith(f"## Table 1: {HDP_TABLE1.caption}\n\nSource: Petitjean")
     assert (
         "| Classifier | 0/1-loss: paper | 0/1-loss: ours | 0/1-loss: agreement "
@@ -55,7 +56,13 @@ def test_hdp_table1_markdown(results):
     )
     assert "| kDB-5 | **60–4–4** | 4–0–2 | ✗ significance |" in markdown
     assert "| TAN | **45–4–19** | — |  | **52–1–15** | — |  |" in markdown
-    assert "**Agreement: 1 of 4 compared cells** (4 with the same winner" in markdown
+    assert "| datasets | 68 | 6 | **differs** |" in markdown
+    assert "| CV | 5x2 | 5x2, seed 1 | same |" in markdown
+    assert "| HDP iterations | 50000 | 1000 | **differs** |" in markdown
+    assert (
+        "**Totals: the paper's winner in 4 of 4 compared cells; significant where the paper is in 1 of 3; "
+        "same winner and significance (✓) in 1 of 4.** Not compared: 12 of 16 cells."
+    ) in markdown
     assert "- Naive Bayes: nb_hdp vs nb_m_estimate (0/1-loss, RMSE)" in markdown
     assert "- TAN: not run: tan_hdp, tan_m_estimate (0/1-loss, RMSE)" in markdown
     assert "lost the bold face" in markdown
