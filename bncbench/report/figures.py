@@ -17,6 +17,8 @@ from bncbench.report.significance import Ranking, Undefined
 from bncbench.report.win_draw_loss import paired_means, same_mean
 
 DPI = 150
+#: Datasets named on a scatter plot: those furthest from its diagonal.
+OUTLIERS = 5
 
 
 def scatter_plot(
@@ -28,52 +30,68 @@ def scatter_plot(
     *,
     datasets: Iterable[str] | None = None,
 ) -> Path:
-    """Mean loss of A against that of B, one point per dataset (HDP paper Figs. 6a and 8 style).
-
-    B is on the x-axis and A on the y-axis, so A wins below the diagonal; the title gives A's
-    wins, draws (equal means) and losses, unrounded.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean ``metric``.
-    a, b, metric : str
-    path : pathlib.Path
-        The PNG to write.
-    datasets : iterable of str, optional
-        Datasets to plot (default: every dataset with a mean for both).
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
+    """Mean loss of A against that of B, one point per dataset (HDP paper Figs. 6a and 8 style):
+    :func:`scatter_figure` written to ``path`` (a PNG), which is returned.
 
     Raises
     ------
     Undefined
         If no dataset has a mean for both models.
     """
+    return _save(scatter_figure(results, a, b, metric, datasets=datasets), path)
+
+
+def scatter_figure(
+    results: pd.DataFrame, a: str, b: str, metric: str, *, datasets: Iterable[str] | None = None
+) -> Figure:
+    """Mean loss of A (y) against that of B (x), one point per dataset: A wins below the diagonal.
+
+    The title gives A's wins, draws (equal means) and losses, unrounded, and which side of the
+    diagonal each model wins, outside the points. The axes are logarithmic where the losses span
+    more than a decade (log loss), and the ``OUTLIERS`` datasets furthest from the diagonal (in the
+    axes' scale) are labelled with their names.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        One row per (dataset, model) with the mean ``metric``.
+    a, b, metric : str
+    datasets : iterable of str, optional
+        Datasets to plot (default: every dataset with a mean for both).
+    """
     means, _ = paired_means(results, a, b, metric, datasets)
     if means.empty:
         raise Undefined(f"no dataset has a {metric} for both {a} and {b}")
     x, y = means[b].to_numpy(), means[a].to_numpy()
     low, high = min(x.min(), y.min()), max(x.max(), y.max())
-    pad = 0.05 * (high - low) or 0.05
-    limits = (low - pad, high + pad)
+    log = low > 0 and high / low > 10
+    if log:
+        limits = (low / 1.25, high * 1.25)
+        distance = np.abs(np.log(y) - np.log(x))
+    else:
+        pad = 0.05 * (high - low) or 0.05
+        limits = (low - pad, high + pad)
+        distance = np.abs(y - x)
     figure = Figure(figsize=(4.8, 4.8))
     ax = figure.add_subplot()
     ax.plot(limits, limits, color="grey", linewidth=0.8)
     ax.scatter(x, y, s=14, color="tab:blue", zorder=2)
-    ax.set(
-        xlim=limits, ylim=limits, aspect="equal", xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}"
-    )
+    if log:
+        ax.set(xscale="log", yscale="log")
+    ax.set(xlim=limits, ylim=limits, aspect="equal", xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}")
+    for i in np.argsort(-distance, kind="stable")[:OUTLIERS]:
+        if distance[i] > 0:
+            ax.annotate(
+                str(means.index[i]), (x[i], y[i]), xytext=(4, 2), textcoords="offset points", fontsize=7,
+                color="dimgrey",
+            )
     tie = same_mean(y, x)
     record = f"{np.sum(~tie & (y < x))}–{np.sum(tie)}–{np.sum(~tie & (y > x))}"
-    ax.set_title(f"{a} vs {b}: {record} on {len(means)} datasets", fontsize=10)
-    text = {"transform": ax.transAxes, "fontsize": 9, "color": "dimgrey"}
-    ax.text(0.97, 0.03, f"here {a} wins", ha="right", va="bottom", **text)
-    ax.text(0.03, 0.97, f"here {b} wins", ha="left", va="top", **text)
-    return _save(figure, path)
+    ax.set_title(
+        f"{a} vs {b}: {record} on {len(means)} datasets\nbelow the diagonal {a} wins, above it {b}",
+        fontsize=9,
+    )
+    return figure
 
 
 def win_loss_plot(curves: pd.DataFrame, path: Path, *, title: str, reference: str) -> Path:
