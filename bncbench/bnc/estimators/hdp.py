@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from numba import parallel_chunksize
 
+from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.parameters import check_integer, check_number
 from bncbench.bnc.hdp_sampler import ROW_CACHE, run_chains
 from bncbench.bnc.stirling import shared_table
@@ -53,7 +54,7 @@ TRACE_POINTS = 50
 KERNELS = ("fast", "reference")
 
 
-class HDPEstimator:
+class HDPEstimator(Estimator):
     """HDP estimates of every table, by a collapsed Gibbs sampler per context tree.
 
     Parameters
@@ -96,6 +97,9 @@ class HDPEstimator:
     seed_ : int
         The seed used.
     """
+
+    name = "hdp"
+    count_based = True
 
     def __init__(
         self,

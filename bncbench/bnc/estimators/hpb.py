@@ -24,6 +24,7 @@ with more than ``max_patterns`` of them is refused (``NotApplicableError``) befo
 import numpy as np
 import pandas as pd
 
+from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import posterior
 from bncbench.bnc.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
@@ -35,7 +36,7 @@ DEFAULT_S_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 DEFAULT_B_GRID = (0.0, 0.125, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 
 
-class HierarchicalPatternBayes:
+class HierarchicalPatternBayes(Estimator):
     """HPB estimates of every table, with a prediction path that uses them for unseen contexts.
 
     Parameters
@@ -67,6 +68,8 @@ class HierarchicalPatternBayes:
     tree_variables_ : list of (int, tuple)
         Each tree's child and context columns.
     """
+
+    name = "hpb"
 
     def __init__(
         self, b=2.0, b_grid=DEFAULT_B_GRID, s_grid=DEFAULT_S_GRID, selection_loss="log_loss", max_patterns=10_000_000
