@@ -17,7 +17,7 @@ from bncbench.bnc.estimators.base import (
 from bncbench.bnc.estimators.awnb import AttributeWeightedNaiveBayes
 from bncbench.bnc.estimators.dirichlet import DirichletEstimator, MaximumLikelihood
 from bncbench.bnc.estimators.hdp import HDPEstimator
-from bncbench.bnc.estimators.hpb import HierarchicalPatternBayes
+from bncbench.bnc.estimators.hpb.estimator import HierarchicalPatternBayes
 from bncbench.bnc.estimators.m_estimate import MEstimate
 from bncbench.bnc.estimators.manb import ModelAveragedNaiveBayes
 from bncbench.bnc.estimators.wanbia import WeightingToAlleviateNaiveBayes

@@ -17,8 +17,8 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, mini
 
 from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc import selective_kdb
-from bncbench.bnc.aode import AveragedOneDependence
+from bncbench.bnc.structures import selective_kdb
+from bncbench.bnc.structures.aode import AveragedOneDependence
 from bncbench.errors import ConfigError
 
 

@@ -3,7 +3,7 @@
 For a table ``P(X | y, p_1, .., p_k)``, HPB's class is X and its attributes are the context
 ``(y, p_1, .., p_k)``; its patterns are all the subsets of the context, not only the prefixes that the
 context tree stores. They are counted from the code matrix and estimated by
-``bncbench.bnc.pattern_bayes`` (Eqs. 4-7, S chosen per pattern family by leave-one-out). Every node of
+``bncbench.bnc.estimators.hpb.pattern_bayes`` (Eqs. 4-7, S chosen per pattern family by leave-one-out). Every node of
 the context tree gets the HPB estimate of its context, a prefix pattern (``tables``; what ``cpt`` shows).
 
 Prediction (``predictor``) reads, for each table, HPB's estimate of the row's whole context: for a
@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from bncbench.bnc.estimators.base import Estimator
+from bncbench.bnc.estimators.hpb.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import posterior
-from bncbench.bnc.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.errors import ConfigError, NotApplicableError
 
 #: Candidates for S: equivalent sample sizes of the prior, from 0.01 to 100 in steps of about x3.
