@@ -85,6 +85,10 @@ def test_registration_is_undone_after_the_block_and_names_are_unique(add_half):
     with pytest.raises(ConfigError, match="'laplace' is taken by bncbench.bnc.estimators.dirichlet.DirichletEstimator"):
         type("Clash", (Estimator,), {"name": "laplace", "tables": AddHalf.tables})
     assert "Clash" not in {cls.__name__ for cls in ESTIMATORS.values()}
+    with pytest.raises(ConfigError, match="'add_half' is registered already"):
+        with registered(add_half):
+            pass
+    assert ESTIMATORS["add_half"] is add_half  # the refused block did not unregister it
 
 
 def test_a_test_estimator_does_not_leak_into_the_registry():

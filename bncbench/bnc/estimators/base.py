@@ -103,6 +103,8 @@ def _register(cls) -> None:
 @contextmanager
 def registered(cls):
     """Register the estimator class ``cls`` for the duration of a ``with`` block (e.g. in a test)."""
+    if ESTIMATORS.get(cls.name) is cls:
+        raise ConfigError(f"estimator {cls.name!r} is registered already; registered() is for unregistered classes.")
     _register(cls)
     try:
         yield cls
