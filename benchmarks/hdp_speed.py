@@ -27,7 +27,7 @@ from sklearn.model_selection import StratifiedKFold
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.estimators.hdp import HDPEstimator
-from bncbench.bnc.stirling import shared_table
+from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.data import MDLDiscretizer, load_dataset
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.bnc.estimators import hdp
+from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.progress import CellProgress, duration, iteration_chunks, mark_cell_done, task
 from bncbench.runner import cross_validate, numba_threads, parallel_cells

@@ -11,7 +11,6 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from bncbench.bnc.encoding import UNSEEN, CategoryEncoder, value_kinds
 from bncbench.bnc.estimators import make_estimator
-from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures import STRUCTURES, counted
@@ -66,12 +65,12 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         What the structure learner found besides the parents, e.g. ``"selection"`` for ``"skdb"``
         (chosen number of attributes, k and the leave-one-out loss grid) or ``"super_parents"`` for
         ``"aode"`` (whose ``parents_`` and ``cpt`` are those of its naive Bayes fallback).
-    estimator_ : object
-        The fitted parameter estimator (e.g. ``estimator_.selected_m_`` for m-estimates).
-    feature_weights_ : dict
-        Attribute name -> weight, for the estimators that weight attributes ("awnb", "wanbia").
-    arc_posteriors_ : dict
-        Attribute name -> posterior probability of its arc from the class, for "manb".
+    estimator_ : Estimator
+        The fitted parameter estimator (``bncbench.bnc.estimators.Estimator``; e.g.
+        ``estimator_.selected_m_`` for m-estimates).
+    feature_weights_, arc_posteriors_ : dict
+        Attribute name -> weight ("awnb", "wanbia") or posterior probability of its arc from the class
+        ("manb"): the estimator's ``attribute_values()`` by attribute name.
 
     Notes
     -----
@@ -128,8 +127,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(self.random_state)
         self.tables_ = estimator.tables(self.network_, data.sample, rng)
         self.estimator_ = estimator
-        predictor = getattr(estimator, "predictor", PackedNetwork)  # an estimator may predict its own way
-        self.packed_ = predictor(self.network_, self.tables_)
+        self.packed_ = estimator.predictor(self.network_, self.tables_)
         return self
 
     def _learn_structure(self, data, cards, memory_limit):
@@ -226,10 +224,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             grid = selection.losses.copy()
             grid.attrs["grid"] = True
             found.update(skdb_attributes=selection.n_attributes, skdb_k=selection.k, skdb_loocv_losses=grid)
-        if hasattr(self.estimator_, "selected_m_"):
-            found["selected_m"] = self.estimator_.selected_m_
-        if hasattr(self.estimator_, "diagnostics"):
-            found.update(self.estimator_.diagnostics([*map(str, self.encoder_.columns_), "class"]))
+        found.update(self.estimator_.diagnostics([*map(str, self.encoder_.columns_), "class"]))
         return found
 
     @property
@@ -245,9 +240,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def _per_attribute(self, name: str) -> dict:
         check_is_fitted(self)
-        if not hasattr(self.estimator_, name):
+        values = self.estimator_.attribute_values()
+        if name not in values:
             raise AttributeError(f"estimator {self.estimator!r} has no {name}.")
-        return {self.encoder_.columns_[a]: value for a, value in getattr(self.estimator_, name).items()}
+        return {self.encoder_.columns_[a]: value for a, value in values[name].items()}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -21,13 +21,9 @@ import pyarrow.parquet as pq
 
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.encoding import CategoryEncoder
-from bncbench.bnc.estimators import make_estimator
+from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.data import MDLDiscretizer
 from bncbench.errors import ConfigError, DatasetError
-
-#: Estimators that need only the counts (and, for the m-estimate, a sample for its holdout).
-COUNT_BASED_ESTIMATORS = ("mle", "laplace", "m_estimate", "hdp")
-
 
 def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Iterator[pd.DataFrame]:
     """The rows of a CSV (missing = empty field) or parquet file, ``chunk_rows`` at a time.
@@ -109,7 +105,7 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
     Parameters
     ----------
     classifier : BNClassifier
-        Unfitted; its estimator must be count-based (``COUNT_BASED_ESTIMATORS``).
+        Unfitted; its estimator must be count-based (``Estimator.count_based``).
     path : str or Path
         A CSV file with a header (missing values are empty fields) or a parquet file.
     target : str
@@ -130,10 +126,11 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
     classifier, data
         The fitted classifier, and the data source (``data.passes`` is the number of passes made).
     """
-    if classifier.estimator not in COUNT_BASED_ESTIMATORS:
+    if not estimator_class(classifier.estimator).count_based:
+        count_based = sorted(name for name, cls in ESTIMATORS.items() if cls.count_based)
         raise ConfigError(
             f"estimator {classifier.estimator!r} needs every training row in memory; out-of-core fitting takes "
-            f"the count-based estimators {', '.join(COUNT_BASED_ESTIMATORS)}."
+            f"the count-based estimators {', '.join(count_based)}."
         )
     estimator = make_estimator(classifier.estimator, dict(classifier.estimator_params or {}))
     rng = np.random.default_rng(classifier.random_state)

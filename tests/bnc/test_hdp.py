@@ -10,15 +10,15 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
-from bncbench.bnc.estimators.hdp import HDPEstimator, _Forest, _tie
-from bncbench.bnc.hdp_sampler import (
+from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _tie
+from bncbench.bnc.estimators.hdp.sampler import (
     ROW_CACHE,
     SMALL_TOTAL,
     _fill_steps,
     _sum_log_inverse_beta,
     run_chains,
 )
-from bncbench.bnc.stirling import shared_table
+from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.errors import ConfigError
 
 # Java's Test2LevelMLPaperMain runs the worked example with no tying and concentrations every iteration.

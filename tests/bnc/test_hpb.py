@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.bnc.estimators.hpb import HierarchicalPatternBayes
+from bncbench.bnc.estimators.hpb.estimator import HierarchicalPatternBayes
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.pattern_bayes import PatternHierarchy
+from bncbench.bnc.estimators.hpb.pattern_bayes import PatternHierarchy
 from bncbench.errors import ConfigError, NotApplicableError
 from bncbench.metrics import log_loss
 

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from bncbench import BNClassifier
+from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import fit_file
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.errors import ConfigError
@@ -47,10 +48,21 @@ def test_a_sample_fits_the_discretiser_and_the_m_estimate_holdout(hepatitis_csv)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
 
-def test_estimators_that_need_every_row_are_refused(hepatitis_csv):
+@pytest.mark.parametrize("estimator", sorted(name for name, cls in ESTIMATORS.items() if cls.count_based))
+def test_every_count_based_estimator_fits_in_chunks_as_in_memory(hepatitis_csv, estimator):
+    path, data = hepatitis_csv
+    params = {"iterations": 30} if estimator == "hdp" else {}
+    model = dict(structure="kdb", k=1, estimator=estimator, estimator_params=params, random_state=0)
+    chunked, _ = fit_file(BNClassifier(**model), path, chunk_rows=40, sample_rows=10**6, numeric=data.numeric)
+    X = MDLDiscretizer().fit(data.X, data.y).transform(data.X)
+    np.testing.assert_allclose(chunked.predict_proba(X), BNClassifier(**model).fit(X, data.y).predict_proba(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("estimator", sorted(name for name, cls in ESTIMATORS.items() if not cls.count_based))
+def test_estimators_that_need_every_row_are_refused(hepatitis_csv, estimator):
     path, _ = hepatitis_csv
-    with pytest.raises(ConfigError, match="count-based"):
-        fit_file(BNClassifier(estimator="wanbia"), path)
+    with pytest.raises(ConfigError, match=f"{estimator!r} needs every training row in memory.*count-based"):
+        fit_file(BNClassifier(estimator=estimator), path)
 
 
 def test_parquet_is_read_in_batches(tmp_path):

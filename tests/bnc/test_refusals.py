@@ -13,6 +13,7 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.classifier import CONTINUOUS_FRACTION, CONTINUOUS_MIN_VALUES
 from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.structures import STRUCTURES
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.errors import (
     BncbenchError,
@@ -114,9 +115,8 @@ def test_the_ends_of_the_valid_ranges_are_accepted_and_give_probabilities(estima
 
 
 def _defined_models():
-    for estimator, structure in itertools.product(sorted(ESTIMATORS), ["nb", "tan", "kdb", "skdb", "aode", "direct"]):
-        valid = getattr(ESTIMATORS[estimator], "valid_structure", None)
-        if valid is None or valid(structure, 2):
+    for estimator, structure in itertools.product(sorted(ESTIMATORS), sorted(STRUCTURES)):
+        if ESTIMATORS[estimator].valid_structure(structure, 2):
             params = {"iterations": 50} if estimator == "hdp" else {}
             if not (estimator == "hpb" and structure == "direct"):  # HPB's direct table needs few attributes
                 yield structure, estimator, params

@@ -6,7 +6,7 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.m_estimate import MEstimate
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.selective_kdb import leave_one_out_losses
+from bncbench.bnc.structures.selective_kdb import leave_one_out_losses
 from bncbench.bnc.structures import _kdb_parents
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.metrics import LOSSES

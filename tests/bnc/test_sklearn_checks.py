@@ -11,17 +11,11 @@ from bncbench.bnc.structures import STRUCTURES
 K = 2
 
 
-def _defined(structure, estimator):
-    """An estimator with ``valid_structure`` (e.g. MANB: naive Bayes only) says which structures it takes."""
-    valid = getattr(ESTIMATORS[estimator], "valid_structure", None)
-    return valid is None or valid(structure, K)
-
-
 @parametrize_with_checks(
     [
         BNClassifier(structure=structure, k=K, estimator=estimator, random_state=0)
         for structure, estimator in itertools.product(sorted(STRUCTURES), sorted(ESTIMATORS))
-        if _defined(structure, estimator)
+        if ESTIMATORS[estimator].valid_structure(structure, K)  # e.g. MANB: naive Bayes only
     ]
 )
 def test_scikit_learn_estimator_checks(estimator, check):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import digamma as scipy_digamma
 
-from bncbench.bnc.stirling import (
+from bncbench.bnc.estimators.hdp.stirling import (
     EXACT_ROWS,
     SERIES_MAX_T,
     LogStirlingTable,

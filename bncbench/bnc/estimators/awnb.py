@@ -57,6 +57,8 @@ class AttributeWeightedNaiveBayes(AttributeWeighting):
 
     zero_alpha_allowed = True
 
+    name = "awnb"
+
     def __init__(self, alpha: float = 1.0, n_trees: int = 10, subsample: float = 0.5, renormalise: bool = False):
         super().__init__(alpha, renormalise)
         self.n_trees = check_integer("n_trees", n_trees)

@@ -7,6 +7,7 @@ prediction).
 
 import numpy as np
 
+from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.parameters import check_number
 
 
@@ -17,7 +18,7 @@ def smoothed(counts: np.ndarray, pseudo_count: float) -> np.ndarray:
         return np.where(totals > 0, (counts + pseudo_count) / totals, 0.0)
 
 
-class DirichletEstimator:
+class DirichletEstimator(Estimator):
     """Posterior mean under a symmetric Dirichlet(alpha) prior on every table row.
 
     Parameters
@@ -25,6 +26,9 @@ class DirichletEstimator:
     alpha : float, default 1.0
         Pseudo-count added to every value (1 = Laplace).
     """
+
+    name = "laplace"
+    count_based = True
 
     def __init__(self, alpha: float = 1.0):
         self.alpha = check_number("alpha", alpha)
@@ -35,6 +39,8 @@ class DirichletEstimator:
 
 class MaximumLikelihood(DirichletEstimator):
     """Relative frequencies (Dirichlet with ``alpha = 0``); a zero count gives probability zero."""
+
+    name = "mle"
 
     def __init__(self):
         super().__init__(alpha=0.0)

@@ -21,6 +21,7 @@ runner's ``zero_probability_rows`` counts the test rows where that shows.
 
 import numpy as np
 
+from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
 from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import PackedNetwork
@@ -35,7 +36,7 @@ BACKOFFS = ("value", "context")
 TIE_RTOL = 1e-9
 
 
-class MEstimate:
+class MEstimate(Estimator):
     """m-estimate with back-off.
 
     Parameters
@@ -54,6 +55,9 @@ class MEstimate:
         See the module docstring.
     """
 
+    name = "m_estimate"
+    count_based = True
+
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
                  selection_loss="rmse", backoff="value"):
         if selection_loss not in LOSSES:
@@ -70,6 +74,10 @@ class MEstimate:
     def tables(self, network, codes, rng):
         self.selected_m_ = float(self.m) if self.m is not None else self._select_m(network, codes, rng)
         return self.tables_for(network, self.selected_m_)
+
+    def diagnostics(self, column_names) -> dict:
+        """The m used: the one given, or the one chosen on the holdout."""
+        return {"selected_m": self.selected_m_}
 
     def tables_for(self, network, m: float):
         """Tables of every tree of ``network`` for a given m."""

@@ -60,6 +60,9 @@ class ModelAveragedNaiveBayes(PerAttributeEstimator):
     fitted_name = "arc_posteriors_"
     value_name = "arc_posterior"
 
+    name = "manb"
+    structures_taken = "naive Bayes: structure 'nb', 'kdb' with k=0, or a given structure without attribute parents"
+
     def __init__(self, alpha: float = 1.0, arc_prior: float = 0.5):
         super().__init__(alpha)
         self.arc_prior = check_number("arc_prior", arc_prior, 0.0, 1.0)

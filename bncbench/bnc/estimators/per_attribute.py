@@ -16,12 +16,13 @@ Dirichlet tables.
 import numpy as np
 import pandas as pd
 
+from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
 from bncbench.bnc.estimators.parameters import check_number
 from bncbench.errors import ConfigError
 
 
-class PerAttributeEstimator:
+class PerAttributeEstimator(Estimator):
     """Dirichlet tables of every tree, then adjusted by one fitted number per attribute.
 
     A subclass sets ``fitted_name`` (the fitted dict, e.g. ``"feature_weights_"``) and ``value_name``
@@ -40,11 +41,6 @@ class PerAttributeEstimator:
     def __init__(self, alpha: float = 1.0):
         self.alpha = check_number("alpha", alpha, low_open=not self.zero_alpha_allowed)
 
-    @staticmethod
-    def valid_structure(structure, k) -> bool:
-        """Whether the estimator is defined on ``BNClassifier(structure=structure, k=k)``."""
-        return True
-
     def check_network(self, network) -> None:
         """Raise ``ConfigError`` when the estimator is not defined on this network."""
 
@@ -62,6 +58,9 @@ class PerAttributeEstimator:
         values = np.asarray(self.fit_values(network, codes, tables, rng), dtype=float)
         setattr(self, self.fitted_name, {int(a): float(v) for a, v in zip(network.attributes, values)})
         return self.adjusted(network, tables, values)
+
+    def attribute_values(self) -> dict:
+        return {self.fitted_name: getattr(self, self.fitted_name)}
 
     def summary(self) -> dict:
         """Numbers of the fit logged besides the per-attribute table."""

@@ -63,6 +63,9 @@ class WeightingToAlleviateNaiveBayes(AttributeWeighting):
     attribute independence assumption by attribute weighting. JMLR 14, 1947-1988.
     """
 
+    name = "wanbia"
+    structures_taken = "networks that are one product of tables, one per attribute (every structure but 'aode')"
+
     def __init__(self, alpha: float = 1.0, renormalise: bool = False, max_iterations: int = 15000):
         super().__init__(alpha, renormalise)
         self.max_iterations = check_integer("max_iterations", max_iterations)

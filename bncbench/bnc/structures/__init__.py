@@ -17,8 +17,8 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, mini
 
 from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc import selective_kdb
-from bncbench.bnc.aode import AveragedOneDependence
+from bncbench.bnc.structures import selective_kdb
+from bncbench.bnc.structures.aode import AveragedOneDependence
 from bncbench.errors import ConfigError
 
 
@@ -174,3 +174,14 @@ STRUCTURES: dict[str, StructureLearner] = {
     "aode": averaged_one_dependence,
     "direct": direct,
 }
+
+#: The structures whose learner reads ``k``; the others ignore it.
+USES_K = frozenset({"kdb", "skdb"})
+
+
+def structure_uses_k(name: str) -> bool:
+    """Whether structure ``name`` depends on ``k`` (a dict structure does not), so that a config hash can
+    leave ``k`` out of the others."""
+    if isinstance(name, str) and name not in STRUCTURES:
+        raise ConfigError(f"unknown structure {name!r}; valid structures: {', '.join(sorted(STRUCTURES))}.")
+    return name in USES_K

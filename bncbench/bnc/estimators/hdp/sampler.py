@@ -20,7 +20,7 @@ conditional of Eq. 11 (as ``setTk`` of the authors' ProbabilityNode.java compute
 where ``m``, ``t_p``, ``N_p`` are the parent's count of the value, pseudo-count and total count at
 candidate ``u``, and ``alpha``, ``alpha_p`` the node's and the parent's concentrations. The weight of
 ``lo`` is 1 and each next weight is the previous times its factor: no logarithms or exponentials, only
-the Stirling ratios that ``bncbench.bnc.stirling`` stores. A factor lies within about 1e-19..1e9
+the Stirling ratios that ``bncbench.bnc.estimators.hdp.stirling`` stores. A factor lies within about 1e-19..1e9
 (counts up to 5e4, concentrations up to the cap), so over the 2 * 10 steps of a window the weights
 neither overflow nor drop a candidate that matters.
 
@@ -37,7 +37,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from bncbench.bnc.stirling import (
+from bncbench.bnc.estimators.hdp.stirling import (
     column_index,
     digamma,
     log_stirling_large,

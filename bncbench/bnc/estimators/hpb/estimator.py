@@ -3,7 +3,7 @@
 For a table ``P(X | y, p_1, .., p_k)``, HPB's class is X and its attributes are the context
 ``(y, p_1, .., p_k)``; its patterns are all the subsets of the context, not only the prefixes that the
 context tree stores. They are counted from the code matrix and estimated by
-``bncbench.bnc.pattern_bayes`` (Eqs. 4-7, S chosen per pattern family by leave-one-out). Every node of
+``bncbench.bnc.estimators.hpb.pattern_bayes`` (Eqs. 4-7, S chosen per pattern family by leave-one-out). Every node of
 the context tree gets the HPB estimate of its context, a prefix pattern (``tables``; what ``cpt`` shows).
 
 Prediction (``predictor``) reads, for each table, HPB's estimate of the row's whole context: for a
@@ -24,9 +24,10 @@ with more than ``max_patterns`` of them is refused (``NotApplicableError``) befo
 import numpy as np
 import pandas as pd
 
+from bncbench.bnc.estimators.base import Estimator
+from bncbench.bnc.estimators.hpb.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import posterior
-from bncbench.bnc.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.errors import ConfigError, NotApplicableError
 
 #: Candidates for S: equivalent sample sizes of the prior, from 0.01 to 100 in steps of about x3.
@@ -35,7 +36,7 @@ DEFAULT_S_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
 DEFAULT_B_GRID = (0.0, 0.125, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
 
 
-class HierarchicalPatternBayes:
+class HierarchicalPatternBayes(Estimator):
     """HPB estimates of every table, with a prediction path that uses them for unseen contexts.
 
     Parameters
@@ -67,6 +68,8 @@ class HierarchicalPatternBayes:
     tree_variables_ : list of (int, tuple)
         Each tree's child and context columns.
     """
+
+    name = "hpb"
 
     def __init__(
         self, b=2.0, b_grid=DEFAULT_B_GRID, s_grid=DEFAULT_S_GRID, selection_loss="log_loss", max_patterns=10_000_000

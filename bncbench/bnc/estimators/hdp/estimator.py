@@ -8,7 +8,7 @@ Gibbs sampler keeps, per node and value, the count ``n`` and the pseudo-count ``
 parent (Eqs. 7-11), resamples every ``t`` in a window around its value (Sect. 4.4.1) and the
 concentrations by the Beta/Gamma augmentation (Sect. 4.4.2); each node's estimate is the mean, over
 the iterations after burn-in, of Eqs. 12-14 computed top-down. The kernels are in
-``bncbench.bnc.hdp_sampler``, the Stirling numbers in ``bncbench.bnc.stirling``.
+``bncbench.bnc.estimators.hdp.sampler``, the Stirling numbers in ``bncbench.bnc.estimators.hdp.stirling``.
 
 Where the paper and the authors' Java implementation (github.com/fpetitjean/HDP: ProbabilityTree,
 ProbabilityNode, Concentration), which produced the paper's results, differ, the defaults follow the
@@ -25,7 +25,7 @@ Java code:
   over every later iteration (ProbabilityNode.addRecordedProbabilities).
 
 The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), and the Beta
-draws of the tied nodes with small counts are pooled (``hdp_sampler._sum_log_inverse_beta``), so the
+draws of the tied nodes with small counts are pooled (``sampler._sum_log_inverse_beta``), so the
 chains are the same in law, not in their draws.
 
 The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by
@@ -39,9 +39,10 @@ import numpy as np
 import pandas as pd
 from numba import parallel_chunksize
 
+from bncbench.bnc.estimators.base import Estimator
+from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, run_chains
+from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.bnc.estimators.parameters import check_integer, check_number
-from bncbench.bnc.hdp_sampler import ROW_CACHE, run_chains
-from bncbench.bnc.stirling import shared_table
 from bncbench.errors import ConfigError
 from bncbench.progress import iteration_chunks
 
@@ -53,7 +54,7 @@ TRACE_POINTS = 50
 KERNELS = ("fast", "reference")
 
 
-class HDPEstimator:
+class HDPEstimator(Estimator):
     """HDP estimates of every table, by a collapsed Gibbs sampler per context tree.
 
     Parameters
@@ -81,7 +82,7 @@ class HDPEstimator:
     seed : int or None
         Seed of the sampler; None draws one from the classifier's ``random_state``.
     kernel : {"fast", "reference"}
-        Window sampler (``bncbench.bnc.hdp_sampler``): the fused one, or the plain one kept to check it.
+        Window sampler (``bncbench.bnc.estimators.hdp.sampler``): the fused one, or the plain one kept to check it.
         Both give identical results.
 
     Attributes
@@ -96,6 +97,9 @@ class HDPEstimator:
     seed_ : int
         The seed used.
     """
+
+    name = "hdp"
+    count_based = True
 
     def __init__(
         self,
@@ -222,7 +226,7 @@ class HDPEstimator:
 
 
 class _Forest:
-    """The context trees of a network packed into the flat arrays of ``hdp_sampler.run_chains``."""
+    """The context trees of a network packed into the flat arrays of ``sampler.run_chains``."""
 
     def __init__(self, trees, tying, initial_concentration, sample_root):
         self.trees = trees
@@ -310,7 +314,7 @@ class _Forest:
         self.max_depth = max(tree.depth for tree in trees)
 
     def row_cache(self, bound):
-        """``hdp_sampler``'s cache of Stirling rows beyond a table of ``bound`` rows: one row per active
+        """``sampler``'s cache of Stirling rows beyond a table of ``bound`` rows: one row per active
         cell whose data count exceeds it (the only ones whose count can)."""
         beyond = self.active_data > bound
         row_of = np.where(beyond, np.cumsum(beyond) - 1, -1).astype(np.int64)

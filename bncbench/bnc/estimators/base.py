@@ -1,0 +1,153 @@
+"""The estimator contract: one abstract class, ``Estimator``, and the registry of its subclasses by name.
+
+An estimator fills the probability tables of a counted network (``tables``), and says how
+``BNClassifier`` predicts with them (``predictor``), which structures it is defined on
+(``valid_structure``), whether counts alone suffice (``count_based``, for out-of-core fitting) and what
+its fit found besides the tables (``diagnostics``, ``attribute_values``). A subclass that sets ``name``
+is registered under it; configs (``conf/estimator/<name>.yaml``) and ``BNClassifier(estimator=...)``
+refer to that name.
+"""
+
+import abc
+import inspect
+from contextlib import contextmanager
+
+from bncbench.bnc.inference import PackedNetwork
+from bncbench.errors import ConfigError
+
+#: Estimator name -> class, filled by ``Estimator.__init_subclass__``.
+ESTIMATORS: dict[str, type["Estimator"]] = {}
+
+
+class Estimator(abc.ABC):
+    """A parameter estimator, scikit-learn style: ``__init__`` takes its parameters by keyword.
+
+    A subclass that sets ``name`` is registered under it, unless defined with ``register=False``
+    (``class Mine(Estimator, register=False)``, then ``with registered(Mine): ...``).
+
+    Attributes
+    ----------
+    name : str
+        The registry key, as written in configs.
+    count_based : bool
+        True when ``tables`` reads only the network's counts and ``codes.sample``, so the estimator can be
+        fitted out of core (``bncbench.bnc.out_of_core``).
+    structures_taken : str
+        What ``valid_structure`` accepts, in words, for ``check_pairing``'s message.
+    """
+
+    name: str
+    count_based: bool = False
+    structures_taken: str = "every structure"
+
+    def __init_subclass__(cls, register: bool = True, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if register and "name" in cls.__dict__:
+            _register(cls)
+
+    @abc.abstractmethod
+    def tables(self, network, codes, rng) -> list[list]:
+        """For each context tree of ``network`` and each of its levels, the ``(n_nodes, n_values)``
+        table of conditional probabilities.
+
+        Parameters
+        ----------
+        network : CountedNetwork
+            The structure with its counts.
+        codes : ndarray
+            The training rows held in memory (all of them in memory, a sample out of core), class last.
+        rng : numpy.random.Generator
+        """
+
+    def predictor(self, network, tables):
+        """What ``BNClassifier`` predicts with: an object with ``predict_proba(codes)``; by default the
+        tables read at each row's deepest context seen in training."""
+        return PackedNetwork(network, tables)
+
+    @staticmethod
+    def valid_structure(structure, k) -> bool:
+        """Whether the estimator is defined on ``BNClassifier(structure=structure, k=k)``."""
+        return True
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """The constructor's parameters and their defaults."""
+        return {name: p.default for name, p in inspect.signature(cls).parameters.items()}
+
+    def diagnostics(self, column_names) -> dict:
+        """What the fit found besides the tables, for logging: numbers and DataFrames.
+
+        Parameters
+        ----------
+        column_names : list of str
+            Name of each column of the code matrix (the attributes, then the class).
+        """
+        return {}
+
+    def attribute_values(self) -> dict:
+        """Fitted numbers with one value per attribute, by attribute name (e.g. ``"feature_weights_"``):
+        ``{name: {attribute column: value}}``; ``BNClassifier`` exposes each under that name."""
+        return {}
+
+
+def _register(cls) -> None:
+    known = ESTIMATORS.get(cls.name)
+    if known is not None and known is not cls:
+        raise ConfigError(
+            f"estimator name {cls.name!r} is taken by {known.__module__}.{known.__qualname__}; "
+            f"give {cls.__module__}.{cls.__qualname__} another name."
+        )
+    ESTIMATORS[cls.name] = cls
+
+
+@contextmanager
+def registered(cls):
+    """Register the estimator class ``cls`` for the duration of a ``with`` block (e.g. in a test)."""
+    if ESTIMATORS.get(cls.name) is cls:
+        raise ConfigError(f"estimator {cls.name!r} is registered already; registered() is for unregistered classes.")
+    _register(cls)
+    try:
+        yield cls
+    finally:
+        del ESTIMATORS[cls.name]
+
+
+def estimator_class(name: str) -> type[Estimator]:
+    """The estimator class registered as ``name``, or a ``ConfigError`` listing the valid ones."""
+    if not isinstance(name, str) or name not in ESTIMATORS:
+        raise ConfigError(f"unknown estimator {name!r}; valid estimators: {', '.join(sorted(ESTIMATORS))}.")
+    return ESTIMATORS[name]
+
+
+def make_estimator(name: str, params: dict) -> Estimator:
+    """Instantiate the estimator registered as ``name`` with ``params``, or say what is valid."""
+    cls = estimator_class(name)
+    accepted = list(cls.defaults())
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ConfigError(
+            f"estimator {name!r} does not take {unknown}; its estimator_params are: {accepted or 'none'}."
+        )
+    return cls(**params)
+
+
+def estimator_defaults(name: str) -> dict:
+    """The parameters of the estimator registered as ``name`` and their defaults."""
+    return estimator_class(name).defaults()
+
+
+def check_pairing(estimator: str, structure, k) -> None:
+    """Refuse, before fitting, a structure the estimator is not defined on (e.g. ``tan`` with ``manb``).
+
+    Raises
+    ------
+    ConfigError
+        Naming what the estimator takes.
+    """
+    cls = estimator_class(estimator)
+    if not cls.valid_structure(structure, k):
+        described = "a given structure" if isinstance(structure, dict) else f"structure {structure!r} with k={k}"
+        raise ConfigError(
+            f"estimator {estimator!r} takes only {cls.structures_taken}; {described} is not one of them. "
+            "Choose another structure or estimator."
+        )
