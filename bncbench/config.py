@@ -283,7 +283,7 @@ def _resolved(cfg: DictConfig, node: DictConfig) -> dict:
 
 def check_model(name: str, model: dict) -> None:
     """Check a resolved model config's structure and estimator, or baseline (names and parameters)."""
-    from bncbench.bnc.estimators import make_estimator
+    from bncbench.bnc.estimators import check_pairing, make_estimator
     from bncbench.bnc.structures import STRUCTURES
 
     where = f"model {name!r}"
@@ -305,12 +305,8 @@ def check_model(name: str, model: dict) -> None:
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise ConfigError(f"{where}: k must be an integer >= 0 (or null), got {k!r}.")
     try:
-        estimator = make_estimator(model.get("estimator"), model.get("estimator_params") or {})
-        if not getattr(estimator, "valid_structure", lambda s, k: True)(structure, k):  # the contract, next
-            raise ConfigError(
-                f"estimator {model.get('estimator')!r} is not defined on structure {structure!r} (k={k}); "
-                "see its documentation (bncbench.bnc.estimators) for the structures it takes."
-            )
+        make_estimator(model.get("estimator"), model.get("estimator_params") or {})
+        check_pairing(model.get("estimator"), structure, k)
     except ConfigError as err:
         raise ConfigError(f"{where}: {err}") from None
     except (TypeError, ValueError) as err:  # a parameter of the wrong type that the estimator did not name

@@ -8,13 +8,13 @@ estimator's defaults filled in (``estimator_params: {}`` and the defaults writte
 """
 
 import hashlib
-import inspect
 import json
 from collections.abc import Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
-from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.estimators import ESTIMATORS, estimator_defaults
+from bncbench.bnc.structures import STRUCTURES, structure_uses_k
 
 #: Top-level config keys whose values define what a cell computes; paths, the tracking store and
 #: launcher settings are left out, so changing them does not make a finished cell run again.
@@ -42,23 +42,11 @@ def canonical_model(model: Mapping) -> dict:
     """A resolved model config in the form two configs of the same classifier share (see the module)."""
     canonical = {key: value for key, value in model.items() if key != "name"}
     structure = canonical.get("structure")
-    if isinstance(structure, str) and not structure_uses_k(structure):
+    if isinstance(structure, str) and structure in STRUCTURES and not structure_uses_k(structure):
         canonical["k"] = None
-    if "estimator" in canonical:
+    if canonical.get("estimator") in ESTIMATORS:  # an unknown one fails its cell, whatever its hash
         canonical["estimator_params"] = {
             **estimator_defaults(canonical["estimator"]), **(canonical.get("estimator_params") or {})
         }
     return canonical
 
-
-def estimator_defaults(name: str) -> dict:
-    """The constructor defaults of the estimator registered as ``name`` ({} for an unknown one, which
-    the settings check refuses)."""
-    if name not in ESTIMATORS:
-        return {}
-    return {key: p.default for key, p in inspect.signature(ESTIMATORS[name]).parameters.items()}
-
-
-def structure_uses_k(name: str) -> bool:
-    """Whether the structure learner ``name`` reads ``k`` (kDB's k, SkDB's k_max)."""
-    return name in ("kdb", "skdb")

@@ -9,13 +9,12 @@ Models are told apart by their logged config (``model.*`` run params), not by th
   reference ``tying`` (``level`` in the paper).
 """
 
-import inspect
 from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.estimators import ESTIMATORS, estimator_defaults
 from bncbench.report.results import MODEL_PARAM_PREFIX
 from bncbench.report.win_draw_loss import win_draw_loss
 
@@ -47,10 +46,10 @@ def model_specs(params: pd.DataFrame) -> pd.DataFrame:
     for model, estimator in specs.get(ESTIMATOR, pd.Series(dtype=object)).dropna().items():
         if estimator not in ESTIMATORS:
             continue
-        for name, parameter in inspect.signature(ESTIMATORS[estimator]).parameters.items():
+        for name, default in estimator_defaults(estimator).items():
             column = f"{ESTIMATOR_PARAMS}.{name}"
             if column not in specs.columns or pd.isna(specs.at[model, column]):
-                specs.loc[model, column] = str(parameter.default)
+                specs.loc[model, column] = str(default)
     return specs.dropna(axis=1, how="all").fillna("").sort_index(axis=1)
 
 
