@@ -19,7 +19,8 @@ from hydra._internal.utils import get_args_parser  # Hydra's own CLI parser (pin
 
 from bncbench.config import CONFIG_NAME, compose, config_dir
 from bncbench.errors import BncbenchError
-from bncbench.runner import print_interruption, run_job
+from bncbench.runner import run_job
+from bncbench.sweep import print_interruption
 
 #: Flags after which Hydra does not run the app, or reads configs from elsewhere: no pre-check then.
 _UNCHECKED = ("help", "hydra_help", "info", "shell_completion", "config_path", "config_name", "config_dir")
