@@ -187,8 +187,8 @@ def start_sweep() -> str:
     return os.environ[lease.SWEEP_VARIABLE]
 
 
-def print_interruption(cfg: DictConfig, signal_name: str, args: list[str]) -> None:
-    """After a sweep stopped by a signal: what finished, and the command that resumes it."""
+def print_interruption(cfg: DictConfig, signal_name: str, command: str) -> None:
+    """After a sweep stopped by a signal: what finished, and that ``command`` (the one stopped) resumes it."""
     experiment = cfg.experiment
     print(f"\nbncbench: stopped by {signal_name}; the cells' workers are stopped.", file=sys.stderr)
     try:
@@ -212,8 +212,7 @@ def print_interruption(cfg: DictConfig, signal_name: str, args: list[str]) -> No
     except Exception as err:  # the store may be what was slow; the resume hint matters more
         print(f"bncbench: the cells' status could not be read back ({err}).", file=sys.stderr)
     print(
-        "bncbench: to resume, run the same command again (finished cells are skipped): "
-        f"python -m bncbench {' '.join(args)}".rstrip(),
+        f"bncbench: to resume, run the same command again (finished cells are skipped): {command}",
         file=sys.stderr,
     )
 
