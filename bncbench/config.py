@@ -25,6 +25,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.errors import ConfigError
 from bncbench.names import check_path_name
+from bncbench.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 
 CONFIG_NAME = "config"
 SWEEP_RESOLVER = "bncbench.sweep"

@@ -28,6 +28,7 @@ from bncbench.errors import BncbenchError, DatasetError, NotApplicableError
 from bncbench.metrics import CLIPPING, LOSSES
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.progress import mark_cell_done, task
+from bncbench.runs_dir import artifact_location
 from bncbench.sweep import cell_threads
 from bncbench.timing import timed
 
@@ -381,7 +382,7 @@ def run_job(cfg: DictConfig) -> str:
         dataset_name, model_name = cell_names(cfg)
         numba.set_num_threads(min(cell_threads(cfg), numba.config.NUMBA_NUM_THREADS))
         client = tracking.open_store(cfg.tracking_uri, check=False)  # checked before the sweep
-        experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, cfg.artifact_location)
+        experiment_id = tracking.prepare_experiment(client, cfg.experiment.name, artifact_location(cfg))
         status = run_cell(cfg, client, experiment_id, dataset_name, model_name)
     except Exception as err:  # not even a run could be logged; the summary reports the cell as not run
         if tracking.disk_full(err):

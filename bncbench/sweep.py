@@ -7,22 +7,27 @@ machine's cores among the cells that run at once.
 """
 
 import os
+import shlex
 import sys
 import time
 import traceback
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
 
 import joblib
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+from sqlalchemy.engine import make_url
 
 from bncbench import lease, tracking
 from bncbench.errors import BncbenchError
 from bncbench.progress import CellProgress
 from bncbench.report import write_report
+from bncbench.runs_dir import artifact_location
 
 
 def cell_threads(cfg: DictConfig) -> int:
@@ -129,8 +134,8 @@ class ExperimentCallback(Callback):
 
     ``on_multirun_start`` creates the MLflow store and experiment once, before any worker starts
     (concurrent first connections to a new SQLite file race in its schema migration).
-    ``on_multirun_end`` prints the summary, writes the report and exits with status 1 if a cell
-    failed or the report could not be written.
+    ``on_multirun_end`` writes the report, prints how to browse the runs (``browse_hint``) and the
+    summary, and exits with status 1 if a cell failed or the report could not be written.
     """
 
     def __init__(self) -> None:
@@ -145,10 +150,10 @@ class ExperimentCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         with _exit_on_error():
             client = tracking.open_store(config.tracking_uri)
-            experiment_id = tracking.prepare_experiment(
-                client, config.experiment.name, config.artifact_location
-            )
+            experiment_id = tracking.prepare_experiment(client, config.experiment.name, artifact_location(config))
             tracking.mark_sweep(client, experiment_id)
+            for key, value in ui_tags(config).items():
+                client.set_experiment_tag(experiment_id, key, value)
         self.sweep = start_sweep()
         _export_numba_threads(config)
         n_cells = len(config.experiment.datasets) * len(config.experiment.models)
@@ -160,14 +165,10 @@ class ExperimentCallback(Callback):
         with _exit_on_error():
             experiment = config.experiment
             client = tracking.open_store(config.tracking_uri)
-            summary = summarise(
-                client,
-                tracking.experiment_id(client, experiment.name),
-                experiment.datasets,
-                experiment.models,
-                self.sweep,
-            )
+            experiment_id = tracking.experiment_id(client, experiment.name)
+            summary = summarise(client, experiment_id, experiment.datasets, experiment.models, self.sweep)
             report_ok = _write_report(config)
+            print(browse_hint(config.tracking_uri, experiment_id))
             _print_by_reason("skipped", summary.not_applicable)
             _print_by_reason("FAILED", summary.failed)
             not_applicable = f"{len(summary.not_applicable)} not applicable, " if summary.not_applicable else ""
@@ -179,6 +180,39 @@ class ExperimentCallback(Callback):
             )
         if summary.failed or not report_ok:
             raise SystemExit(1)
+
+
+def ui_tags(config: DictConfig) -> dict[str, str]:
+    """Experiment tags that make ``mlflow ui`` read well: a description (``mlflow.note.content``) and the
+    kind ``custom_model_development`` (MLflow 3 otherwise opens an experiment on its GenAI overview)."""
+    experiment, cv = config.experiment, config.cv
+    comparisons = ", ".join(f"{c.a} vs {c.b}" for c in experiment.comparisons) or "none"
+    description = (
+        f"bncbench experiment {experiment.name}: {len(experiment.datasets)} datasets x "
+        f"{len(experiment.models)} models, {cv.repetitions}x{cv.folds} cross-validation (seed {cv.seed}). "
+        "One run per cell, named <dataset>/<model>, with per-fold metrics fold/<metric> (step = fold) and "
+        f"their means. Comparisons: {comparisons}. Report: bncbench report experiment={experiment.name}."
+    )
+    return {"mlflow.note.content": description, "mlflow.experimentKind": "custom_model_development"}
+
+
+def browse_hint(tracking_uri: str, experiment_id: str) -> str:
+    """How to browse the runs in MLflow's UI, landing on the experiment's runs table.
+
+    The UI routes by URL fragment (a hash router); ``#/experiments/<id>/runs`` is the runs table. A
+    SQLite store is shown as an absolute URI, so that the command works from any directory.
+    """
+    runs_table = f"#/experiments/{experiment_id}/runs"
+    if urlparse(tracking_uri).scheme in tracking.SERVER_SCHEMES:
+        return f"bncbench: browse the runs at {tracking_uri.rstrip('/')}/{runs_table}"
+    store = tracking_uri
+    if tracking_uri.startswith("sqlite:"):
+        url = make_url(tracking_uri)
+        store = url.set(database=str(Path(url.database).resolve())).render_as_string(hide_password=False)
+    return (
+        f"bncbench: browse the runs: mlflow ui --backend-store-uri {shlex.quote(store)}\n"
+        f"bncbench: then open http://127.0.0.1:5000/{runs_table}"
+    )
 
 
 def start_sweep() -> str:
