@@ -6,7 +6,14 @@ runs the ``smoke`` experiment, ``python -m bncbench experiment=kdb`` the ``kdb``
 
 import sys
 
-from bncbench.cli import main, run
+from bncbench import cli
+
+
+def main() -> None:
+    """Run the command of ``sys.argv`` and exit with its status."""
+    prog = "python -m bncbench"
+    sys.exit(cli.run([], prog) if len(sys.argv) == 1 else cli.main(prog=prog))
+
 
 if __name__ == "__main__":
-    sys.exit(run([], "python -m bncbench") if len(sys.argv) == 1 else main(prog="python -m bncbench"))
+    main()

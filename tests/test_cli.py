@@ -96,7 +96,7 @@ def test_smoke_logs_per_fold_metrics_and_their_means(smoke_runs):
 def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
     cwd, _, _ = smoke
     client, experiment, runs = smoke_runs
-    assert experiment.artifact_location == (cwd / "runs" / "artifacts" / "smoke").as_uri()
+    assert experiment.artifact_location == (cwd / "store" / "artifacts" / "smoke").as_uri()  # beside the store
     run = next(r for r in runs if r.info.run_name == "sklearn-iris/kdb1_laplace")
     run_id = run.info.run_id
     assert sorted(a.path for a in client.list_artifacts(run_id)) == [
