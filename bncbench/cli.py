@@ -39,6 +39,9 @@ OVERRIDES_HELP = (
 )
 #: What ``bncbench list`` lists: the config group (folder of ``conf/``) of each.
 LISTED_GROUPS = {"experiments": "experiment", "models": "model", "datasets": "dataset", "suites": "suite"}
+#: Hydra's flags after which it runs no cell, or reads configs from elsewhere: no check of the overrides then.
+_UNCHECKED_FLAGS = ("--hydra-help", "--info", "-i", "--shell-completion", "-sc", "--config-path", "-cp",
+                    "--config-name", "-cn", "--config-dir", "-cd")
 #: Structures whose ``k`` (a model config's maximum number of attribute parents) is theirs to choose.
 _STRUCTURES_WITH_K = ("kdb", "skdb")
 
@@ -122,10 +125,11 @@ def run(arguments: Sequence[str], command: str) -> int:
     from bncbench.sweep import print_interruption
 
     arguments = list(arguments)
+    overrides = [arg for arg in arguments if not arg.startswith("-") and ("=" in arg or arg.startswith("~"))]
     cfg = None
     try:
-        if not any(arg.startswith("-") for arg in arguments):  # Hydra's flags: Hydra checks those runs
-            cfg = compose(arguments)
+        if not any(arg.split("=")[0] in _UNCHECKED_FLAGS for arg in arguments):
+            cfg = compose(overrides)
         app = hydra.main(version_base="1.3", config_path=str(config_dir()), config_name=CONFIG_NAME)(run_job)
     except BncbenchError as err:
         print(f"bncbench: error: {err}", file=sys.stderr)

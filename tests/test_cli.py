@@ -333,6 +333,16 @@ def test_subcommand_help(bncbench, tmp_path, command, says):
     assert not (tmp_path / "runs").exists()  # help runs nothing
 
 
+def test_run_passes_hydras_flags_through_after_checking_the_overrides(bncbench, tmp_path):
+    shown = bncbench("run", "--cfg", "job", "experiment=kdb", cwd=tmp_path)
+    assert shown.returncode == 0, shown.output
+    assert "  name: kdb\n" in shown.stdout  # the composed config, and nothing run
+    assert list(tmp_path.iterdir()) == []
+    wrong = bncbench("run", "--cfg", "job", "experiment=nope", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("bncbench: error: unknown experiment 'nope'; valid experiment names: ")
+
+
 def test_unknown_subcommand_is_one_clear_error(bncbench, tmp_path):
     result = bncbench("rnu", "experiment=kdb", cwd=tmp_path)
     assert result.returncode == 2
