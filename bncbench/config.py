@@ -26,6 +26,7 @@ from bncbench.config_files import CONFIG_NAME, config_dir
 from bncbench.errors import ConfigError
 from bncbench.model_configs import experiment_comparisons, grid_models, model_config
 from bncbench.names import check_path_name
+from bncbench.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.semantic import canonical_model
 
 SWEEP_RESOLVER = "bncbench.sweep"

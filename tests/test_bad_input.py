@@ -29,7 +29,8 @@ from bncbench.__main__ import main
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data import load_dataset
 from bncbench.errors import ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
-from bncbench.runner import _write_report, cross_validate, run_cell
+from bncbench.runner import cross_validate, run_cell
+from bncbench.sweep import _write_report
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 KDB = {"structure": "kdb", "k": 2, "structure_params": {}, "estimator": "m_estimate", "estimator_params": {}}

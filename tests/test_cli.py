@@ -1,6 +1,10 @@
-"""``python -m bncbench`` end to end, in subprocesses: the smoke experiment, resume, failures, bad input."""
+"""The ``bncbench`` command end to end, in subprocesses: its subcommands and help, ``python -m bncbench``
+(the smoke experiment, resume, failures, bad input), where a run leaves its files (``runs_dir``)."""
 
 import json
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -8,7 +12,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.config import config_dir
+from bncbench.config import CONFIG_NAME, config_dir
+from bncbench.runs_dir import artifact_location
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
 
@@ -89,7 +94,7 @@ def test_smoke_logs_per_fold_metrics_and_their_means(smoke_runs):
 def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
     cwd, _, _ = smoke
     client, experiment, runs = smoke_runs
-    assert experiment.artifact_location == (cwd / "runs" / "artifacts" / "smoke").as_uri()
+    assert experiment.artifact_location == (cwd / "store" / "artifacts" / "smoke").as_uri()  # beside the store
     run = next(r for r in runs if r.info.run_name == "sklearn-iris/kdb1_laplace")
     run_id = run.info.run_id
     assert sorted(a.path for a in client.list_artifacts(run_id)) == [
@@ -266,3 +271,170 @@ def test_unknown_structure_or_estimator_is_refused_before_running(tmp_path, run_
     assert result.returncode == 2, result.output
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("bncbench: error: experiment 'mine': model 'bad': ") and message in line
+
+
+@pytest.fixture(scope="session")
+def bncbench(cli_env):
+    """``bncbench(*args, cwd=...)``: run the console script ``bncbench`` that pyproject.toml declares (its
+    entry point, called as the installed script calls it); ``result.output`` is stdout and stderr."""
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    module, function = pyproject["project"]["scripts"]["bncbench"].split(":")
+    script = f"import sys; from {module} import {function}; sys.exit({function}())"
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        result = subprocess.run(
+            [sys.executable, "-c", script, *args], cwd=cwd, env=cli_env, capture_output=True, text=True, timeout=300
+        )
+        result.output = result.stdout + result.stderr
+        return result
+
+    return run
+
+
+def test_help_names_each_subcommand_and_what_it_does(bncbench, tmp_path):
+    result = bncbench("--help", cwd=tmp_path)
+    assert result.returncode == 0, result.output
+    assert result.stdout.startswith("usage: bncbench [-h] <command> ...")
+    for line in (
+        "run       run an experiment (default: smoke)",
+        "report    write an experiment's tables again from its logged runs",
+        "list      list the experiments, models, datasets or suites",
+    ):
+        assert line in result.stdout
+    assert "hydra" not in result.stdout.lower()
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("run", "Run every (dataset, model) cell of an experiment"),
+        ("report", "Write the report of an experiment"),
+        ("list", "{experiments,models,datasets,suites}"),
+    ],
+)
+def test_subcommand_help(bncbench, tmp_path, command, says):
+    result = bncbench(command, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.output
+    assert result.stdout.startswith(f"usage: bncbench {command} [-h]")
+    assert says in " ".join(result.stdout.split())
+    assert not (tmp_path / "runs").exists()  # help runs nothing
+
+
+def test_run_passes_hydras_flags_through_after_checking_the_overrides(bncbench, tmp_path):
+    shown = bncbench("run", "--cfg", "job", "experiment=kdb", cwd=tmp_path)
+    assert shown.returncode == 0, shown.output
+    assert "  name: kdb\n" in shown.stdout  # the composed config, and nothing run
+    assert list(tmp_path.iterdir()) == []
+    wrong = bncbench("run", "--cfg", "job", "experiment=nope", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert wrong.stderr.startswith("bncbench: error: unknown experiment 'nope'; valid experiment names: ")
+
+
+def test_unknown_subcommand_is_one_clear_error(bncbench, tmp_path):
+    result = bncbench("rnu", "experiment=kdb", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "bncbench: error: argument <command>: invalid choice: 'rnu' (choose from 'run', 'report', 'list')"
+    )
+
+
+def test_list_models_gives_structure_and_estimator(bncbench, tmp_path):
+    result = bncbench("list", "models", cwd=tmp_path)
+    assert result.returncode == 0, result.output
+    lines = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()}
+    assert {"nb_laplace", "kdb5_hdp", "skdb_m_estimate", "direct_hpb_b_chosen", "xgboost"} <= set(lines)
+    assert "tan_manb" not in lines  # MANB takes naive Bayes only
+    assert lines["kdb5_hdp"] == "structure=kdb k=5 estimator=hdp iterations=${hdp.iterations}"
+    assert lines["fan_aic_laplace"] == "structure=tan score=aic estimator=laplace"
+    assert lines["kdb5_hdp_single_it500"] == "structure=kdb k=5 estimator=hdp iterations=500 tying=single"
+    assert lines["random_forest_raw"].startswith("baseline=random_forest n_estimators=100")
+    assert lines["random_forest_raw"].endswith("discretise=false")
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "description"),
+    [
+        ("experiments", "smoke", "3 datasets x 6 models (suite sklearn)"),
+        ("experiments", "kdb", "68 datasets x 7 models (suite all)"),
+        ("datasets", "adult", "48842 rows, 14 attributes, 2 classes"),  # from the store's manifest.csv
+        ("datasets", "sklearn-iris", "source sklearn"),
+        ("suites", "small", "12 datasets"),
+    ],
+)
+def test_list_names_with_one_line_each(bncbench, tmp_path, kind, name, description):
+    result = bncbench("list", kind, cwd=tmp_path)
+    assert result.returncode == 0, result.output
+    names = [line.split()[0] for line in result.stdout.splitlines()]
+    assert names == sorted(p.stem for p in (config_dir() / kind.removesuffix("s")).glob("*.yaml"))
+    (line,) = [line for line in result.stdout.splitlines() if line.split()[0] == name]
+    assert line.split(maxsplit=1)[1] == description
+
+
+@pytest.mark.parametrize(
+    ("overrides", "store", "files"),
+    [
+        ([], "sqlite:///runs/mlflow.db", "runs"),
+        (["runs_dir=/data/b"], "sqlite:////data/b/mlflow.db", "/data/b"),
+        (["tracking_uri=sqlite:////data/a/x.db"], "sqlite:////data/a/x.db", "/data/a"),  # beside the database
+        (["runs_dir=/data/b", "tracking_uri=sqlite:////data/a/x.db"], "sqlite:////data/a/x.db", "/data/b"),
+        (["tracking_uri=http://host:5000"], "http://host:5000", "runs"),
+    ],
+)
+def test_run_files_follow_runs_dir_or_the_sqlite_store(overrides, store, files):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(str(config_dir()), version_base="1.3"):
+        cfg = compose(CONFIG_NAME, overrides, return_hydra_config=True)
+    assert cfg.tracking_uri == store
+    assert cfg.hydra.sweep.dir.startswith(f"{files}/hydra/smoke/")
+    server = store.startswith("http")
+    assert artifact_location(cfg) == (None if server else f"{files}/artifacts")  # a server keeps its own
+
+
+KDB_CELLS = [
+    "experiment=kdb",
+    "experiment.datasets=[iris]",
+    "experiment.models=[nb_m_estimate,kdb1_m_estimate]",
+    "experiment.comparisons=[{a: kdb1_m_estimate, b: nb_m_estimate}]",
+]
+
+
+@pytest.fixture(scope="module")
+def elsewhere(tmp_path_factory, bncbench):
+    """``bncbench run`` from directory B with its SQLite store and report in directory A."""
+    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    overrides = [*KDB_CELLS, f"tracking_uri=sqlite:///{a}/mlflow.db", f"report_dir={a}/reports"]
+    result = bncbench("run", *overrides, "hydra/launcher=basic", cwd=b)
+    return a, b, overrides, result
+
+
+def test_a_store_elsewhere_leaves_nothing_in_the_working_directory(elsewhere):
+    a, b, _, result = elsewhere
+    assert result.returncode == 0, result.output
+    assert last_line(result) == "bncbench: experiment 'kdb': 2 cells, 2 run, 0 skipped (finished before), 0 failed."
+    assert list(b.iterdir()) == []
+    assert {"artifacts", "hydra", "mlflow.db", "reports"} <= {p.name for p in a.iterdir()}
+    experiment = MlflowClient(f"sqlite:///{a}/mlflow.db").get_experiment_by_name("kdb")
+    assert experiment.artifact_location == (a / "artifacts" / "kdb").as_uri()
+
+
+def test_a_sweep_says_how_to_browse_its_runs(elsewhere):
+    a, _, _, result = elsewhere
+    experiment = MlflowClient(f"sqlite:///{a}/mlflow.db").get_experiment_by_name("kdb")
+    assert f"bncbench: browse the runs: mlflow ui --backend-store-uri sqlite:///{a}/mlflow.db\n" in result.stdout
+    assert f"bncbench: then open http://127.0.0.1:5000/#/experiments/{experiment.experiment_id}/runs\n" in result.stdout
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI's runs view
+    assert experiment.tags["mlflow.note.content"].startswith(
+        "bncbench experiment kdb: 1 datasets x 2 models, 5x2 cross-validation (seed 1)."
+    )
+
+
+def test_report_subcommand_writes_the_report_from_the_store(elsewhere, bncbench, tmp_path):
+    a, _, overrides, _ = elsewhere
+    result = bncbench("report", *overrides, f"report_dir={tmp_path}", cwd=tmp_path)
+    assert result.returncode == 0, result.output
+    assert result.stdout == f"report written to {tmp_path / 'kdb'}\n"
+    wdl = (tmp_path / "kdb" / "wdl.md").read_text()
+    assert "| kdb1_m_estimate vs nb_m_estimate |" in wdl
+    assert (tmp_path / "kdb" / "wdl.md").read_text() == (a / "reports" / "kdb" / "wdl.md").read_text()

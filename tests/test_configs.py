@@ -99,7 +99,7 @@ def test_primary_config_hydra_settings():
     assert cfg.hydra.job.chdir is False
     assert cfg.hydra.mode.name == "MULTIRUN"
     assert cfg.hydra.runtime.choices["hydra/launcher"] == "joblib"
-    assert cfg.hydra.callbacks.experiment._target_ == "bncbench.runner.ExperimentCallback"
+    assert cfg.hydra.callbacks.experiment._target_ == "bncbench.sweep.ExperimentCallback"
     assert cfg.hydra.sweeper.params.dataset == "sklearn-iris,sklearn-wine,sklearn-breast-cancer"
     assert cfg.tracking_uri == "sqlite:///runs/mlflow.db"
     assert cfg.report_dir == "reports"

@@ -12,7 +12,8 @@ from bncbench import lease, semantic, tracking
 from bncbench.config import CONFIG_NAME, config_dir
 from bncbench.data import Dataset, load_dataset
 from bncbench.metrics import PROBABILITY_FLOOR
-from bncbench.runner import cross_validate, repetition_seeds, run_cell, summarise
+from bncbench.runner import cross_validate, repetition_seeds, run_cell
+from bncbench.sweep import summarise
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 IRIS = {"name": "sklearn-iris", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}

@@ -16,7 +16,8 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.progress import CellProgress, duration, iteration_chunks, mark_cell_done, task
-from bncbench.runner import cross_validate, numba_threads, parallel_cells
+from bncbench.runner import cross_validate
+from bncbench.sweep import numba_threads, parallel_cells
 
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
 BASIC = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"

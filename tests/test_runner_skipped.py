@@ -8,7 +8,8 @@ from hydra import initialize_config_dir
 from bncbench import tracking
 from bncbench.config import CONFIG_NAME, compose, config_dir
 from bncbench.report import load_results
-from bncbench.runner import ExperimentCallback, run_cell, summarise
+from bncbench.runner import run_cell
+from bncbench.sweep import ExperimentCallback, summarise
 
 
 def _cell(tmp_path, model, *extra):

@@ -1,0 +1,266 @@
+"""The ``bncbench`` command: ``run``, ``report`` and ``list`` subcommands (argparse).
+
+``bncbench run [overrides]`` runs an experiment as a Hydra multirun of its (dataset, model) cells (see
+``bncbench.runner`` and ``bncbench.sweep``). Before Hydra starts, the overrides are composed once by
+``bncbench.config.compose`` so that a wrong name or value is reported as one line (exit status 2)
+instead of Hydra's stack trace; with one of Hydra's own flags (``--cfg job``, ``--info``, ...) the
+arguments go to Hydra unchecked. ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``.
+
+Ctrl-C (SIGINT) or SIGTERM stops the cells' worker processes (joblib aborts its pool), prints what
+finished and how to resume, and exits with status 128 + the signal's number (130, 143). The workers
+ignore SIGINT themselves (a terminal sends Ctrl-C to the whole process group): the launcher alone
+decides, and a worker caught between two cells prints no traceback of its own.
+
+``bncbench list`` reads the YAML files under ``config_dir()`` directly, without composing them, so
+that it answers at once.
+"""
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from omegaconf import OmegaConf
+
+from bncbench.config import config_dir
+from bncbench.data import resolve_data_dir
+from bncbench.errors import BncbenchError
+from bncbench.model_configs import estimator_names, grid_models, model_config, model_names, options
+
+DESCRIPTION = (
+    "Benchmark suite for Bayesian network classifiers: 5x2 cross-validation of every (dataset, model) "
+    "cell of an experiment, logged to MLflow, and the win-draw-loss tables of its comparisons."
+)
+OVERRIDES_HELP = (
+    "settings as key=value, e.g. experiment=kdb, experiment.datasets=[iris,zoo], hdp.iterations=1000, "
+    "runs_dir=/scratch/runs, tracking_uri=http://host:5000, hydra/launcher=slurm (see conf/config.yaml)"
+)
+#: What ``bncbench list`` lists: the config group (folder of ``conf/``) of each.
+LISTED_GROUPS = {"experiments": "experiment", "models": "models", "datasets": "dataset", "suites": "suite"}
+#: Hydra's flags after which it runs no cell, or reads configs from elsewhere: no check of the overrides then.
+_UNCHECKED_FLAGS = ("--hydra-help", "--info", "-i", "--shell-completion", "-sc", "--config-path", "-cp",
+                    "--config-name", "-cn", "--config-dir", "-cd")
+#: Structures whose ``k`` (a model config's maximum number of attribute parents) is theirs to choose.
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that joblib stops its workers the same way."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _ignore_interrupts() -> None:
+    """Run first in each joblib worker: Ctrl-C is the launcher's to handle (it stops the workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
+    """The ``bncbench`` argument parser, one subparser per subcommand."""
+    main = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    commands = main.add_subparsers(dest="command", metavar="<command>", required=True)
+    run = commands.add_parser(
+        "run",
+        help="run an experiment (default: smoke); finished cells are skipped, so it also resumes",
+        description="Run every (dataset, model) cell of an experiment (5x2 cross-validation, one MLflow "
+        "run per cell; cells already finished are skipped), then write its report and say how to "
+        "browse the runs. Hydra's flags (--cfg job, --info, -m) pass through to Hydra.",
+    )
+    run.add_argument("overrides", nargs=argparse.REMAINDER, help=OVERRIDES_HELP)
+    report = commands.add_parser(
+        "report",
+        help="write an experiment's tables again from its logged runs (nothing reruns)",
+        description="Write the report of an experiment (win-draw-loss tables with sign tests as Markdown, "
+        "LaTeX and CSV, figures) from the runs logged for the configuration the overrides give.",
+    )
+    report.add_argument("overrides", nargs="*", help=OVERRIDES_HELP + "; report.round=3, report_dir=...")
+    listing = commands.add_parser(
+        "list",
+        help="list the experiments, models, datasets or suites that overrides can name",
+        description="List the named configs of one kind, one line each.",
+    )
+    listing.add_argument("kind", choices=list(LISTED_GROUPS), help="what to list")
+    return main
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
+    """Run the ``bncbench`` command; ``argv`` defaults to ``sys.argv[1:]``. Returns the exit status.
+
+    Arguments that begin with an override (``experiment=kdb``) or a flag of Hydra's rather than a
+    subcommand are those of ``run``, as ``python -m bncbench`` has always taken them.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in ("-h", "--help") and ("=" in argv[0] or argv[0].startswith(("-", "~", "+"))):
+        argv.insert(0, "run")
+    command_line = parser(prog)
+    args, hydra_flags = command_line.parse_known_args(argv)
+    if args.command == "run":  # the flags before the first override, in their order: Hydra's
+        return run([*hydra_flags, *args.overrides], " ".join([prog, *argv]))
+    if hydra_flags:
+        command_line.error(f"unrecognized arguments: {' '.join(hydra_flags)}")
+    try:
+        if args.command == "report":
+            return report(args.overrides)
+        print("\n".join(list_configs(args.kind)))
+    except BncbenchError as err:
+        print(f"bncbench: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def run(arguments: Sequence[str], command: str) -> int:
+    """Run an experiment: Hydra's multirun of its cells over ``arguments`` (overrides, Hydra's flags).
+
+    ``command`` is the command line as the user typed it, which resumes an interrupted sweep.
+    """
+    import hydra  # here: the other subcommands answer without importing the app
+    from joblib import parallel_config
+
+    from bncbench.config import CONFIG_NAME, compose
+    from bncbench.runner import run_job
+    from bncbench.sweep import print_interruption
+
+    arguments = list(arguments)
+    overrides = [arg for arg in arguments if not arg.startswith("-") and ("=" in arg or arg.startswith("~"))]
+    cfg = None
+    try:
+        if not any(arg.split("=")[0] in _UNCHECKED_FLAGS for arg in arguments):
+            cfg = compose(overrides)
+        app = hydra.main(version_base="1.3", config_path=str(config_dir()), config_name=CONFIG_NAME)(run_job)
+    except BncbenchError as err:
+        print(f"bncbench: error: {err}", file=sys.stderr)
+        return 2
+    sys.argv = [sys.argv[0], *arguments]  # Hydra reads its arguments from sys.argv
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        with parallel_config(backend="loky", initializer=_ignore_interrupts):
+            app()
+    except KeyboardInterrupt as err:
+        signum = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
+        if cfg is not None:
+            print_interruption(cfg, signal.Signals(signum).name, command)
+        return 128 + signum
+    return 0
+
+
+def report(overrides: Sequence[str]) -> int:
+    """Write the report of the configuration ``overrides`` compose from the logged runs."""
+    from bncbench.config import compose
+    from bncbench.report.writer import write_report
+
+    print(f"report written to {write_report(compose(overrides), list(overrides))}")
+    return 0
+
+
+def list_configs(kind: str) -> list[str]:
+    """One line per config of ``kind`` (a key of ``LISTED_GROUPS``): its name and what it is."""
+    if kind == "models":
+        grids = _experiment_grids()
+        names = sorted(all_models(grids))
+    else:
+        names = sorted(path.stem for path in (config_dir() / LISTED_GROUPS[kind]).glob("*.yaml"))
+    describe = {
+        "experiments": describe_experiment,
+        "models": lambda name: describe_model(name, grids),
+        "datasets": _dataset_describer(),
+        "suites": lambda name: f"{len(_load('suite', name)['datasets'])} datasets",
+    }[kind]
+    width = max(map(len, names), default=0)
+    return [f"{name:<{width}}  {describe(name)}" for name in names]
+
+
+def all_models(grids) -> list[str]:
+    """Every model a config can name: each structure with each estimator that takes it, the files of
+    ``conf/models/`` and the models of ``grids`` (the experiments')."""
+    from bncbench.bnc.estimators import estimator_class
+
+    pairs = [
+        f"{structure}_{estimator}"
+        for structure in options("structure")
+        for estimator in estimator_names()
+        if estimator_class(estimator).valid_structure(**_structure_args(structure))
+    ]
+    return list(dict.fromkeys([*pairs, *options("models"), *grid_models(grids)]))
+
+
+def _structure_args(structure: str) -> dict:
+    config = _load("structure", structure)
+    return {"structure": config["structure"], "k": config["k"]}
+
+
+def _experiment_grids() -> list:
+    """The model grids of every experiment."""
+    return [
+        grid for path in (config_dir() / "experiment").glob("*.yaml")
+        for grid in (_load("experiment", path.stem).get("experiment", {}).get("grids") or [])
+    ]
+
+
+def describe_model(name: str, grids=None) -> str:
+    """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=${hdp.iterations}``.
+
+    A baseline reads ``baseline=random_forest n_estimators=100 ...``; interpolations are shown
+    unresolved, as the configs write them.
+    """
+    from bncbench.bnc.structures import structure_uses_k
+
+    model = OmegaConf.to_container(model_config(name, grids))
+    if "baseline" in model:
+        baseline = f"baseline={model['baseline']}"
+        return _words(baseline, model["baseline_params"], {"discretise": model["discretise"]})
+    k = {"k": model["k"]} if structure_uses_k(model["structure"]) else {}
+    structure = _words(f"structure={model['structure']}", k, model["structure_params"])
+    estimator = _words(f"estimator={model['estimator']}", model["estimator_params"])
+    return f"{structure}  {estimator}"
+
+
+def describe_experiment(name: str) -> str:
+    """``kdb`` -> ``68 datasets x 7 models (suite all)``: the size of its sweep."""
+    experiment = _load("experiment", name)
+    suite = next(
+        (entry["override /suite"] for entry in experiment.get("defaults", []) if "override /suite" in entry),
+        None,
+    )
+    cells = experiment["experiment"]
+    datasets = _load("suite", suite)["datasets"] if cells["datasets"] == "${suite.datasets}" else cells["datasets"]
+    from_suite = f" (suite {suite})" if suite is not None else ""
+    models = cells["models"] if "models" in cells else model_names(cells.get("grids"))
+    return f"{len(datasets)} datasets x {len(models)} models{from_suite}"
+
+
+def _dataset_describer():
+    """``describe(name)`` of a dataset config: its size from the store's ``manifest.csv`` where the
+    store has one and lists it, else where it comes from."""
+    manifest_path = resolve_data_dir(None) / "manifest.csv"
+    manifest = pd.read_csv(manifest_path, index_col="slug") if manifest_path.is_file() else pd.DataFrame()
+
+    def describe(name: str) -> str:
+        if name in manifest.index:
+            row = manifest.loc[name]
+            return f"{row.rows} rows, {row.n_attributes} attributes, {row.n_classes} classes"
+        spec = _load("dataset", name)
+        openml = f" (OpenML {spec['openml_id']})" if spec.get("openml_id") is not None else ""
+        return f"source {spec['source']}{openml}"
+
+    return describe
+
+
+def _load(group: str, name: str):
+    """The config file ``conf/<group>/<name>.yaml`` as written (interpolations unresolved)."""
+    return yaml.safe_load(Path(config_dir(), group, f"{name}.yaml").read_text())
+
+
+def _words(head: str, *settings) -> str:
+    """``head key=value ...`` over the mappings ``settings``, values as YAML writes them (``null``, ``true``)."""
+    pairs = [
+        f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+        for mapping in settings
+        for key, value in mapping.items()
+    ]
+    return " ".join([head, *pairs])

@@ -1,0 +1,43 @@
+"""Where a run leaves its files: the ``runs_dir`` setting and the defaults that follow from it.
+
+``conf/config.yaml`` derives from ``runs_dir`` the SQLite store (``tracking_uri``), Hydra's job folders
+(``hydra.sweep.dir``) and, through ``artifact_location``, the runs' artifacts. With ``runs_dir`` left
+null they go to ``runs/``, or, when ``tracking_uri`` names a SQLite database, beside that database,
+so that a store kept elsewhere never leaves files in the working directory (a checkout) by accident.
+"""
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+from omegaconf import DictConfig, OmegaConf
+
+RESOLVER = "bncbench.runs_dir"
+#: ``runs_dir`` when neither it nor a SQLite ``tracking_uri`` says otherwise (relative to the working directory).
+DEFAULT_RUNS_DIR = "runs"
+
+
+def runs_dir(setting: str | None, tracking_uri: str | None = None) -> str:
+    """The folder of a run's files: ``setting`` (``runs_dir``) when set, else the folder of the SQLite
+    database ``tracking_uri`` names, else ``DEFAULT_RUNS_DIR``."""
+    if setting is not None:
+        return str(setting)
+    if tracking_uri is not None and str(tracking_uri).startswith("sqlite:"):
+        from sqlalchemy.engine import make_url  # here: composing a config needs no database library
+
+        database = make_url(str(tracking_uri)).database
+        if database and database != ":memory:":
+            return str(Path(database).parent)
+    return DEFAULT_RUNS_DIR
+
+
+def artifact_location(cfg: DictConfig) -> str | None:
+    """``cfg.artifact_location``, or when it is null ``<runs dir>/artifacts`` (``runs_dir``), except with
+    a tracking server: its ``--artifacts-destination`` then (None)."""
+    from bncbench.tracking import SERVER_SCHEMES  # here: MLflow is slow to import
+
+    if cfg.artifact_location is not None or urlparse(str(cfg.tracking_uri)).scheme in SERVER_SCHEMES:
+        return cfg.artifact_location
+    return str(Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "artifacts")
+
+
+OmegaConf.register_new_resolver(RESOLVER, runs_dir, replace=True)
