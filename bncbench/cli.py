@@ -44,7 +44,6 @@ LISTED_GROUPS = {"experiments": "experiment", "models": "models", "datasets": "d
 #: Hydra's flags after which it runs no cell, or reads configs from elsewhere: no check of the overrides then.
 _UNCHECKED_FLAGS = ("--hydra-help", "--info", "-i", "--shell-completion", "-sc", "--config-path", "-cp",
                     "--config-name", "-cn", "--config-dir", "-cd")
-#: Structures whose ``k`` (a model config's maximum number of attribute parents) is theirs to choose.
 
 
 class Terminated(KeyboardInterrupt):
@@ -85,6 +84,25 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         description="List the named configs of one kind, one line each.",
     )
     listing.add_argument("kind", choices=list(LISTED_GROUPS), help="what to list")
+    export = commands.add_parser(
+        "export",
+        help="write an experiment's finished cells to a portable bundle (to commit, or to merge elsewhere)",
+        description="Write the finished cells of the experiment the overrides name (tracking_uri, "
+        "experiment=...) to a new bundle folder: a manifest and parquet tables of every run's tags, params, "
+        "provenance and per-fold metrics, which `bncbench import` loads into any store.",
+    )
+    export.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
+    export.add_argument("--out", help="folder to write the bundle into (default: <report_dir>/<experiment>/bundles)")
+    export.add_argument("--predictions", action="store_true", help="also carry each run's predictions (large)")
+    load = commands.add_parser(
+        "import",
+        help="load bundles into a store as ordinary runs; cells it has finished already are left alone",
+        description="Load one or more bundles (folders written by `bncbench export`) into the store of "
+        "tracking_uri=... (default: runs/mlflow.db), checking each whole before writing anything; a cell "
+        "already finished there with the same cfg_hash and data digest is left alone, so importing twice "
+        "adds nothing. Then `bncbench report experiment=...` reads them as usual.",
+    )
+    load.add_argument("items", nargs="+", metavar="bundle | override", help="bundle folders, then overrides")
     return main
 
 
@@ -106,6 +124,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     try:
         if args.command == "report":
             return report(args.overrides)
+        if args.command == "export":
+            return export(args.overrides, args.out, args.predictions)
+        if args.command == "import":
+            return import_(args.items)
         print("\n".join(list_configs(args.kind)))
     except BncbenchError as err:
         print(f"bncbench: error: {err}", file=sys.stderr)
@@ -155,6 +177,34 @@ def report(overrides: Sequence[str]) -> int:
     from bncbench.report.writer import write_report
 
     print(f"report written to {write_report(compose(overrides), list(overrides))}")
+    return 0
+
+
+def export(overrides: Sequence[str], out: str | None, predictions: bool) -> int:
+    """Export the finished cells of the experiment ``overrides`` name (``bncbench.bundles``)."""
+    from bncbench.bundles import export_bundle
+    from bncbench.config import compose
+
+    cfg = compose(overrides)
+    folder = Path(out) if out else Path(cfg.report_dir) / cfg.experiment.name / "bundles"
+    print(f"bundle written to {export_bundle(cfg.tracking_uri, cfg.experiment.name, folder, predictions=predictions)}")
+    return 0
+
+
+def import_(items: Sequence[str]) -> int:
+    """Import the bundles among ``items`` into the store the overrides among them name."""
+    from bncbench.bundles import import_bundles
+    from bncbench.config import compose
+
+    overrides = [item for item in items if "=" in item]
+    cfg = compose(overrides)
+    summary = import_bundles(
+        cfg.tracking_uri,
+        [item for item in items if "=" not in item],
+        artifact_location=cfg.artifact_location,
+        data_dir=resolve_data_dir(cfg.data_dir),
+    )
+    print("\n".join(summary.lines()))
     return 0
 
 

@@ -29,6 +29,7 @@ from bncbench.metrics import CLIPPING, LOSSES
 from bncbench.model_configs import with_model
 from bncbench.models import discretises, make_model, model_tags
 from bncbench.progress import mark_cell_done, task
+from bncbench.report.figures import heat_map
 from bncbench.runs_dir import artifact_location
 from bncbench.sweep import cell_threads
 from bncbench.timing import timed
@@ -348,31 +349,12 @@ def _log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:
                 tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values]
                 pd.concat(tables).to_csv(Path(tmp) / f"{name}.csv", index=False)
                 if values[0][1].attrs.get("grid"):
-                    _heat_map(sum(t for _, t in values) / len(values), name, Path(tmp) / f"{name}.png")
+                    heat_map(sum(t for _, t in values) / len(values), name, Path(tmp) / f"{name}.png")
             else:
                 metrics += [(f"fold/{name}", float(v), fold) for fold, v in values]
                 metrics.append((name, float(np.mean([v for _, v in values])), 0))
         tracking.log_artifacts(client, run_id, tmp)
     tracking.log_metrics(client, run_id, metrics)
-
-
-def _heat_map(grid: pd.DataFrame, title: str, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(max(4, 0.35 * grid.shape[1] + 2), 0.5 * grid.shape[0] + 1.5))
-    image = axes.imshow(grid.to_numpy(), aspect="auto", cmap="viridis_r")
-    axes.set_xticks(range(grid.shape[1]), grid.columns, fontsize=7)
-    axes.set_yticks(range(grid.shape[0]), grid.index)
-    axes.set_xlabel(grid.columns.name or "")
-    axes.set_ylabel(grid.index.name or "")
-    axes.set_title(f"{title} (mean over folds)")
-    figure.colorbar(image, ax=axes)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
 
 
 def run_job(cfg: DictConfig) -> str:

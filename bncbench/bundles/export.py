@@ -3,12 +3,10 @@
 import tempfile
 import warnings
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
-from sqlalchemy.engine import make_url
 
 from bncbench import lease, tracking
 from bncbench.bundles.format import (
@@ -68,7 +66,7 @@ def export_bundle(
         The store or the experiment does not exist, or the experiment has no finished cell.
     """
     check_path_name("experiment", experiment)
-    client = _existing_store(tracking_uri)
+    client = tracking.open_existing_store(tracking_uri)
     runs = _exported_runs(tracking.cell_runs(client, tracking.experiment_id(client, experiment)))
     if not runs:
         raise ConfigError(
@@ -98,18 +96,6 @@ def export_bundle(
         if not place.exists():
             staging.rename(place)
     return place
-
-
-def _existing_store(tracking_uri: str) -> MlflowClient:
-    """A client on the store, which must exist: exporting never creates an empty SQLite store."""
-    if urlparse(str(tracking_uri)).scheme == "sqlite":
-        database = make_url(str(tracking_uri)).database
-        if not database or not Path(database).is_file():
-            raise ConfigError(
-                f"no MLflow store at {tracking_uri!r}; set tracking_uri to the store the experiment logged "
-                "to (a relative sqlite path is relative to the working directory)."
-            )
-    return tracking.open_store(tracking_uri)
 
 
 def _exported_runs(runs: list[Run]) -> list[Run]:

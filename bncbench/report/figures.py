@@ -1,4 +1,5 @@
-"""Figures of a report as PNG: per-dataset scatter of two models, win-loss curves, CD diagram.
+"""Figures as PNG: per-dataset scatter of two models, win-loss curves, CD diagram (a report's), and
+the heat map of a run's loss grid.
 
 Drawn on :class:`matplotlib.figure.Figure` objects (no pyplot state, no GUI backend), so they can be
 written from any process or thread.
@@ -161,6 +162,21 @@ def critical_difference_plot(ranking: Ranking, path: Path) -> Path:
         f"CD = {ranking.critical_difference:.2f})",
         fontsize=9,
     )
+    return _save(figure, path)
+
+
+def heat_map(grid: pd.DataFrame, title: str, path: Path) -> Path:
+    """A loss grid (e.g. m-estimate's holdout loss by attribute and m) as a heat map, lower is better."""
+    figure = Figure(figsize=(max(4, 0.35 * grid.shape[1] + 2), 0.5 * grid.shape[0] + 1.5))
+    axes = figure.add_subplot()
+    image = axes.imshow(grid.to_numpy(), aspect="auto", cmap="viridis_r")
+    axes.set_xticks(range(grid.shape[1]), grid.columns, fontsize=7)
+    axes.set_yticks(range(grid.shape[0]), grid.index)
+    axes.set_xlabel(grid.columns.name or "")
+    axes.set_ylabel(grid.index.name or "")
+    axes.set_title(f"{title} (mean over folds)")
+    figure.colorbar(image, ax=axes)
+    figure.tight_layout()
     return _save(figure, path)
 
 

@@ -30,6 +30,8 @@ from bncbench.report.side_by_side import published_markdown
 from bncbench.report.staging import staged
 from bncbench.report.tables import csv_safe, markdown_text, to_frame, to_latex, to_markdown, wdl_legend
 
+#: Settings that say where things are, not what the report shows: left out of its regenerate command.
+PLACES = ("tracking_uri", "report_dir", "data_dir", "artifact_location", "runs_dir")
 #: Files a report may write besides the figures; removed first, so none is left from an older run.
 OUTPUTS = (
     "README.md",
@@ -108,7 +110,9 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
         reference_tying=OmegaConf.select(cfg, "report.reference_tying", default="level"),
         folds_per_repetition=OmegaConf.select(cfg, "cv.folds", default=2),
     )
-    return write_files(report, Path(cfg.report_dir), OmegaConf.to_container(cfg.report, resolve=True))
+    settings = [o for o in overrides or [f"experiment={experiment.name}"] if o.split("=")[0].lstrip("+~") not in PLACES]
+    command = " ".join(["bncbench report", *settings])
+    return write_files(report, Path(cfg.report_dir), OmegaConf.to_container(cfg.report, resolve=True), command)
 
 
 def _expanded(comparisons, models) -> list[dict]:
@@ -118,7 +122,9 @@ def _expanded(comparisons, models) -> list[dict]:
     return experiment_comparisons({"models": [*(models or []), *named], "comparisons": comparisons})
 
 
-def write_files(report: Report, report_dir: Path, settings: dict | None = None) -> Path:
+def write_files(
+    report: Report, report_dir: Path, settings: dict | None = None, command: str | None = None
+) -> Path:
     """Render a report into ``<report_dir>/<experiment>``, replacing the files of an older one.
 
     Parameters
@@ -130,6 +136,9 @@ def write_files(report: Report, report_dir: Path, settings: dict | None = None) 
     settings : dict, optional
         The ``report.*`` settings, stated in the README as the overrides that regenerate it;
         default ``report.options``.
+    command : str, optional
+        The command that regenerates the report (default ``bncbench report experiment=<name>``), run
+        with the user's own ``tracking_uri`` and folders (``PLACES``).
 
     Returns
     -------
@@ -164,8 +173,8 @@ def write_files(report: Report, report_dir: Path, settings: dict | None = None) 
             f"# Report: {markdown_text(report.experiment)}",
             "",
             (
-                f"Regenerate with `python -m bncbench.report experiment={report.experiment}` (reads the "
-                f"MLflow store, refits nothing). Report settings of this version: "
+                f"Regenerate with `{command or f'bncbench report experiment={report.experiment}'}` (reads the "
+                f"MLflow store of your tracking_uri, refits nothing). Report settings of this version: "
                 f"{_overrides(report.options if settings is None else settings)}. "
                 f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
                 f"{results['model'].nunique()} models."

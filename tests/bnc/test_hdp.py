@@ -11,13 +11,8 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _tie
-from bncbench.bnc.estimators.hdp.sampler import (
-    ROW_CACHE,
-    SMALL_TOTAL,
-    _fill_steps,
-    _sum_log_inverse_beta,
-    run_chains,
-)
+from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sum_log_inverse_beta
+from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, _fill_steps, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.errors import ConfigError
 
@@ -443,7 +438,7 @@ def test_pooled_beta_draws_have_the_law_of_one_draw_per_node(alpha):
     stream, spare = np.array([12345], dtype=np.uint64), np.zeros(2)
     histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
     draws = np.array(
-        [_sum_log_inverse_beta(alpha, nodes, totals, stream, spare, histogram) for _ in range(40_000)]
+        [sum_log_inverse_beta(alpha, nodes, totals, stream, spare, histogram) for _ in range(40_000)]
     )
     seen = totals[totals > 0]
     mean = np.sum(psi(alpha + seen) - psi(alpha))
@@ -454,7 +449,7 @@ def test_pooled_beta_draws_have_the_law_of_one_draw_per_node(alpha):
 
 @pytest.mark.parametrize("every", [1, 5, 7])
 def test_estimates_are_the_sum_of_eq12_over_the_iterations(every):
-    """The leaves' estimates, added once per concentration update (``_record_leaves``), and the others,
+    """The leaves' estimates, added once per concentration update (``record_leaves``), and the others,
     added every iteration, are the sums after burn-in of Eqs. 12-14 computed from each iteration's
     state, whichever calls the chain is run in."""
     rng = np.random.default_rng(5)

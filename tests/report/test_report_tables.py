@@ -156,7 +156,7 @@ def test_write_report_says_what_is_undefined(store, tmp_path):
     out = write_report(config(uri, tmp_path))
     readme = (out / "README.md").read_text()
     assert readme.startswith(
-        "# Report: toy\n\nRegenerate with `python -m bncbench.report experiment=toy`"
+        "# Report: toy\n\nRegenerate with `bncbench report experiment=toy`"
     )
     assert "- not drawn: zero_one_loss: the Friedman test ranks at least 3 models" in readme
     assert "![a vs b, rmse](figures/scatter_rmse_a_vs_b.png)" in readme

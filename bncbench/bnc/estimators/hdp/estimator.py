@@ -25,7 +25,7 @@ Java code:
   over every later iteration (ProbabilityNode.addRecordedProbabilities).
 
 The random numbers differ (a counter-based SplitMix64 here, a Mersenne Twister there), and the Beta
-draws of the tied nodes with small counts are pooled (``sampler._sum_log_inverse_beta``), so the
+draws of the tied nodes with small counts are pooled (``concentration.sum_log_inverse_beta``), so the
 chains are the same in law, not in their draws.
 
 The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by

@@ -37,6 +37,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sample_concentrations
+from bncbench.bnc.estimators.hdp.estimates import level_means, record_leaves, record_probabilities
+from bncbench.bnc.estimators.hdp.random import CONCENTRATION_STREAM, mix, uniform_at
 from bncbench.bnc.estimators.hdp.stirling import (
     column_index,
     digamma,
@@ -47,90 +50,6 @@ from bncbench.bnc.estimators.hdp.stirling import (
 
 #: Values of ``log S(n, .)`` cached per cell whose count exceeds the Stirling table.
 ROW_CACHE = 64
-#: Floor of the Beta draw in the concentration update (as in the authors' Concentration.java).
-_Q_FLOOR = 1e-75
-#: Tied nodes with at most this total count share their Beta draws (``_sum_log_inverse_beta``).
-SMALL_TOTAL = 16
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_CONCENTRATION_STREAM = np.uint64(0xD1B54A32D192ED03)
-
-
-# ---------------------------------------------------------------------------------------------
-# Random numbers: SplitMix64 (Steele, Lea and Flood 2014) read by position.
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _mix(z):
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _to_unit(z):
-    """A uniform number in (0, 1) from the top 53 bits."""
-    return ((z >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def uniform_at(key, counter):
-    """Element ``counter`` of the SplitMix64 stream ``key``, as a uniform number in (0, 1)."""
-    return _to_unit(_mix(key + (np.uint64(counter) + np.uint64(1)) * _GOLDEN))
-
-
-@njit(cache=True, error_model="numpy")
-def _next_uniform(stream):
-    """The next uniform number of a sequential SplitMix64 stream (state in ``stream[0]``)."""
-    stream[0] += _GOLDEN
-    return _to_unit(_mix(stream[0]))
-
-
-@njit(cache=True, error_model="numpy")
-def _normal(stream, spare):
-    """A standard normal deviate by Marsaglia's polar method, which makes two: ``spare`` keeps one."""
-    if spare[0] != 0.0:
-        spare[0] = 0.0
-        return spare[1]
-    while True:
-        x = 2.0 * _next_uniform(stream) - 1.0
-        y = 2.0 * _next_uniform(stream) - 1.0
-        s = x * x + y * y
-        if 0.0 < s < 1.0:
-            scale = math.sqrt(-2.0 * math.log(s) / s)
-            spare[0] = 1.0
-            spare[1] = y * scale
-            return x * scale
-
-
-@njit(cache=True, error_model="numpy")
-def _gamma(shape, stream, spare):
-    """Gamma(shape, 1) by Marsaglia and Tsang (2000); shape < 1 boosted by U^(1/shape)."""
-    boost = 1.0
-    if shape < 1.0:
-        boost = _next_uniform(stream) ** (1.0 / shape)
-        shape += 1.0
-    d = shape - 1.0 / 3.0
-    c = 1.0 / math.sqrt(9.0 * d)
-    while True:
-        x = _normal(stream, spare)
-        v = 1.0 + c * x
-        if v <= 0.0:
-            continue
-        v = v * v * v
-        u = _next_uniform(stream)
-        x2 = x * x
-        if u < 1.0 - 0.0331 * x2 * x2 or math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
-            return d * v * boost
-
-
-@njit(cache=True, error_model="numpy")
-def _beta(a, b, stream, spare):
-    x = _gamma(a, stream, spare)
-    return x / (x + _gamma(b, stream, spare))
-
 
 # ---------------------------------------------------------------------------------------------
 # One window of candidate pseudo-counts (Sect. 4.4.1).
@@ -313,121 +232,6 @@ def _initialise(levels, n_values, forest, state):
 
 
 @njit(cache=True, error_model="numpy")
-def _sum_log_inverse_beta(alpha, nodes, n_total, stream, spare, histogram):
-    """A draw of ``sum_j log 1/q_j`` over ``nodes`` with ``n_total[j] > 0``, ``q_j ~ Beta(alpha, n_j)``
-    independent (Sect. 4.4.2), each ``q_j`` floored at ``_Q_FLOOR`` as the authors' code does.
-
-    ``Beta(alpha, n)`` is the product of independent ``Beta(alpha + i, 1)``, i < n, and
-    ``log 1 / Beta(a, 1)`` is an Exp(1) variable over ``a``; so the nodes with ``n_j <= SMALL_TOTAL``
-    together add ``sum_i G_i / (alpha + i)`` with ``G_i ~ Gamma(c_i, 1)``, ``c_i`` the number of them with
-    ``n_j > i``: at most ``SMALL_TOTAL`` draws for any number of nodes. That sum skips the floor, which
-    binds with probability below ``exp(-172 alpha)`` per node: it is used only for ``alpha >= 1``.
-    ``histogram`` (``SMALL_TOTAL + 1`` integers) is scratch.
-    """
-    small = SMALL_TOTAL if alpha >= 1.0 else 0
-    histogram[:] = 0
-    total = 0.0
-    for node in nodes:
-        n = n_total[node]
-        if n > small:
-            total -= math.log(max(_beta(alpha, float(n), stream, spare), _Q_FLOOR))
-        else:
-            histogram[n] += 1
-    above = 0  # nodes with n_j > i
-    for i in range(small - 1, -1, -1):
-        above += histogram[i + 1]
-        if above > 0:
-            total += _gamma(float(above), stream, spare) / (alpha + i)
-    return total
-
-
-@njit(cache=True, error_model="numpy")
-def _sample_concentrations(first_slot, last_slot, ties, state, prior, stream, spare, histogram):
-    """Each sampled concentration: ``q_j ~ Beta(alpha, n_j)`` for its tied nodes j, then
-    ``alpha ~ Gamma(prior_shape + sum t_j, prior_rate + sum log 1/q_j)``, capped (Sect. 4.4.2)."""
-    slot_nodes_ptr, slot_nodes, sampled = ties
-    _, _, n_total, t_total, alpha = state
-    prior_shape, prior_rate, cap = prior
-    for s in range(first_slot, last_slot):
-        if not sampled[s]:
-            continue
-        nodes = slot_nodes[slot_nodes_ptr[s] : slot_nodes_ptr[s + 1]]
-        shape = prior_shape
-        for node in nodes:
-            shape += t_total[node]
-        rate = prior_rate + _sum_log_inverse_beta(alpha[s], nodes, n_total, stream, spare, histogram)
-        alpha[s] = min(cap, _gamma(shape, stream, spare) / rate)
-
-
-@njit(cache=True, error_model="numpy")
-def _record_probabilities(levels, n_values, forest, state, current, accumulated, leaf_parent_sum):
-    """Add this iteration's estimates above the leaves, top-down by Eqs. 12-14 (uniform base at the
-    root), and the probabilities of the level above the leaves to ``leaf_parent_sum`` for
-    ``_record_leaves``; a tree that is only a root is recorded whole.
-
-    Cells are indexed by unsigned offsets: without numba's negative-index wrap-around, the loops over
-    a node's values vectorise.
-    """
-    _, _, _, parent, cell, slot = forest
-    n_cell, _, n_total, _, alpha = state
-    depth = levels.shape[0] - 2
-    for level in range(max(depth, 1)):
-        above_leaves = level == depth - 1
-        for node in range(levels[level], levels[level + 1]):
-            a = alpha[slot[node]]
-            scale = 1.0 / (n_total[node] + a)
-            first = np.uint64(cell[node])
-            if level == 0:
-                for k in range(n_values):
-                    i = first + np.uint64(k)
-                    current[i] = (n_cell[i] + a / n_values) * scale
-                    accumulated[i] += current[i]
-            else:
-                base = np.uint64(cell[parent[node]])
-                for k in range(n_values):
-                    i = first + np.uint64(k)
-                    current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
-                    accumulated[i] += current[i]
-            if above_leaves:
-                for k in range(n_values):
-                    i = first + np.uint64(k)
-                    leaf_parent_sum[i] += current[i]
-
-
-@njit(cache=True, error_model="numpy")
-def _record_leaves(levels, n_values, forest, state, pending, leaf_parent_sum, accumulated):
-    """Add the leaves' estimates of the last ``pending`` recorded iterations at once, and clear
-    ``leaf_parent_sum``.
-
-    A leaf's counts and concentration stay the same between concentration updates, so Eq. 12 summed
-    over those iterations is ``(pending * n + alpha * sum of the parent's probabilities) / (N + alpha)``:
-    the leaves, most of a big tree's cells, are visited once per update instead of every iteration.
-    """
-    _, _, _, parent, cell, slot = forest
-    n_cell, _, n_total, _, alpha = state
-    depth = levels.shape[0] - 2
-    if depth == 0 or pending == 0:
-        return
-    for node in range(levels[depth], levels[depth + 1]):
-        a = alpha[slot[node]]
-        scale = 1.0 / (n_total[node] + a)
-        first, base = np.uint64(cell[node]), np.uint64(cell[parent[node]])
-        for k in range(n_values):
-            i = first + np.uint64(k)
-            accumulated[i] += (pending * n_cell[i] + a * leaf_parent_sum[base + np.uint64(k)]) * scale
-    leaf_parent_sum[cell[levels[depth - 1]] : cell[levels[depth]]] = 0.0
-
-
-@njit(cache=True, error_model="numpy")
-def _level_means(levels, slot, alpha, out):
-    for level in range(levels.shape[0] - 1):
-        total = 0.0
-        for node in range(levels[level], levels[level + 1]):
-            total += alpha[slot[node]]
-        out[level] = total / max(1, levels[level + 1] - levels[level])
-
-
-@njit(cache=True, error_model="numpy")
 def _run_tree(
     tree,
     fast,
@@ -446,14 +250,14 @@ def _run_tree(
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in
-    (the leaves' when their concentration changes or the chain ends, ``_record_leaves``)."""
+    (the leaves' when their concentration changes or the chain ends, ``record_leaves``)."""
     tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
     iterations, burn_in, window, every, trace_stride = schedule
     first_level = tree_levels[tree]
     tree_level_ptr = levels[first_level : tree_levels[tree + 1]]
     n_values = tree_values[tree]
-    key = _mix(np.uint64(seed))
-    concentration_key = _mix(np.uint64(seed) ^ _CONCENTRATION_STREAM)
+    key = mix(np.uint64(seed))
+    concentration_key = mix(np.uint64(seed) ^ CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
     histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
@@ -474,27 +278,27 @@ def _run_tree(
                     first, last, key, iteration, window, forest, state, stirling, scratch
                 )
         if (iteration + every // 2) % every == 0:
-            _record_leaves(
+            record_leaves(
                 tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated
             )
             pending = 0
-            stream[0] = _mix(
+            stream[0] = mix(
                 concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
             )
             spare[0] = 0.0
-            _sample_concentrations(
+            sample_concentrations(
                 tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare, histogram
             )
             if step % trace_stride == 0:
-                _level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
+                level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
             step += 1
         if iteration >= burn_in:
-            _record_probabilities(
+            record_probabilities(
                 tree_level_ptr, n_values, forest, state, current, accumulated, leaf_parent_sum
             )
             pending += 1
     if stop == iterations:
-        _record_leaves(tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated)
+        record_leaves(tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -531,7 +335,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
     estimates : tuple
         ``(accumulated, leaf_parent_sum)``, per cell, zeros before the first call: the sum of its
         estimates over the iterations after burn-in (the output, complete after the call that stops at
-        ``iterations``), and scratch of ``_record_leaves`` kept between calls.
+        ``iterations``), and scratch of ``record_leaves`` kept between calls.
     trace : ndarray
         ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
     start, stop : int
