@@ -205,7 +205,7 @@ def experiment_comparisons(experiment: Mapping) -> list[dict]:
     when a side is not in the run (a subset of the models); one without a pattern must name models
     of the run.
     """
-    models = [str(m) for m in experiment["models"]]
+    models = list(dict.fromkeys(str(m) for m in experiment["models"]))
     expanded = []
     for comparison in experiment.get("comparisons") or []:
         if not isinstance(comparison, (Mapping, DictConfig)) or set(comparison) != {"a", "b"}:
