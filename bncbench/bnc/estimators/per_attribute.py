@@ -69,14 +69,7 @@ class PerAttributeEstimator(Estimator):
     def diagnostics(self, column_names) -> dict:
         """The fitted numbers, for ``BNClassifier.diagnostics``.
 
-        Parameters
-        ----------
-        column_names : list of str
-            Name of each column of the code matrix (the attributes, then the class).
-
-        Returns
-        -------
-        dict
+        ``column_names`` as in :meth:`Estimator.diagnostics`. Returns a dict:
             ``fitted_name`` without its ``_``: a table of attributes by ``value_name``; and
             ``summary()``.
         """

@@ -180,14 +180,7 @@ class HDPEstimator(Estimator):
     def diagnostics(self, column_names) -> dict:
         """The concentrations of the fit, for ``BNClassifier.diagnostics``.
 
-        Parameters
-        ----------
-        column_names : list of str
-            Name of each column of the code matrix (the attributes, then the class).
-
-        Returns
-        -------
-        dict
+        ``column_names`` as in :meth:`Estimator.diagnostics`. Returns a dict:
             ``hdp_concentration_level<L>``: the mean over the attribute trees of level L's final
             concentration; ``hdp_concentrations``: trees (named ``child | parents``) by levels;
             ``hdp_concentration_trace``: (tree, level) by the iteration of a concentration update,

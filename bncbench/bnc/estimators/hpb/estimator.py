@@ -128,14 +128,7 @@ class HierarchicalPatternBayes(Estimator):
     def diagnostics(self, column_names) -> dict:
         """The b of each table and the S of each pattern family, for ``BNClassifier.diagnostics``.
 
-        Parameters
-        ----------
-        column_names : list of str
-            Name of each column of the code matrix (the attributes, then the class).
-
-        Returns
-        -------
-        dict
+        ``column_names`` as in :meth:`Estimator.diagnostics`. Returns a dict:
             ``hpb_s``: a DataFrame indexed by table (``child | context``) and pattern family (its
             attributes, ``{}`` for the empty pattern), with columns ``level``, ``b`` (the table's;
             without effect on a table of fewer than two variables), ``s`` and ``loo_loss``.
