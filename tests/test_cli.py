@@ -335,7 +335,7 @@ def test_unknown_subcommand_is_one_clear_error(bncbench, tmp_path):
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
-        "bncbench: error: argument <command>: invalid choice: 'rnu' (choose from 'run', 'report', 'list')"
+        "bncbench: error: argument <command>: invalid choice: 'rnu' (choose from 'run', 'report', 'list', 'export', 'import')"
     )
 
 
