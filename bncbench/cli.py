@@ -8,8 +8,9 @@ arguments go to Hydra unchecked. ``python -m bncbench [overrides]`` is ``bncbenc
 
 Ctrl-C (SIGINT) or SIGTERM stops the cells' worker processes (joblib aborts its pool), prints what
 finished and how to resume, and exits with status 128 + the signal's number (130, 143). The workers
-ignore SIGINT themselves (a terminal sends Ctrl-C to the whole process group): the launcher alone
-decides, and a worker caught between two cells prints no traceback of its own.
+ignore SIGINT themselves (a terminal sends Ctrl-C to the whole process group;
+``_workers_ignore_interrupts``): the launcher alone decides, and a worker caught between two cells
+prints no traceback of its own.
 
 ``bncbench list`` reads the YAML files under ``config_dir()`` directly, without composing them, so
 that it answers at once.
@@ -20,6 +21,8 @@ import json
 import signal
 import sys
 from collections.abc import Sequence
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -57,6 +60,25 @@ def _raise_terminated(signum, frame):
 def _ignore_interrupts() -> None:
     """Run first in each joblib worker: Ctrl-C is the launcher's to handle (it stops the workers)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def _workers_ignore_interrupts():
+    """Within the block, joblib's "loky" workers run ``_ignore_interrupts`` first.
+
+    Hydra's joblib launcher names the backend ("loky") when it creates its pool, and joblib then builds
+    the backend from its registered factory, ignoring the settings of ``joblib.parallel_config``: the
+    factory of that name is replaced for the block.
+    """
+    from joblib import register_parallel_backend
+    from joblib.parallel import BACKENDS, LokyBackend
+
+    original = BACKENDS["loky"]
+    register_parallel_backend("loky", partial(LokyBackend, initializer=_ignore_interrupts))
+    try:
+        yield
+    finally:
+        register_parallel_backend("loky", original)
 
 
 def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
@@ -141,7 +163,6 @@ def run(arguments: Sequence[str], command: str) -> int:
     ``command`` is the command line as the user typed it, which resumes an interrupted sweep.
     """
     import hydra  # here: the other subcommands answer without importing the app
-    from joblib import parallel_config
 
     from bncbench.config import CONFIG_NAME, compose
     from bncbench.runner import run_job
@@ -160,7 +181,7 @@ def run(arguments: Sequence[str], command: str) -> int:
     sys.argv = [sys.argv[0], *arguments]  # Hydra reads its arguments from sys.argv
     signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        with parallel_config(backend="loky", initializer=_ignore_interrupts):
+        with _workers_ignore_interrupts():
             app()
     except KeyboardInterrupt as err:
         signum = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT

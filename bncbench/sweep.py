@@ -20,11 +20,13 @@ from urllib.parse import urlparse
 import joblib
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 from sqlalchemy.engine import make_url
 
 from bncbench import lease, tracking
+from bncbench.compile_cache import warm_kernels
 from bncbench.errors import BncbenchError
+from bncbench.model_configs import with_model
 from bncbench.progress import CellProgress
 from bncbench.report import write_report
 from bncbench.runs_dir import artifact_location
@@ -156,6 +158,7 @@ class ExperimentCallback(Callback):
                 client.set_experiment_tag(experiment_id, key, value)
         self.sweep = start_sweep()
         _export_numba_threads(config)
+        _warm_kernels(config)
         n_cells = len(config.experiment.datasets) * len(config.experiment.models)
         self.progress = CellProgress(config.hydra.sweep.dir, n_cells).start()
 
@@ -261,6 +264,25 @@ def _export_numba_threads(config: DictConfig) -> None:
     if parallel_cells(launcher, n_cells, joblib.cpu_count()) > 1:
         threads = numba_threads(config.numba_threads, launcher, n_cells, joblib.cpu_count())
         os.environ["NUMBA_NUM_THREADS"] = str(threads)
+
+
+def _warm_kernels(config: DictConfig) -> None:
+    """Compile the numba kernels of the experiment's BNCs here, once, before the workers of this
+    machine start (``bncbench.compile_cache``); cells on a cluster's nodes compile for their own CPUs."""
+    if "Slurm" in str(OmegaConf.select(config, "hydra.launcher._target_") or ""):
+        return
+    cell = OmegaConf.masked_copy(config, [key for key in config if key != "hydra"])
+    models = []
+    for name in dict.fromkeys(config.experiment.models):
+        with open_dict(cell):
+            cell.model = name
+        models.append(OmegaConf.to_container(with_model(cell).model, resolve=True))
+    compiled, seconds = warm_kernels(models)
+    if compiled:
+        print(
+            f"bncbench: numba compiled the kernels of the experiment's models for this machine in "
+            f"{seconds:.0f} s, once: the cells, and the next runs, load them from its cache."
+        )
 
 
 @contextmanager

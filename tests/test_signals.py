@@ -70,3 +70,18 @@ def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp
     )
     assert again.returncode == 0, again.stdout + again.stderr
     assert finished(tmp_path / "store" / "mlflow.db") == len(DATASETS) * len(MODELS)
+
+
+def test_the_workers_of_hydras_joblib_launcher_ignore_sigint():
+    """Hydra's launcher names the "loky" backend, which ``joblib.parallel_config`` does not reach: the
+    workers still run the initializer, whatever the timing of a Ctrl-C."""
+    from joblib import Parallel, delayed
+
+    from bncbench.cli import _workers_ignore_interrupts
+
+    with _workers_ignore_interrupts():
+        workers = Parallel(n_jobs=2, backend="loky", prefer="processes")
+        handlers = workers(delayed(signal.getsignal)(signal.SIGINT) for _ in range(4))
+    assert handlers == [signal.SIG_IGN] * 4
+    outside = Parallel(n_jobs=2, backend="loky")(delayed(signal.getsignal)(signal.SIGINT) for _ in range(2))
+    assert outside != [signal.SIG_IGN] * 2  # the backend's own factory is back

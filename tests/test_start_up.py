@@ -1,0 +1,43 @@
+"""Start-up: numba's kernels are compiled once per machine (the launching process warms the on-disk
+cache, and a later process, a sweep's worker or the next run, loads every kernel instead of compiling
+it), and the classifier alone loads none of the tracking, config or plotting libraries."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+from bncbench.compile_cache import synthetic_data
+
+WARM = """
+from bncbench.compile_cache import warm_kernels
+from bncbench.model_configs import model_config
+from omegaconf import OmegaConf
+models = [OmegaConf.to_container(model_config(name), resolve=True) for name in ("nb_laplace", "random_forest")]
+print(warm_kernels(models)[0])
+"""
+
+
+def test_a_second_process_compiles_nothing(tmp_path, cli_env):
+    env = {**cli_env, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}  # an empty cache: a fresh install
+
+    def compilations() -> int:
+        result = subprocess.run([sys.executable, "-c", WARM], env=env, capture_output=True, text=True, check=True)
+        return int(result.stdout.split()[-1])
+
+    assert compilations() > 0
+    assert compilations() == 0
+
+
+def test_the_synthetic_data_has_every_class_and_numeric_columns_to_cut():
+    X, y = synthetic_data()
+    assert sorted(y.unique()) == ["p", "q", "r"]
+    assert X["a0"].isna().any() and not X.drop(columns="a0").isna().any().any()
+    assert all(np.corrcoef(X[column], y.map({"p": 0, "q": 1, "r": 2}))[0, 1] ** 2 > 0.3 for column in ("x0", "x1"))
+
+
+def test_the_classifier_alone_imports_no_tracking_config_or_plotting_library(cli_env):
+    code = "import sys; from bncbench import BNClassifier; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert not loaded & {"mlflow", "hydra", "omegaconf", "matplotlib", "sqlalchemy", "xgboost"}
