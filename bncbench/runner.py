@@ -221,9 +221,9 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
         return taken
     tracking.abandon(
         client,
-        tracking.running_runs(client, experiment_id, hash_),
+        [run for run in tracking.running_runs(client, experiment_id, hash_) if not lease.is_live(run.data.tags)],
         "left RUNNING by an interrupted process (it ended before the run finished); run again",
-    )
+    )  # a live run started by another process since the check above is that process's, not abandoned
     tags = {
         **provenance.run_tags(),
         "dataset": dataset_name,

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from bncbench import lease, semantic, tracking
+from bncbench import lease, runner, semantic, tracking
 from bncbench.runner import run_cell
 
 
@@ -87,6 +87,25 @@ def test_a_cell_whose_process_died_is_marked_killed_and_run_again(cell):
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
     assert client.get_run(abandoned).info.status == "KILLED"
     assert "left RUNNING by an interrupted process" in client.get_run(abandoned).data.tags["error"]
+
+
+def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(cell, monkeypatch):
+    """The race two launchers ran into: another process starts the cell between this process's first
+    look and its clean-up of abandoned runs; its run is live, so it is left to it."""
+    cfg, client, exp = cell
+    look = runner._taken_by_another
+    other = []
+
+    def another_process_starts_after_the_first_look(*args, **kwargs):
+        found = look(*args, **kwargs)
+        if not other:
+            other.append(held_run(cfg, client, exp, lease.owner(os.getppid())))
+        return found
+
+    monkeypatch.setattr(runner, "_taken_by_another", another_process_starts_after_the_first_look)
+    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "running elsewhere"
+    run = client.get_run(other[0])
+    assert run.info.status == "RUNNING" and "error" not in run.data.tags
 
 
 DATASETS = ["sklearn-iris", "sklearn-wine", "vote", "car", "tic-tac-toe", "zoo"]
