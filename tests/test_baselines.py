@@ -38,6 +38,17 @@ def test_baselines_learn_mixed_data_with_missing_and_unseen_values(mixed, name):
     np.testing.assert_array_equal(again.predict_proba(X), proba)  # deterministic under a seed
 
 
+@pytest.mark.parametrize("name", ["random_forest", "xgboost"])
+def test_baselines_take_any_column_name_and_a_nominal_column_missing_throughout(mixed, name):
+    """As in anneal (a nominal attribute with no value in a training fold) and spambase (attribute
+    names such as ``char_freq_[``, which XGBoost refuses)."""
+    X, y = mixed
+    X = X.assign(empty=pd.Series([None] * len(X), dtype=object)).rename(columns={"size": "char_freq_[<"})
+    model = make_baseline(name, {}, random_state=0).fit(X, y)
+    assert (model.predict(X) == y).mean() > 0.9
+    assert np.isfinite(model.predict_proba(X.iloc[:5].assign(empty="seen at last"))).all()
+
+
 def test_random_forest_uses_wekas_number_of_attributes_per_split(mixed):
     X, y = mixed
     forest = make_baseline("random_forest", {}, random_state=0).fit(X, y).forest_
