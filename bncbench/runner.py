@@ -28,7 +28,8 @@ from bncbench.errors import BncbenchError, DatasetError, NotApplicableError
 from bncbench.metrics import CLIPPING, LOSSES
 from bncbench.model_configs import with_model
 from bncbench.models import discretises, make_model, model_tags
-from bncbench.progress import mark_cell_done, task
+from bncbench.bnc.progress import task
+from bncbench.progress import mark_cell_done
 from bncbench.report.figures import heat_map
 from bncbench.runs_dir import artifact_location
 from bncbench.sweep import cell_threads

@@ -15,7 +15,8 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.progress import CellProgress, duration, iteration_chunks, mark_cell_done, task
+from bncbench.bnc.progress import duration, iteration_chunks, task
+from bncbench.progress import CellProgress, mark_cell_done
 from bncbench.runner import cross_validate
 from bncbench.sweep import numba_threads, parallel_cells
 

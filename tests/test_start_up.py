@@ -1,9 +1,11 @@
 """Start-up: numba's kernels are compiled once per machine (the launching process warms the on-disk
 cache, and a later process, a sweep's worker or the next run, loads every kernel instead of compiling
-it), and the classifier alone loads none of the tracking, config or plotting libraries."""
+it), the classifier alone loads none of the tracking, config or plotting libraries, and its package
+imports no upper layer."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -41,3 +43,17 @@ def test_the_classifier_alone_imports_no_tracking_config_or_plotting_library(cli
     result = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
     loaded = {name.split(".")[0] for name in result.stdout.split()}
     assert not loaded & {"mlflow", "hydra", "omegaconf", "matplotlib", "sqlalchemy", "xgboost"}
+
+
+def test_the_classifier_package_imports_no_upper_layer():
+    """``bncbench.bnc`` (structures, estimators, inference) uses the data layer, the errors and the
+    metrics, never the runner, sweep, tracking, report, config or the sweep's progress."""
+    lower = {"bncbench.bnc", "bncbench.data", "bncbench.errors", "bncbench.metrics"}
+    package = Path(__file__).resolve().parents[1] / "bncbench" / "bnc"
+    imported = {
+        line.split()[1]
+        for path in package.rglob("*.py")
+        for line in path.read_text().splitlines()
+        if line.startswith(("from bncbench", "import bncbench"))
+    }
+    assert {name for name in imported if not any(name == ok or name.startswith(ok + ".") for ok in lower)} == set()

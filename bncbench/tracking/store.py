@@ -21,7 +21,7 @@ from mlflow.tracking import MlflowClient
 from sqlalchemy.engine import make_url
 
 from bncbench.errors import ConfigError
-from bncbench.progress import is_terminal
+from bncbench.bnc.progress import is_terminal
 
 #: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database
 #: the client writes to itself (SQLite), relative to the working directory.
