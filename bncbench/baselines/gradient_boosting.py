@@ -35,8 +35,9 @@ class XGBoostBaseline(ClassifierMixin, BaseEstimator):
         """The columns XGBoost is given: nominal ones as categories, the others as floats (a nominal
         column with no value in training is all missing), named by position (XGBoost refuses names
         holding ``[``, ``]`` or ``<``, such as spambase's ``char_freq_[``)."""
-        columns = {c: pd.Categorical(X[c].astype(object).where(X[c].notna(), None), categories=self.categories_[c])
-                   for c in self.categories_ if self.categories_[c]}
+        columns = {c: pd.Categorical(X[c].astype(object).where(X[c].isin(self.categories_[c]), None),
+                                     categories=self.categories_[c])
+                   for c in self.categories_ if self.categories_[c]}  # missing or unseen: no category
         empty = {c: np.nan for c in self.categories_ if not self.categories_[c]}
         frame = X.assign(**columns, **empty).astype({c: float for c in X.columns if c not in columns})
         return frame.set_axis([f"x{i}" for i in range(frame.shape[1])], axis=1)
