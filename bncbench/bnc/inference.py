@@ -38,20 +38,38 @@ def table_cell(codes, i, c, t, class_column, roots, depths, variables, child_col
 @njit(cache=True, parallel=True)
 def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start,
                children, table_start, tree_groups, n_groups, log_tables):
-    """(n, n_classes, n_groups) sums of the log tables of each group of trees; group -1 is in all."""
+    """(n, n_classes, n_groups) sums of the log tables of each group of trees; group -1 is in all.
+
+    The walk of ``table_cell``, written out so that what does not depend on the class (the row, the
+    tree's child value, root, depth and group) is read once per row and tree, not once per class.
+    """
     out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
-        for c in range(n_classes):
-            for t in range(roots.shape[0]):
-                cell = table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
-                                   child_start, children, table_start)
-                if cell < 0:
-                    continue
-                if tree_groups[t] < 0:
+        row = codes[i]
+        for t in range(roots.shape[0]):
+            column = child_columns[t]
+            is_class = column == class_column
+            x_row = row[column] if not is_class else 0
+            if x_row < 0:  # the child's value unseen in training: no evidence
+                continue
+            root, depth, group = roots[t], depths[t], tree_groups[t]
+            for c in range(n_classes):
+                node = root
+                for level in range(depth):
+                    parent = variables[t, level]
+                    value = c if parent == class_column else row[parent]
+                    if value < 0:
+                        break
+                    child = children[child_start[node] + value]
+                    if child < 0:
+                        break
+                    node = child
+                log_p = log_tables[table_start[node] + (c if is_class else x_row)]
+                if group < 0:
                     for g in range(n_groups):
-                        out[i, c, g] += log_tables[cell]
+                        out[i, c, g] += log_p
                 else:
-                    out[i, c, tree_groups[t]] += log_tables[cell]
+                    out[i, c, group] += log_p
     return out
 
 
