@@ -14,6 +14,22 @@ from numba import njit, prange
 from scipy.special import logsumexp
 
 
+@njit(cache=True, inline="always")
+def _context_node(row, c, t, node, depth, class_column, variables, child_start, children):
+    """The deepest node of tree ``t`` below ``node`` (its root) that the row's context, under class c,
+    reached in training: the walk stops at an unseen parent value or an unseen combination."""
+    for level in range(depth):
+        parent = variables[t, level]
+        value = c if parent == class_column else row[parent]
+        if value < 0:
+            break
+        child = children[child_start[node] + value]
+        if child < 0:
+            break
+        node = child
+    return node
+
+
 @njit(cache=True)
 def table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns, child_start, children,
                 table_start):
@@ -22,16 +38,7 @@ def table_cell(codes, i, c, t, class_column, roots, depths, variables, child_col
     x = c if column == class_column else codes[i, column]
     if x < 0:
         return -1
-    node = roots[t]
-    for level in range(depths[t]):
-        column = variables[t, level]
-        value = c if column == class_column else codes[i, column]
-        if value < 0:
-            break
-        child = children[child_start[node] + value]
-        if child < 0:
-            break
-        node = child
+    node = _context_node(codes[i], c, t, roots[t], depths[t], class_column, variables, child_start, children)
     return table_start[node] + x
 
 
@@ -40,8 +47,8 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
                children, table_start, tree_groups, n_groups, log_tables):
     """(n, n_classes, n_groups) sums of the log tables of each group of trees; group -1 is in all.
 
-    The walk of ``table_cell``, written out so that what does not depend on the class (the row, the
-    tree's child value, root, depth and group) is read once per row and tree, not once per class.
+    What ``table_cell`` computes, with what does not depend on the class (the row, the tree's child
+    value, root, depth and group) read once per row and tree, not once per class.
     """
     out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
@@ -54,16 +61,7 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
                 continue
             root, depth, group = roots[t], depths[t], tree_groups[t]
             for c in range(n_classes):
-                node = root
-                for level in range(depth):
-                    parent = variables[t, level]
-                    value = c if parent == class_column else row[parent]
-                    if value < 0:
-                        break
-                    child = children[child_start[node] + value]
-                    if child < 0:
-                        break
-                    node = child
+                node = _context_node(row, c, t, root, depth, class_column, variables, child_start, children)
                 log_p = log_tables[table_start[node] + (c if is_class else x_row)]
                 if group < 0:
                     for g in range(n_groups):
