@@ -109,13 +109,21 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
     export = commands.add_parser(
         "export",
         help="write an experiment's finished cells to a portable bundle (to commit, or to merge elsewhere)",
-        description="Write the finished cells of the experiment the overrides name (tracking_uri, "
-        "experiment=...) to a new bundle folder: a manifest and parquet tables of every run's tags, params, "
+        description="Write the finished cells of the configuration the overrides give (tracking_uri, "
+        "experiment=..., its datasets, models and settings such as hdp.iterations: the runs its report "
+        "reads) to a new bundle folder: a manifest and parquet tables of every run's tags, params, "
         "provenance and per-fold metrics, which `bncbench import` loads into any store.",
     )
     export.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
     export.add_argument("--out", help="folder to write the bundle into (default: <report_dir>/<experiment>/bundles)")
     export.add_argument("--predictions", action="store_true", help="also carry each run's predictions (large)")
+    export.add_argument(
+        "--all",
+        action="store_true",
+        dest="every_configuration",
+        help="every finished cell of the experiment in the store, whatever its datasets, models and settings "
+        "(e.g. to move a whole store)",
+    )
     load = commands.add_parser(
         "import",
         help="load bundles into a store as ordinary runs; cells it has finished already are left alone",
@@ -147,7 +155,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
         if args.command == "report":
             return report(args.overrides)
         if args.command == "export":
-            return export(args.overrides, args.out, args.predictions)
+            return export(args.overrides, args.out, args.predictions, args.every_configuration)
         if args.command == "import":
             return import_(args.items)
         print("\n".join(list_configs(args.kind)))
@@ -201,14 +209,18 @@ def report(overrides: Sequence[str]) -> int:
     return 0
 
 
-def export(overrides: Sequence[str], out: str | None, predictions: bool) -> int:
-    """Export the finished cells of the experiment ``overrides`` name (``bncbench.bundles``)."""
+def export(overrides: Sequence[str], out: str | None, predictions: bool, every_configuration: bool) -> int:
+    """Export the finished cells of the configuration ``overrides`` give, or with
+    ``every_configuration`` those of its experiment in any configuration (``bncbench.bundles``)."""
     from bncbench.bundles import export_bundle
     from bncbench.config import compose
+    from bncbench.report.cells import expected_cells
 
     cfg = compose(overrides)
     folder = Path(out) if out else Path(cfg.report_dir) / cfg.experiment.name / "bundles"
-    print(f"bundle written to {export_bundle(cfg.tracking_uri, cfg.experiment.name, folder, predictions=predictions)}")
+    cells = None if every_configuration else expected_cells(cfg, list(overrides))
+    bundle = export_bundle(cfg.tracking_uri, cfg.experiment.name, folder, cells=cells, predictions=predictions)
+    print(f"bundle written to {bundle}")
     return 0
 
 

@@ -23,9 +23,11 @@ from bncbench.bundles import (
     read_bundle,
 )
 from bncbench.bundles.format import MANIFEST, METRICS, RUNS, write_bundle
+from bncbench.cli import main
 from bncbench.config import compose
 from bncbench.errors import ConfigError
 from bncbench.report import write_report
+from bncbench.report.cells import expected_cells
 from bncbench.runner import run_cell
 
 MODELS = ["nb_laplace", "nb_m_estimate"]
@@ -294,3 +296,38 @@ def test_a_run_that_cannot_be_written_whole_is_not_left_behind(machines, new_sto
     with pytest.raises(ConfigError, match="could not be written to .* 0 runs were imported before it"):
         import_bundles(fresh, [bundle], artifact_location=str(tmp_path / "a_file"))  # artifacts under a file
     assert runs_of(fresh) == []  # the run whose predictions failed was deleted, not left RUNNING
+
+
+def test_export_of_a_configuration_carries_the_runs_its_report_reads(machines, tmp_path, compose_cell):
+    """``bncbench export`` with overrides exports the cells of that configuration only (its datasets,
+    models and settings); ``--all`` (``cells=None``) every finished cell of the experiment."""
+    uri = copy_store(machines["laptop"], tmp_path / "store")
+    run_cells(tracking.open_store(uri), tmp_path, LAPTOP, compose_cell, "cv.seed=7")  # a second configuration
+
+    def exported(*overrides: str, every: bool = False) -> pd.DataFrame:
+        overrides = ["experiment=smoke", f"experiment.datasets=[{LAPTOP[0]}]", "experiment.comparisons=[]",
+                     f"tracking_uri={uri}", *overrides]
+        cells = None if every else expected_cells(compose(overrides), overrides)
+        bundle = export_bundle(uri, "smoke", tmp_path / "bundles", cells=cells)
+        return read_bundle(bundle).runs
+
+    models = f"experiment.models=[{','.join(MODELS)}]"
+    default, seed7 = exported(models), exported(models, "cv.seed=7")
+    assert sorted(default["run_name"]) == sorted(seed7["run_name"]) == [f"{LAPTOP[0]}/{m}" for m in sorted(MODELS)]
+    assert {run["cv.seed"] for run in default["params"]} == {"1"}
+    assert {run["cv.seed"] for run in seed7["params"]} == {"7"}
+    assert list(exported("experiment.models=[nb_laplace]", "cv.seed=7")["run_name"]) == [f"{LAPTOP[0]}/nb_laplace"]
+    assert len(exported(models, every=True)) == 4
+    with pytest.raises(ConfigError, match="no finished cell of this configuration"):
+        exported(models, "cv.seed=9")
+
+
+def test_the_export_command_exports_its_configuration_or_with_all_the_whole_experiment(machines, tmp_path, capsys):
+    common = ["export", "experiment=smoke", f"tracking_uri={machines['laptop']}", "experiment.models=[nb_laplace]",
+              "experiment.comparisons=[]", "--out"]
+    assert main([*common, str(tmp_path / "one")]) == 0
+    assert main([*common, str(tmp_path / "all"), "--all"]) == 0
+    assert "bundle written to" in capsys.readouterr().out
+    (one,), (every,) = (tmp_path / "one").iterdir(), (tmp_path / "all").iterdir()
+    assert list(read_bundle(one).runs["run_name"]) == [f"{LAPTOP[0]}/nb_laplace"]
+    assert sorted(read_bundle(every).runs["run_name"]) == [f"{LAPTOP[0]}/{m}" for m in sorted(MODELS)]

@@ -2,7 +2,9 @@
 
 import tempfile
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from mlflow.entities import Run
@@ -21,6 +23,9 @@ from bncbench.errors import ConfigError
 from bncbench.names import check_path_name
 from bncbench.provenance import DATA_DIGEST_TAG
 
+if TYPE_CHECKING:
+    from bncbench.report.cells import ExpectedCell
+
 #: Tags that do not travel: who held a run's lease (``bncbench.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
 LOCAL_TAGS = (
@@ -34,7 +39,12 @@ LOCAL_TAGS = (
 
 
 def export_bundle(
-    tracking_uri: str, experiment: str, out_dir: str | Path, *, predictions: bool = False
+    tracking_uri: str,
+    experiment: str,
+    out_dir: str | Path,
+    *,
+    cells: Mapping[tuple[str, str], "ExpectedCell"] | None = None,
+    predictions: bool = False,
 ) -> Path:
     """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
 
@@ -51,6 +61,10 @@ def export_bundle(
         The bncbench experiment (MLflow experiment) name.
     out_dir : str or Path
         The folder the bundle is written into (created if absent).
+    cells : mapping, optional
+        The cells of one configuration of the experiment (``bncbench.report.cells.expected_cells``):
+        only their runs of that ``cfg_hash`` (and data digest, where it is known) travel, the runs the
+        report of that configuration reads. None: every finished cell, in every configuration.
     predictions : bool
         Also carry each run's ``predictions.parquet`` artifact (large for large datasets).
 
@@ -67,11 +81,12 @@ def export_bundle(
     """
     check_path_name("experiment", experiment)
     client = tracking.open_existing_store(tracking_uri)
-    runs = _exported_runs(tracking.cell_runs(client, tracking.experiment_id(client, experiment)))
+    runs = _exported_runs(tracking.cell_runs(client, tracking.experiment_id(client, experiment)), cells)
     if not runs:
+        which = "finished cell" if cells is None else "finished cell of this configuration (settings, datasets, models)"
         raise ConfigError(
-            f"experiment {experiment!r} in {tracking_uri!r} has no finished cell to export; run it first "
-            "(python -m bncbench experiment=...)."
+            f"experiment {experiment!r} in {tracking_uri!r} has no {which} to export; run it first "
+            "(bncbench run experiment=... with the same overrides)."
         )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -98,17 +113,29 @@ def export_bundle(
     return place
 
 
-def _exported_runs(runs: list[Run]) -> list[Run]:
-    """The latest FINISHED cell run of each (``cfg_hash``, ``data_digest``), by dataset and model."""
+def _exported_runs(runs: list[Run], cells: Mapping[tuple[str, str], "ExpectedCell"] | None) -> list[Run]:
+    """The latest FINISHED cell run of each (``cfg_hash``, ``data_digest``), of ``cells`` if given, by
+    dataset and model."""
     latest = {}
     for run in runs:
         tags = run.data.tags
         if run.info.status != "FINISHED" or not {"dataset", "model", "cfg_hash"} <= set(tags):
             continue
+        if cells is not None and not _of_configuration(tags, cells):
+            continue
         key = (tags["cfg_hash"], tags.get(DATA_DIGEST_TAG))
         if key not in latest or _started(run) >= _started(latest[key]):
             latest[key] = run
     return sorted(latest.values(), key=lambda r: (r.data.tags["dataset"], r.data.tags["model"], _started(r)))
+
+
+def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], "ExpectedCell"]) -> bool:
+    cell = cells.get((tags["dataset"], tags["model"]))
+    return (
+        cell is not None
+        and tags["cfg_hash"] == cell.cfg_hash
+        and cell.data_digest in (None, tags.get(DATA_DIGEST_TAG))
+    )
 
 
 def _started(run: Run) -> tuple[int, int]:
