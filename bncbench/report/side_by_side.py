@@ -203,7 +203,7 @@ def published_markdown(
             f"(`report.published: [{table.key}]`)."
         ),
         "",
-        *_protocol_lines(table, settings or {}),
+        *_protocol_lines(table, {**(settings or {}), **_compared_datasets(compared)}),
         markdown_table(header, rows),
         (
             "Records are wins–draws–losses of the row's classifier; bold: significant (sign test, "
@@ -230,6 +230,16 @@ def published_markdown(
     return "\n".join(lines) + "\n"
 
 
+def _compared_datasets(compared: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """The setting ``datasets`` as the table's cells count them: the datasets where both models of a
+    cell have runs (the runs read may cover more, e.g. while a protocol's slices go in), each number
+    of datasets with how many cells have it."""
+    if compared.empty:
+        return {}
+    per_cell = (compared["wins"] + compared["draws"] + compared["losses"]).astype(int)
+    return {"datasets": {str(n): int(cells) for n, cells in per_cell.value_counts().sort_index().items()}}
+
+
 def _significant_too(cells: pd.DataFrame) -> int:
     """Cells significant in the paper that are significant here too, with the paper's winner."""
     return int((cells["significant"].astype(bool) & cells["same_winner"].astype(bool)).sum())
@@ -246,7 +256,8 @@ def _protocol_lines(table: PublishedTable, settings: Mapping[str, Mapping[str, i
         same = len(ours) == 1 and (ours[0] == paper or ours[0].startswith(f"{paper},"))
         rows.append([setting, paper, shown, "same" if same else "**differs**"])
     return [
-        "The paper's protocol and that of the runs read (from their logged params):",
+        "The paper's protocol and that of the runs read (from their logged params; datasets: those "
+        "where both models of a cell have runs):",
         "",
         markdown_table(["setting", "paper", "ours", ""], rows),
     ]

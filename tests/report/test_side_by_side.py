@@ -68,6 +68,14 @@ def test_hdp_table1_markdown(results):
     assert "lost the bold face" in markdown
 
 
+def test_the_datasets_beside_the_paper_are_those_its_cells_compare(results):
+    """Runs of some models on 68 datasets and of others on 6 (a protocol going in by slices): the
+    table compares 6, and says so, not 68."""
+    settings = {"CV": {"5x2, seed 1": 20}, "datasets": {"68": 20}}
+    markdown = published_markdown(HDP_TABLE1, compare_published(HDP_TABLE1, results), settings)
+    assert "| datasets | 68 | 6 | **differs** |" in markdown
+
+
 def test_skdb_table_counts_significant_folds(hdp_store, results):
     pair = ("skdb_m_estimate", "kdb5_m_estimate")
     folds = load_fold_metrics(hdp_store, results["run_id"], ["rmse"])
