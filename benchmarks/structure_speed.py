@@ -1,4 +1,4 @@
-"""Fit and predict times of kDB-5 and selective kDB (k_max 5) with m-estimates.
+"""Fit and predict times of NB, kDB-1, kDB-5 and selective kDB (k_max 5) with m-estimates.
 
 Cases: connect-4 (67,557 rows, 42 attributes; fit on all rows, predict all rows) and half of adult
 (one fold of a stratified 2-fold split, MDL-discretised on the training half; fit on it, predict the
@@ -23,6 +23,8 @@ from bncbench import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset
 
 MODELS = {
+    "NB": dict(structure="nb", estimator="m_estimate", random_state=0),
+    "kDB-1": dict(structure="kdb", k=1, estimator="m_estimate", random_state=0),
     "kDB-5": dict(structure="kdb", k=5, estimator="m_estimate", random_state=0),
     "SkDB k_max=5": dict(structure="skdb", k=5, estimator="m_estimate", random_state=0),
 }
