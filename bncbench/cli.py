@@ -149,7 +149,11 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     args, hydra_flags = command_line.parse_known_args(argv)
     if args.command == "run":  # the flags before the first override, in their order: Hydra's
         return run([*hydra_flags, *args.overrides], " ".join([prog, *argv]))
-    if hydra_flags:
+    positionals = "items" if args.command == "import" else "overrides"
+    if hydra_flags and hasattr(args, positionals) and not any(arg.startswith("-") for arg in hydra_flags):
+        # arguments after an option (export x=1 --out d y=2): argparse leaves them over, they are the command's
+        setattr(args, positionals, [*getattr(args, positionals), *hydra_flags])
+    elif hydra_flags:
         command_line.error(f"unrecognized arguments: {' '.join(hydra_flags)}")
     try:
         if args.command == "report":

@@ -323,11 +323,14 @@ def test_export_of_a_configuration_carries_the_runs_its_report_reads(machines, t
 
 
 def test_the_export_command_exports_its_configuration_or_with_all_the_whole_experiment(machines, tmp_path, capsys):
-    common = ["export", "experiment=smoke", f"tracking_uri={machines['laptop']}", "experiment.models=[nb_laplace]",
-              "experiment.comparisons=[]", "--out"]
-    assert main([*common, str(tmp_path / "one")]) == 0
-    assert main([*common, str(tmp_path / "all"), "--all"]) == 0
+    common = ["export", "experiment=smoke", f"tracking_uri={machines['laptop']}", "--out"]
+    only_nb = ["experiment.models=[nb_laplace]", "experiment.comparisons=[]"]  # overrides after an option too
+    assert main([*common, str(tmp_path / "one"), *only_nb]) == 0
+    assert main([*common, str(tmp_path / "all"), *only_nb, "--all"]) == 0
     assert "bundle written to" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        main([*common, str(tmp_path / "none"), "--no-such-option"])
+    assert refused.value.code == 2 and "unrecognized arguments: --no-such-option" in capsys.readouterr().err
     (one,), (every,) = (tmp_path / "one").iterdir(), (tmp_path / "all").iterdir()
     assert list(read_bundle(one).runs["run_name"]) == [f"{LAPTOP[0]}/nb_laplace"]
     assert sorted(read_bundle(every).runs["run_name"]) == [f"{LAPTOP[0]}/{m}" for m in sorted(MODELS)]
