@@ -35,6 +35,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bncbench.config import CONFIG_NAME, compose, config_dir
 from bncbench.data import MDLDiscretizer, load_dataset
+from bncbench.model_configs import with_model
 from bncbench.models import make_model
 from bncbench.runner import repetition_seeds
 
@@ -48,8 +49,8 @@ def hdp_models(experiment):
     models, datasets = {}, {}
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="protocol_cost"):
         for name in cfg.experiment.models:
-            model = hydra_compose(CONFIG_NAME, [f"experiment={experiment}", f"model={name}"]).model
-            model = OmegaConf.to_container(model, resolve=True)
+            cell = with_model(hydra_compose(CONFIG_NAME, [f"experiment={experiment}", f"model={name}"]))
+            model = OmegaConf.to_container(cell.model, resolve=True)
             if model.get("estimator") == "hdp":
                 models[str(name).removesuffix("_hdp")] = model
         for name in cfg.experiment.datasets:
