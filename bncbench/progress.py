@@ -22,7 +22,8 @@ MARKER_DIR = ".progress"
 
 
 def mark_cell_done(sweep_dir: str | Path, job_num: int, status: str) -> None:
-    """Record that job ``job_num`` of the sweep is done: ``status`` is finished, skipped or failed.
+    """Record that job ``job_num`` of the sweep is done: ``status`` is what ``bncbench.runner.run_cell``
+    returned (finished, copied, skipped, failed...).
 
     One file per job, so jobs on different machines never write the same file (appending to one
     file is not atomic on NFS).
@@ -36,7 +37,7 @@ class CellProgress:
     """Cells done out of ``total``, with an estimated time of arrival, printed by a background thread.
 
     The ETA extrapolates the time per cell run so far (cells skipped because they finished in an
-    earlier sweep take no time) to the cells left. ``start`` does nothing unless ``stream`` is a
+    earlier sweep, or copied from another experiment, take no time) to the cells left. ``start`` does nothing unless ``stream`` is a
     terminal; ``stop`` prints the last count if it changed since the last line.
     """
 
@@ -84,7 +85,7 @@ class CellProgress:
         done = sum(counts.values())
         failed = f" ({counts['failed']} failed)" if counts["failed"] else ""
         text = f"bncbench: {done}/{self.total} cells done{failed}, {duration(elapsed)} elapsed"
-        ran = done - counts["skipped"]
+        ran = done - counts["skipped"] - counts["copied"]  # the time goes to the cells computed
         if 0 < done < self.total and ran > 0:
             left = elapsed / ran * (self.total - done)
             arrival = time.strftime("%H:%M", time.localtime((time.time() if now is None else now) + left))

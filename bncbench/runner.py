@@ -20,7 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
-from bncbench import lease, provenance, semantic, tracking
+from bncbench import lease, provenance, reuse, semantic, tracking
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset, resolve_data_dir
 from bncbench.data.digest import dataset_digest
@@ -188,15 +188,17 @@ def cell_names(cfg: DictConfig) -> tuple[str, str]:
 
 
 def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
-    """Cross-validate one cell and log it as one MLflow run; return "finished", "skipped", "running
-    elsewhere", "not applicable" or "failed".
+    """Cross-validate one cell and log it as one MLflow run; return "finished", "copied", "skipped",
+    "running elsewhere", "not applicable" or "failed".
 
     ``cfg.model`` is the model's name, as Hydra's sweep sets it, or its node (``bncbench.model_configs``).
     A cell whose semantic config (``semantic.cfg_hash``) already has a FINISHED run that read the
     same data (tag ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version
-    produced it; a changed dataset file makes the cell run again. A cell another process is running
-    (a live lease, ``bncbench.lease``) is left to it ("running elsewhere"); runs of the same config
-    left RUNNING by a process that died are marked KILLED and the cell runs again. Each run is tagged with what produced it
+    produced it; a changed dataset file makes the cell run again. A cell that another experiment of the
+    store has FINISHED on the same data is copied from it ("copied", ``bncbench.reuse``) unless
+    ``reuse_runs`` is false. A cell another process is running (a live lease, ``bncbench.lease``) is
+    left to it ("running elsewhere"); runs of the same config left RUNNING by a process that died are
+    marked KILLED and the cell runs again. Each run is tagged with what produced it
     (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
     HPB with too many sub-patterns) ends the run KILLED with the reason, naming the dataset, in the
     tag ``not_applicable``: the report, which reads FINISHED runs only, leaves it out, and the next
@@ -244,9 +246,13 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
     if taken:  # another process started or finished the cell meanwhile
         tracking.delete_run(client, run_id)
         return taken
+    source = reuse.computed_elsewhere(client, experiment_id, hash_, digest) if cfg.reuse_runs else None
     try:
         with lease.Heartbeat(client, run_id):
-            _evaluate_and_log(cfg, client, run_id)
+            if source is not None:
+                reuse.copy_cell(client, source, run_id)
+            else:
+                _evaluate_and_log(cfg, client, run_id)
     except NotApplicableError as err:
         reason = f"not applicable to dataset {dataset_name!r}: {err}"
         tracking.set_tags(client, run_id, {"not_applicable": reason})
@@ -265,6 +271,9 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
         log.error("%s: FAILED: %s", name, message)
         return "failed"
     tracking.end_run(client, run_id, failed=False)
+    if source is not None:
+        log.info("%s: copied from run %s of another experiment (run %s)", name, source.info.run_id, run_id)
+        return "copied"
     log.info("%s: finished (run %s)", name, run_id)
     return "finished"
 

@@ -28,6 +28,7 @@ from bncbench.compile_cache import warm_kernels
 from bncbench.errors import BncbenchError
 from bncbench.model_configs import with_model
 from bncbench.progress import CellProgress
+from bncbench.reuse import COPIED_FROM_TAG
 from bncbench.report import write_report
 from bncbench.runs_dir import artifact_location
 
@@ -88,6 +89,7 @@ class Summary:
     """Status of each cell of an experiment after a sweep, read back from MLflow."""
 
     finished: list[str] = field(default_factory=list)
+    copied: list[str] = field(default_factory=list)  # cells copied from another experiment (bncbench.reuse)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # cell -> error message
     not_applicable: dict[str, str] = field(default_factory=dict)  # cell -> why the model cannot run
@@ -95,14 +97,15 @@ class Summary:
 
     @property
     def total(self) -> int:
-        return sum(map(len, (self.finished, self.skipped, self.failed, self.not_applicable, self.elsewhere)))
+        cells = (self.finished, self.copied, self.skipped, self.failed, self.not_applicable, self.elsewhere)
+        return sum(map(len, cells))
 
 
 def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -> Summary:
     """Classify every (dataset, model) cell by its runs.
 
     The runs tagged ``bncbench.lease.SWEEP_TAG == sweep`` are this sweep's (``None``: every run). A cell
-    with none was skipped when an earlier run FINISHED, is running elsewhere when another process holds
+    whose FINISHED run of this sweep is a copy (``bncbench.reuse``) was copied. A cell with none was skipped when an earlier run FINISHED, is running elsewhere when another process holds
     a live run of it (``bncbench.lease``), else it was not run. A cell whose last run is tagged
     ``not_applicable`` is not applicable, not failed.
     """
@@ -115,8 +118,9 @@ def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -
             name = f"{dataset}/{model}"
             cell_runs = runs[(str(dataset), str(model))]
             new = [r for r in cell_runs if sweep is None or r.data.tags.get(lease.SWEEP_TAG) == sweep]
-            if any(r.info.status == "FINISHED" for r in new):
-                summary.finished.append(name)
+            done = [r for r in new if r.info.status == "FINISHED"]
+            if done:
+                (summary.copied if COPIED_FROM_TAG in done[-1].data.tags else summary.finished).append(name)
             elif new and "not_applicable" in new[-1].data.tags:
                 summary.not_applicable[name] = new[-1].data.tags["not_applicable"]
             elif new and not (new[-1].info.status == "RUNNING" and lease.is_live(new[-1].data.tags)):
@@ -176,9 +180,10 @@ class ExperimentCallback(Callback):
             _print_by_reason("FAILED", summary.failed)
             not_applicable = f"{len(summary.not_applicable)} not applicable, " if summary.not_applicable else ""
             elsewhere = f"{len(summary.elsewhere)} running in another sweep, " if summary.elsewhere else ""
+            copied = f"{len(summary.copied)} copied from another experiment, " if summary.copied else ""
             print(
                 f"bncbench: experiment {experiment.name!r}: {summary.total} cells, "
-                f"{len(summary.finished)} run, {len(summary.skipped)} skipped (finished before), "
+                f"{len(summary.finished)} run, {copied}{len(summary.skipped)} skipped (finished before), "
                 f"{not_applicable}{elsewhere}{len(summary.failed)} failed."
             )
         if summary.failed or not report_ok:

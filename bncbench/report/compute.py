@@ -214,7 +214,7 @@ def compute_report(
             (table, compare_published(table, results, dataset_tests=tests, datasets=datasets, **options))
             for table in tables
         ],
-        settings=run_settings(runs.provenance()),
+        settings=run_settings(runs.provenance(), experiment),
         left_out=runs.left_out(),
     )
     ranked = [model for model in models if model in logged]

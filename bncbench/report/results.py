@@ -43,6 +43,7 @@ PROVENANCE = {
     "git_commit": ("tags", MLFLOW_GIT_COMMIT),
     "git_dirty": ("tags", MLFLOW_GIT_DIRTY),
     "data_digest": ("tags", DATA_DIGEST_TAG),
+    "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.reuse)
 }
 #: Params the runner logs that follow from the semantic config rather than belong to it.
 _DERIVED_PARAMS = ("cv.seeds",)

@@ -9,38 +9,44 @@ import pandas as pd
 from bncbench.report.tables import markdown_text
 
 #: The settings in the order shown; data digests (one setting per dataset) come last.
-SETTINGS = ("CV", "HDP iterations", "datasets", "bncbench version", "git commit")
+SETTINGS = ("CV", "HDP iterations", "datasets", "bncbench version", "git commit", "computed in experiment")
 DIGEST_PREFIX = "data digest of "
 NOT_LOGGED = "not logged"
 _SHORT = 8
 
 
-def run_settings(provenance: pd.DataFrame) -> dict[str, dict[str, int]]:
+def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dict[str, dict[str, int]]:
     """How many of the runs read have each value of each setting.
 
     Parameters
     ----------
     provenance : pandas.DataFrame
         One row per run read, as :meth:`bncbench.report.results.LoggedRuns.provenance` returns it.
+    experiment : str, optional
+        The report's experiment: when some runs were computed in another one and copied
+        (``bncbench.reuse``), the setting ``computed in experiment`` counts them by experiment.
 
     Returns
     -------
     dict
         ``{setting: {value: runs}}`` for the settings of :data:`SETTINGS` (``HDP iterations`` only
-        for the runs whose model has them) and ``data digest of <dataset>`` per dataset; a value a
-        run did not log counts as ``"not logged"``.
+        for the runs whose model has them; ``computed in experiment`` only as said above) and ``data
+        digest of <dataset>`` per dataset; a value a run did not log counts as ``"not logged"``.
     """
     runs = provenance.astype(object).where(provenance.notna(), NOT_LOGGED)
     dirty = runs["git_dirty"].map({"true": " with uncommitted changes", "false": ""}).fillna("")
     cv = (runs["cv.repetitions"] + "x" + runs["cv.folds"] + ", seed " + runs["cv.seed"]).where(
         provenance["cv.repetitions"].notna(), NOT_LOGGED
     )
+    computed_in = provenance["experiment"]
+    copied = experiment is not None and (computed_in.notna() & (computed_in != experiment)).any()
     values = {
         "CV": cv,
         "HDP iterations": runs.loc[provenance["iterations"].notna(), "iterations"],
         "datasets": pd.Series(str(runs["dataset"].nunique()), index=runs.index),
         "bncbench version": runs["bncbench"],
         "git commit": runs["git_commit"] + dirty,
+        "computed in experiment": runs["experiment"] if copied else runs["experiment"].iloc[:0],
         **{f"{DIGEST_PREFIX}{d}": rows["data_digest"] for d, rows in runs.groupby("dataset", sort=True)},
     }
     return {setting: column.value_counts().to_dict() for setting, column in values.items() if len(column)}

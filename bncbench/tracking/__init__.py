@@ -6,6 +6,11 @@ URI) is used, because Hydra's joblib workers run one cell after another in the s
 """
 
 from bncbench.tracking.runs import (
+    download_artifacts,
+    finished_run_in_other_experiments,
+    log_metric_history,
+    metric_history,
+    replace_tags,
     FOLD_PREFIX,
     MAX_TAG_LENGTH,
     abandon,
@@ -37,6 +42,7 @@ from bncbench.tracking.store import (
     artifact_root,
     disk_full,
     experiment_id,
+    experiment_name,
     mark_sweep,
     open_existing_store,
     open_store,
@@ -54,6 +60,12 @@ __all__ = [
     "SERVER_LIMITS",
     "SERVER_SCHEMES",
     "abandon",
+    "download_artifacts",
+    "experiment_name",
+    "finished_run_in_other_experiments",
+    "log_metric_history",
+    "metric_history",
+    "replace_tags",
     "all_runs",
     "artifact_root",
     "cell_runs",

@@ -18,6 +18,7 @@ from mlflow.entities import DatasetInput, Metric, Param, Run, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 
 from bncbench.provenance import DATA_DIGEST_TAG
+from bncbench.tracking.store import environment
 
 #: MLflow tag values are limited in length; longer error messages are cut there.
 MAX_TAG_LENGTH = 5000
@@ -39,8 +40,34 @@ def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_dige
     count: a cell is not run again for them."""
     if data_digest is None:
         return None
-    runs = client.search_runs(
-        [experiment_id],
+    runs = _latest_finished(client, [experiment_id], hash_, data_digest)
+    return runs[0] if runs else None
+
+
+def finished_run_in_other_experiments(
+    client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None
+) -> Run | None:
+    """:func:`finished_run` over the store's other active experiments (``bncbench.reuse``)."""
+    if data_digest is None:
+        return None
+    others, token = [], None
+    while True:
+        page = client.search_experiments(max_results=_PAGE, page_token=token)
+        others += [e.experiment_id for e in page if e.experiment_id != experiment_id]
+        token = page.token
+        if not token:
+            break
+    found = [
+        run
+        for start in range(0, len(others), _PAGE)
+        for run in _latest_finished(client, others[start : start + _PAGE], hash_, data_digest)
+    ]
+    return max(found, key=lambda run: run.info.start_time, default=None)
+
+
+def _latest_finished(client: MlflowClient, experiment_ids: list[str], hash_: str, data_digest: str) -> list[Run]:
+    return client.search_runs(
+        experiment_ids,
         filter_string=(
             f"tags.cfg_hash = '{hash_}' and tags.{DATA_DIGEST_TAG} = '{data_digest}' "
             "and attributes.status = 'FINISHED'"
@@ -48,7 +75,6 @@ def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_dige
         order_by=["attributes.start_time DESC"],
         max_results=1,
     )
-    return runs[0] if runs else None
 
 
 def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
@@ -114,6 +140,26 @@ def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None
     client.log_batch(run_id, tags=[RunTag(k, str(v)[:MAX_TAG_LENGTH]) for k, v in tags.items()])
 
 
+def replace_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str], removed: Iterable[str]) -> None:
+    """Set ``tags`` on a run and delete those of ``removed`` that it has and ``tags`` does not set."""
+    set_tags(client, run_id, tags)
+    present = client.get_run(run_id).data.tags
+    for key in sorted(set(removed) - set(tags)):
+        if key in present:
+            client.delete_tag(run_id, key)
+
+
+def metric_history(client: MlflowClient, run_id: str, keys: Iterable[str]) -> list[Metric]:
+    """Every logged value of the metrics ``keys`` of a run, with its step and timestamp."""
+    return [metric for key in sorted(keys) for metric in client.get_metric_history(run_id, key)]
+
+
+def log_metric_history(client: MlflowClient, run_id: str, history: list[Metric]) -> None:
+    """Log metric values as they are (key, value, timestamp, step), in batches."""
+    for start in range(0, len(history), _BATCH):
+        client.log_batch(run_id, metrics=history[start : start + _BATCH])
+
+
 def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput]) -> None:
     """Record the datasets a run read (``bncbench.provenance.dataset_input``)."""
     client.log_inputs(run_id, datasets=datasets)
@@ -135,6 +181,15 @@ def log_artifacts(client: MlflowClient, run_id: str, path: Path | str) -> None:
         client.log_artifacts(run_id, str(path))
     else:
         client.log_artifact(run_id, str(path))
+
+
+def download_artifacts(client: MlflowClient, run_id: str, folder: Path | str) -> bool:
+    """Download every artifact of a run into ``folder``; False when it has none."""
+    if not client.list_artifacts(run_id):
+        return False
+    with environment(MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR="false"):  # a bar per cell in a sweep's log
+        client.download_artifacts(run_id, "", str(folder))
+    return True
 
 
 def end_run(client: MlflowClient, run_id: str, failed: bool = False, status: str | None = None) -> None:

@@ -94,7 +94,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         with creation:
             client = MlflowClient(tracking_uri=str(tracking_uri))
             if check:
-                with _environment(
+                with environment(
                     MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=FIRST_REQUEST_TIMEOUT
                 ):
                     client.search_experiments(max_results=1)
@@ -199,7 +199,8 @@ def _reason(err: Exception) -> str:
 
 
 @contextmanager
-def _environment(**variables: str):
+def environment(**variables: str):
+    """A block with these environment variables set (MLflow reads some of its settings from them)."""
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:
@@ -317,6 +318,11 @@ def experiment_id(client: MlflowClient, name: str) -> str:
             f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
         )
     return experiment.experiment_id
+
+
+def experiment_name(client: MlflowClient, experiment_id: str) -> str:
+    """Name of the MLflow experiment ``experiment_id``."""
+    return client.get_experiment(experiment_id).name
 
 
 def open_existing_store(tracking_uri: str) -> MlflowClient:

@@ -12,10 +12,10 @@ def provenance(*rows):
 
 
 RUNS = provenance(
-    ("d0", "nb_hdp", "r1", "5", "2", "1", "5000", "0.1.0", "abc", "false", "aaaaaaaa11"),
-    ("d0", "nb_m", "r2", "5", "2", "1", None, "0.1.0", "abc", "false", "aaaaaaaa11"),
-    ("d1", "nb_hdp", "r3", "5", "2", "1", "50000", "0.1.0", "def", "true", "bbbbbbbb22"),
-    ("d1", "nb_m", "r4", None, None, None, None, None, None, None, None),  # logged before the tags
+    ("d0", "nb_hdp", "r1", "5", "2", "1", "5000", "0.1.0", "abc", "false", "aaaaaaaa11", "e"),
+    ("d0", "nb_m", "r2", "5", "2", "1", None, "0.1.0", "abc", "false", "aaaaaaaa11", "e"),
+    ("d1", "nb_hdp", "r3", "5", "2", "1", "50000", "0.1.0", "def", "true", "bbbbbbbb22", "e"),
+    ("d1", "nb_m", "r4", None, None, None, None, None, None, None, None, None),  # logged before the tags
 )
 
 
@@ -49,3 +49,11 @@ def test_the_section_shows_one_value_plainly_and_several_with_their_runs():
     assert "Not checked against a configuration" in lines[2]
     assert "- HDP iterations: 5000 (1 run), 50000 (1 run)" in lines
     assert "- data digests: d0 aaaaaaaa; d1 bbbbbbbb (1 run), not logged (1 run)" in lines
+
+
+def test_runs_computed_in_another_experiment_are_counted_by_experiment():
+    assert "computed in experiment" not in run_settings(RUNS, "e")
+    copied = RUNS.assign(experiment=["e", "other", "e", None])  # r2 was copied from experiment other
+    settings = run_settings(copied, "e")
+    assert settings["computed in experiment"] == {"e": 2, "other": 1, "not logged": 1}
+    assert "- computed in experiment: e (2 runs), other (1 run), not logged (1 run)" in settings_lines(settings, None)

@@ -1,0 +1,53 @@
+"""A cell already computed in another experiment of the store is copied, not run again.
+
+Experiments share cells: ``bnc_vs_rf``'s TAN and SkDB cells are ``hdp_vs_m``'s, run on the same data
+with the same folds. A cell is one computation, identified by its ``cfg_hash`` (dataset, model and CV,
+``bncbench.semantic``) and the digest of the data it read; when another experiment of the store has a
+FINISHED run of both, ``bncbench run`` copies that run into this experiment instead of fitting again
+(``reuse_runs: false`` runs it anyway, e.g. to time it on this machine).
+
+The copy is the source's record, not a new computation: its params (``experiment.name`` and
+``model.name`` stay those it was computed under), its tags (code version, machine, data digest: what produced the
+numbers), the full history of its metrics, its dataset inputs and its artifacts; plus
+``COPIED_FROM_TAG`` naming the source, and the source's original id (``ORIGIN_RUN_TAG``), by which a
+report and a bundle know the two runs as one. Only the copy's lease and sweep tags are its own.
+"""
+
+import logging
+import tempfile
+
+from mlflow.entities import Run
+
+from bncbench import lease, provenance, tracking
+from bncbench.bundles.format import ORIGIN_RUN_TAG
+
+log = logging.getLogger(__name__)
+
+#: The source of a copied run: ``<experiment name>/<run id>``.
+COPIED_FROM_TAG = "bncbench.copied_from"
+#: Tags of the copy that stay its own: who runs it, in which sweep, and its cell's names in this
+#: experiment (the source's ``model.name`` param keeps the name it was computed under).
+_OWN_TAGS = (lease.OWNER_TAG, lease.HEARTBEAT_TAG, lease.SWEEP_TAG, "mlflow.runName", "dataset", "model")
+
+
+def computed_elsewhere(client, experiment_id: str, hash_: str, data_digest: str | None) -> Run | None:
+    """The latest FINISHED run of another experiment of the store with this ``cfg_hash`` and data, or None."""
+    return tracking.finished_run_in_other_experiments(client, experiment_id, hash_, data_digest)
+
+
+def copy_cell(client, source: Run, run_id: str) -> None:
+    """Make the RUNNING run ``run_id`` a copy of ``source`` (see the module); the caller ends it."""
+    source_id = source.info.run_id
+    tags = {key: value for key, value in source.data.tags.items() if key not in _OWN_TAGS}
+    tags[ORIGIN_RUN_TAG] = source.data.tags.get(ORIGIN_RUN_TAG, source_id)
+    tags[COPIED_FROM_TAG] = f"{tracking.experiment_name(client, source.info.experiment_id)}/{source_id}"
+    # what this process tagged at the start and the source does not say is not the source's provenance
+    not_in_source = set(provenance.run_tags()) - set(tags)
+    tracking.replace_tags(client, run_id, tags, not_in_source)
+    tracking.log_params(client, run_id, source.data.params)
+    tracking.log_metric_history(client, run_id, tracking.metric_history(client, source_id, source.data.metrics))
+    if source.inputs and source.inputs.dataset_inputs:
+        tracking.log_inputs(client, run_id, list(source.inputs.dataset_inputs))
+    with tempfile.TemporaryDirectory() as tmp:
+        if tracking.download_artifacts(client, source_id, tmp):
+            tracking.log_artifacts(client, run_id, tmp)
