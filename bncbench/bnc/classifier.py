@@ -105,12 +105,13 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise ConfigError(f"k must be an integer >= 0 or None (the structure's default), got {self.k!r}.")
         y = _class_labels(y, X.index)
         estimator = make_estimator(self.estimator, dict(self.estimator_params or {}))
-        self.encoder_ = CategoryEncoder().fit(X)
+        self.encoder_ = CategoryEncoder()
+        attribute_codes = self.encoder_.fit_transform(X)
         _warn_continuous(self.encoder_, len(X))
-        self.class_encoder_ = CategoryEncoder().fit(y.to_frame("class"))
+        self.class_encoder_ = CategoryEncoder()
+        class_codes = self.class_encoder_.fit_transform(y.to_frame("class"))
         self.classes_ = np.asarray(list(self.class_encoder_.categories_[0]))
-        codes = np.column_stack([self.encoder_.transform(X), self.class_encoder_.transform(y.to_frame("class"))])
-        return self._fit_data(InMemoryCodes(codes), estimator)
+        return self._fit_data(InMemoryCodes(np.column_stack([attribute_codes, class_codes])), estimator)
 
     def _fit_data(self, data, estimator):
         """Structure, counts and tables from the training data (``training_data``), once encoded."""
@@ -297,7 +298,9 @@ def _class_labels(y: np.ndarray, index) -> pd.Series:
             "which would be different classes even where they print alike (1 and '1'). Give the labels one "
             "kind, e.g. y.map(str) or pd.to_numeric(y)."
         )
-    check_classification_targets(labels)
+    # on the distinct labels, which have the same type of target as the labels (scikit-learn's
+    # type_of_target sorts every label of an object array: half of a naive Bayes fit on half of adult)
+    check_classification_targets(np.asarray(pd.unique(labels)))
     return labels
 
 

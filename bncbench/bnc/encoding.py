@@ -51,12 +51,16 @@ def _value_kind(value) -> str:
 
 def _column_values(column: pd.Series) -> np.ndarray:
     """Sorted distinct values of a column, missing last (as NaN) when present."""
-    values = pd.unique(column.dropna())
+    return _sorted_values(pd.unique(column.dropna()), column.isna().any())
+
+
+def _sorted_values(distinct, has_missing: bool) -> np.ndarray:
+    """The distinct values (without missing) sorted, then NaN when the column has missing values."""
     try:
-        values = np.sort(values)
+        values = np.sort(distinct)
     except TypeError:  # mixed types that do not order: keep a stable, printable order
-        values = np.array(sorted(values, key=repr), dtype=object)
-    if column.isna().any():
+        values = np.array(sorted(distinct, key=repr), dtype=object)
+    if has_missing:
         values = np.append(np.asarray(values, dtype=object), np.nan)
     return np.asarray(values, dtype=object)
 
@@ -76,6 +80,20 @@ class CategoryEncoder:
         self.columns_ = list(X.columns)
         self.categories_ = [_column_values(X[c]) for c in self.columns_]
         return self._with_kinds()
+
+    def fit_transform(self, X: pd.DataFrame) -> np.ndarray:
+        """``fit(X).transform(X)``, hashing each column once."""
+        self.columns_ = list(X.columns)
+        self.categories_ = []
+        codes = np.empty((len(X), len(self.columns_)), dtype=np.int64)
+        for j, column in enumerate(self.columns_):
+            local_codes, uniques = pd.factorize(X[column])
+            has_missing = bool((local_codes < 0).any())
+            values = _sorted_values(uniques, has_missing)
+            self.categories_.append(values)
+            codes[:, j] = _training_codes(_known(values), uniques, has_missing, len(values))[local_codes]
+        self._with_kinds()
+        return codes
 
     def _with_kinds(self) -> "CategoryEncoder":
         self.kinds_ = [value_kinds(_known(values)) for values in self.categories_]
@@ -111,9 +129,14 @@ class CategoryEncoder:
             local_codes, uniques = pd.factorize(X[column])
             _check_kinds(column, kinds, known, uniques)
             has_missing = len(known) < len(values)
-            to_training_code = np.append(pd.Index(known).get_indexer(uniques), len(values) - 1 if has_missing else UNSEEN)
-            codes[:, j] = to_training_code[local_codes]  # local code -1 (missing) picks the last entry
+            codes[:, j] = _training_codes(known, uniques, has_missing, len(values))[local_codes]
         return codes
+
+
+def _training_codes(known: np.ndarray, uniques, has_missing: bool, n_values: int) -> np.ndarray:
+    """The training code of each of ``uniques`` (a factorisation's), then that of a missing value (the
+    last code, or ``UNSEEN`` when training had none), picked by the factorisation's code -1."""
+    return np.append(pd.Index(known).get_indexer(uniques), n_values - 1 if has_missing else UNSEEN)
 
 
 def _known(values: np.ndarray) -> np.ndarray:

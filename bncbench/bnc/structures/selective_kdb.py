@@ -52,13 +52,13 @@ def _row_loss(scores, true_class, loss_code):
 @njit(cache=True)
 def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths, variables,
                                  child_columns, child_start, children, table_start, counts, totals,
-                                 log_tables, n_values, out):
+                                 log_tables, log_removed, n_values, out):
     """Logs of the m-estimates of ``P(x_i | c, first k' parents)``, k' = 0..k_max, row i taken out.
 
     Row i is in the root's counts, and below it on the walked path only under its own class: for any
     other class the estimates are those of all the data (``log_tables``). A context left without rows
     backs off to its parent; a value without count in a context below the class level takes the
-    parent's estimate.
+    parent's estimate. ``log_removed`` holds each cell's log m-estimate with one row taken out.
     """
     own_class = c == codes[i, class_column]
     x = codes[i, child_columns[tree]]
@@ -79,8 +79,7 @@ def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, root
         if alive and level > 0 and not own_class:
             log_estimate = log_tables[table_start[node] + x]
         elif alive and (level <= 1 or counts[table_start[node] + x] - removed > 0.0):
-            count = counts[table_start[node] + x] - removed
-            log_estimate = np.log((count + m / r) / (totals[node] - removed + m))
+            log_estimate = log_removed[table_start[node] + x]  # here removed is 1: the root, or the own class
         if level >= 1:
             out[level - 1] = log_estimate
     for k in range(depths[tree], k_max + 1):
@@ -90,7 +89,7 @@ def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, root
 @njit(cache=True, parallel=True)
 def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
                 variables, child_columns, child_start, children, table_start, counts, totals, log_tables,
-                n_values, n_rows):
+                log_removed, n_values, n_rows):
     """Sums of the row losses of every (k', l) model, per block of rows: (n_blocks, k_max + 1, d + 1).
 
     Blocks run in parallel; within a block the rows are taken attribute by attribute, so that one
@@ -120,8 +119,8 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
                 for c in range(n_classes):
                     _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
                                                  variables, child_columns, child_start, children,
-                                                 table_start, counts, totals, log_tables, n_values,
-                                                 log_estimates)
+                                                 table_start, counts, totals, log_tables, log_removed,
+                                                 n_values, log_estimates)
                     for k in range(k_max + 1):
                         scores[b, k, c] += log_estimates[k]
                 for k in range(k_max + 1):
@@ -141,6 +140,11 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
     packed = PackedNetwork(network, tables)
     counts = np.concatenate([c.ravel() for tree in network.trees for c in tree.counts])
     totals = np.concatenate([c.sum(axis=1) for tree in network.trees for c in tree.counts])  # by node
+    with np.errstate(divide="ignore", invalid="ignore"):  # cells without the row are never read
+        log_removed = np.concatenate([
+            np.log((np.maximum(c - 1.0, 0.0) + m / tree.n_values) / (c.sum(axis=1, keepdims=True) - 1.0 + m)).ravel()
+            for tree in network.trees for c in tree.counts
+        ])  # fmt: skip
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
     n_values = np.array([tree.n_values for tree in network.trees], dtype=np.int64)
@@ -150,7 +154,7 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
             np.ascontiguousarray(chunk, dtype=np.int64), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
             LOSS_CODES[loss], network.n_classes, network.class_column, packed.roots, packed.depths,
             packed.variables, packed.child_columns, packed.child_start, packed.children, packed.table_start,
-            counts, totals, packed.log_tables, n_values, network.n_rows,
+            counts, totals, packed.log_tables, log_removed, n_values, network.n_rows,
         )
         total += sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
     mean = total / network.n_rows
