@@ -56,14 +56,18 @@ def first_call_seconds(cache_dir: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def timed(function, repeats: int) -> float:
-    function()  # warm-up
-    times = []
+def timed(*functions, repeats: int) -> list[float]:
+    """The median time of each function over ``repeats`` rounds after a warm-up, the functions taking
+    turns in each round (so that a change of the machine's load weighs on them alike)."""
+    for function in functions:
+        function()  # warm-up
+    times = [[] for _ in functions]
     for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for function, taken in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            taken.append(time.perf_counter() - start)
+    return [statistics.median(taken) for taken in times]
 
 
 def measure(case, X_train, y_train, X_test, repeats, petal=None):
@@ -71,14 +75,15 @@ def measure(case, X_train, y_train, X_test, repeats, petal=None):
     binary), its Petal counterpart's time beside them."""
     for name, model in MODELS.items():
         fitted = BNClassifier(**model).fit(X_train, y_train)
-        fit = timed(lambda: BNClassifier(**model).fit(X_train, y_train), repeats)
-        predict = timed(lambda: fitted.predict_proba(X_test), repeats)
-        line = (f"{name:<13} {case:<14} rows {len(X_train):>6}/{len(X_test):<6} fit {fit:6.3f} s  "
-                f"predict {predict:6.3f} s  total {fit + predict:6.3f} s")
+        functions = [lambda: BNClassifier(**model).fit(X_train, y_train), lambda: fitted.predict_proba(X_test)]
         if petal is not None:
             binary, files = petal
-            seconds = timed(lambda: subprocess.run([binary, *files, *PETAL[name]], capture_output=True, check=True), repeats)
-            line += f"  Petal {seconds:6.3f} s  ours/Petal {(fit + predict) / seconds:5.2f}"
+            functions.append(lambda: subprocess.run([binary, *files, *PETAL[name]], capture_output=True, check=True))
+        fit, predict, *others = timed(*functions, repeats=repeats)
+        line = (f"{name:<13} {case:<14} rows {len(X_train):>6}/{len(X_test):<6} fit {fit:6.3f} s  "
+                f"predict {predict:6.3f} s  total {fit + predict:6.3f} s")
+        if others:
+            line += f"  Petal {others[0]:6.3f} s  ours/Petal {(fit + predict) / others[0]:5.2f}"
         print(line)
 
 

@@ -11,9 +11,12 @@ from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.parameters import check_number
 
 
-def smoothed(counts: np.ndarray, pseudo_count: float) -> np.ndarray:
-    """Row-wise ``(counts + pseudo_count) / (row total + r * pseudo_count)``; all-zero rows stay zero."""
-    totals = counts.sum(axis=1, keepdims=True) + counts.shape[1] * pseudo_count
+def smoothed(counts: np.ndarray, pseudo_count: float, row_totals: np.ndarray | None = None) -> np.ndarray:
+    """Row-wise ``(counts + pseudo_count) / (row total + r * pseudo_count)``; all-zero rows stay zero.
+    ``row_totals``: ``counts.sum(axis=1, keepdims=True)``, when the caller has it."""
+    if row_totals is None:
+        row_totals = counts.sum(axis=1, keepdims=True)
+    totals = row_totals + counts.shape[1] * pseudo_count
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(totals > 0, (counts + pseudo_count) / totals, 0.0)
 

@@ -79,14 +79,16 @@ class MEstimate(Estimator):
         """The m used: the one given, or the one chosen on the holdout."""
         return {"selected_m": self.selected_m_}
 
-    def tables_for(self, network, m: float):
-        """Tables of every tree of ``network`` for a given m."""
-        return [self._tree_tables(tree, m) for tree in network.trees]
+    def tables_for(self, network, m: float, row_totals=None):
+        """Tables of every tree of ``network`` for a given m; ``row_totals`` (``_row_totals``) saves
+        summing the counts again for each m."""
+        row_totals = row_totals or _row_totals(network)
+        return [self._tree_tables(tree, m, totals) for tree, totals in zip(network.trees, row_totals)]
 
-    def _tree_tables(self, tree, m):
+    def _tree_tables(self, tree, m, row_totals):
         tables = []
         for level, counts in enumerate(tree.counts):
-            estimate = smoothed(counts, m / tree.n_values)
+            estimate = smoothed(counts, m / tree.n_values, row_totals[level])
             if self.backoff == "value" and level >= 2:
                 estimate = np.where(counts > 0, estimate, tables[level - 1][tree.parent[level]])
             tables.append(estimate)
@@ -101,14 +103,20 @@ class MEstimate(Estimator):
         holdout = np.zeros(codes.shape[0], dtype=bool)
         holdout[rng.choice(codes.shape[0], size=n_holdout, replace=False)] = True
         rest = network.copy().remove(codes[holdout])
-        packed = PackedNetwork(rest, self.tables_for(rest, self.m_grid[0]))
+        totals = _row_totals(rest)
+        packed = PackedNetwork(rest, self.tables_for(rest, self.m_grid[0], totals))
         held_codes, held_y = codes[holdout], codes[holdout, -1]
         loss = LOSSES[self.selection_loss]
         self.holdout_losses_ = {
-            m: loss(packed.with_tables(self.tables_for(rest, m)).predict_proba(held_codes), held_y)
+            m: loss(packed.with_tables(self.tables_for(rest, m, totals)).predict_proba(held_codes), held_y)
             for m in self.m_grid
         }
         return largest_tied(self.m_grid, [self.holdout_losses_[m] for m in self.m_grid])
+
+
+def _row_totals(network) -> list:
+    """Per tree and level, each context's total count (``smoothed``'s row totals)."""
+    return [[counts.sum(axis=1, keepdims=True) for counts in tree.counts] for tree in network.trees]
 
 
 def largest_tied(m_grid, losses) -> float:
