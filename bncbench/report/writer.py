@@ -30,7 +30,9 @@ from bncbench.report.side_by_side import published_markdown
 from bncbench.report.staging import staged
 from bncbench.report.tables import csv_safe, markdown_text, to_frame, to_latex, to_markdown, wdl_legend
 
-#: Settings that say where things are, not what the report shows: left out of its regenerate command.
+#: Settings that say where things are, not what the report shows: left out of its regenerate command,
+#: but for a relative ``report_dir`` (e.g. ``reports/paper_protocol``), without which the command would
+#: write the report into another report's folder.
 PLACES = ("tracking_uri", "report_dir", "data_dir", "artifact_location", "runs_dir")
 #: Files a report may write besides the figures; removed first, so none is left from an older run.
 OUTPUTS = (
@@ -110,8 +112,7 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
         reference_tying=OmegaConf.select(cfg, "report.reference_tying", default="level"),
         folds_per_repetition=OmegaConf.select(cfg, "cv.folds", default=2),
     )
-    settings = [o for o in overrides or [f"experiment={experiment.name}"] if o.split("=")[0].lstrip("+~") not in PLACES]
-    command = " ".join(["bncbench report", *settings])
+    command = regenerate_command(overrides, experiment.name)
     return write_files(report, Path(cfg.report_dir), OmegaConf.to_container(cfg.report, resolve=True), command)
 
 
@@ -120,6 +121,17 @@ def _expanded(comparisons, models) -> list[dict]:
     run (its comparison shows it was not run)."""
     named = [str(c.get(side)) for c in comparisons for side in ("a", "b") if not is_pattern(str(c.get(side)))]
     return experiment_comparisons({"models": [*(models or []), *named], "comparisons": comparisons})
+
+
+def regenerate_command(overrides: list[str] | None, experiment: str) -> str:
+    """``bncbench report`` with the overrides that made a report, but those of ``PLACES``."""
+
+    def shown(override: str) -> bool:
+        key, _, value = override.partition("=")
+        key = key.lstrip("+~")
+        return key not in PLACES or (key == "report_dir" and not Path(value).is_absolute())
+
+    return " ".join(["bncbench report", *filter(shown, overrides or [f"experiment={experiment}"])])
 
 
 def write_files(

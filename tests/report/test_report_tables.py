@@ -6,6 +6,7 @@ from omegaconf import OmegaConf
 
 from bncbench.errors import ConfigError
 from bncbench.report import load_results, to_frame, to_latex, to_markdown, wdl_table, write_report
+from bncbench.report.writer import regenerate_command
 
 
 @pytest.fixture
@@ -168,6 +169,14 @@ def test_write_report_says_what_is_undefined(store, tmp_path):
     assert list(tests["dataset"]) == ["d0", "d1", "d2"] * 2
     # constant folds 0.1 vs 0.2: no variance, the 5x2cv t is infinite
     assert tests.loc[0, "t_statistic"] == float("-inf") and tests.loc[0, "t_p_value"] == 0.0
+
+
+def test_the_regenerate_command_leaves_out_places_but_a_relative_report_dir():
+    overrides = ["experiment=hdp_vs_m", "hdp.iterations=50000", "tracking_uri=sqlite:////tmp/x.db", "data_dir=/data"]
+    assert regenerate_command(overrides, "hdp_vs_m") == "bncbench report experiment=hdp_vs_m hdp.iterations=50000"
+    assert regenerate_command([*overrides, "report_dir=/tmp/r"], "hdp_vs_m").endswith("hdp.iterations=50000")
+    assert regenerate_command(["report_dir=reports/paper_protocol"], "x") == "bncbench report report_dir=reports/paper_protocol"
+    assert regenerate_command(None, "toy") == "bncbench report experiment=toy"
 
 
 def hdp_config(uri, report_dir, **report):
