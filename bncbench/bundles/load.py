@@ -23,8 +23,6 @@ from bncbench.data.digest import dataset_digest
 from bncbench.errors import BncbenchError, ConfigError
 from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
 
-#: Metrics per ``log_batch`` request (MLflow's limit).
-_METRICS_PER_BATCH = 1000
 _SHORT = 8
 #: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
 _METRIC_FIELDS = ["key", "value", "step", "timestamp"]
@@ -183,8 +181,7 @@ def _import_run(client: MlflowClient, experiment_id: str, bundle: Bundle, run, m
                 Metric(key, float(value), int(timestamp), int(step))
                 for key, value, step, timestamp in metrics[_METRIC_FIELDS].itertuples(index=False)
             ]
-            for start in range(0, len(history), _METRICS_PER_BATCH):
-                client.log_batch(run_id, metrics=history[start : start + _METRICS_PER_BATCH])
+            tracking.log_metric_history(client, run_id, history)
         if len(run.inputs):
             client.log_inputs(run_id, datasets=[_dataset_input(found) for found in run.inputs])
         if run.run_id in bundle.predictions:

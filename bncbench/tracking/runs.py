@@ -131,9 +131,7 @@ def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> 
 def log_metrics(client: MlflowClient, run_id: str, metrics: list[tuple[str, float, int]]) -> None:
     """Log ``(key, value, step)`` triples in batches."""
     now = int(time() * 1000)
-    items = [Metric(key, float(value), now, int(step)) for key, value, step in metrics]
-    for start in range(0, len(items), _BATCH):
-        client.log_batch(run_id, metrics=items[start : start + _BATCH])
+    log_metric_history(client, run_id, [Metric(key, float(value), now, int(step)) for key, value, step in metrics])
 
 
 def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
