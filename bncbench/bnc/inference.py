@@ -11,7 +11,6 @@ import copy
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import logsumexp
 
 
 @njit(cache=True, inline="always")
@@ -71,12 +70,28 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
     return out
 
 
+@njit(cache=True, parallel=True)
+def _cells(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start, children,
+           table_start):
+    out = np.empty((codes.shape[0], n_classes, roots.shape[0]), dtype=np.int64)
+    for i in prange(codes.shape[0]):
+        for c in range(n_classes):
+            for t in range(roots.shape[0]):
+                out[i, c, t] = table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
+                                           child_start, children, table_start)
+    return out
+
+
 def posterior(log_joint: np.ndarray) -> np.ndarray:
-    """Normalise log joint probabilities with log-sum-exp; a row where every class has probability
-    zero gets the uniform distribution."""
-    log_joint = log_joint.copy()
-    log_joint[np.isneginf(log_joint).all(axis=1)] = 0.0
-    return np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    """Normalise log joint probabilities, each row shifted by its largest value before ``exp`` (what
+    scipy's ``logsumexp`` does, at a fifth of its cost on two classes); a row where every class has
+    probability zero gets the uniform distribution, and a NaN stays NaN."""
+    top = log_joint.max(axis=1, keepdims=True)
+    impossible = np.isneginf(top[:, 0])
+    top[impossible] = 0.0
+    proba = np.exp(log_joint - top)
+    proba[impossible] = 1.0
+    return proba / proba.sum(axis=1, keepdims=True)
 
 
 def flat_log_tables(tables) -> np.ndarray:
@@ -91,11 +106,19 @@ class PackedNetwork:
     Parameters
     ----------
     network : CountedNetwork
-    tables : list of list of ndarray
-        For each tree, for each level, the (n_nodes, n_values) probability table.
+    tables : list of list of ndarray, optional
+        For each tree, for each level, the (n_nodes, n_values) probability table; without them, only
+        ``cells`` can be used.
+
+    Attributes
+    ----------
+    table_start : ndarray
+        Index in the flat tables of each node's row (nodes numbered tree by tree, level by level).
+    node_parent, node_level : ndarray
+        Each node's parent (-1 at a root) and level.
     """
 
-    def __init__(self, network, tables):
+    def __init__(self, network, tables=None):
         trees = network.trees
         self.n_classes = network.n_classes
         self.class_column = network.class_column
@@ -106,16 +129,18 @@ class PackedNetwork:
         self.depths = np.array([tree.depth for tree in trees], dtype=np.int64)
         self.child_columns = np.array([tree.child for tree in trees], dtype=np.int64)
         self.variables = np.full((len(trees), max(max_depth, 1)), -1, dtype=np.int64)
-        roots, child_start, children, table_start = [], [], [], []
+        roots, child_start, children, table_start, node_parent, node_level = [], [], [], [], [], []
         n_nodes = n_children = n_table = 0
-        for t, (tree, tree_tables) in enumerate(zip(trees, tables)):
+        for t, tree in enumerate(trees):
             self.variables[t, : tree.depth] = tree.variables
             roots.append(n_nodes)
             level_offsets = np.cumsum([0] + [p.shape[0] for p in tree.parent]) + n_nodes
-            for level, table in enumerate(tree_tables):
-                n_level = table.shape[0]
+            for level, parent in enumerate(tree.parent):
+                n_level = parent.shape[0]
                 table_start.append(n_table + np.arange(n_level, dtype=np.int64) * tree.n_values)
-                n_table += table.size
+                n_table += n_level * tree.n_values
+                node_parent.append(parent + level_offsets[level - 1] if level > 0 else parent)
+                node_level.append(np.full(n_level, level, dtype=np.int64))
                 if level < tree.depth:
                     level_children = tree.children[level]
                     width = level_children.shape[1]
@@ -130,7 +155,9 @@ class PackedNetwork:
         self.child_start = np.concatenate(child_start)
         self.children = np.concatenate(children) if children else np.empty(0, dtype=np.int64)
         self.table_start = np.concatenate(table_start)
-        self.log_tables = flat_log_tables(tables)
+        self.node_parent = np.concatenate(node_parent)
+        self.node_level = np.concatenate(node_level)
+        self.log_tables = None if tables is None else flat_log_tables(tables)
 
     def with_tables(self, tables) -> "PackedNetwork":
         """The same network with other probability tables (e.g. for another value of a smoothing
@@ -138,6 +165,19 @@ class PackedNetwork:
         twin = copy.copy(self)
         twin.log_tables = flat_log_tables(tables)
         return twin
+
+    def cells(self, codes: np.ndarray) -> np.ndarray:
+        """``(n, classes, trees)`` index in the flat tables of each tree's entry for each row and class,
+        the entry prediction reads (``table_cell``; -1 where the tree is skipped: a value unseen in
+        training)."""
+        return _cells(
+            np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, self.roots,
+            self.depths, self.variables, self.child_columns, self.child_start, self.children, self.table_start,
+        )
+
+    def nodes_of(self, cells: np.ndarray) -> np.ndarray:
+        """The node whose table row holds each of ``cells`` (valid cells only)."""
+        return np.searchsorted(self.table_start, cells, side="right") - 1
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) array of ``log P(y, x)`` up to the tables skipped for unseen values."""

@@ -25,13 +25,12 @@ one product of tables (TAN, kDB, SkDB). AODE, an average of such products, is re
 """
 
 import numpy as np
-from numba import njit, prange
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from bncbench.bnc.estimators.parameters import check_integer
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
-from bncbench.bnc.inference import PackedNetwork, table_cell
+from bncbench.bnc.inference import PackedNetwork
 from bncbench.errors import ConfigError
 
 
@@ -129,7 +128,7 @@ class ConditionalLogLikelihood:
 
     def __init__(self, network, tables, codes, renormalise):
         packed = PackedNetwork(network, tables)
-        cells = _context_cells(np.ascontiguousarray(codes, dtype=np.int64), packed)
+        cells = packed.cells(codes)
         seen = cells >= 0
         cells = np.where(seen, cells, 0)
         log_values = np.where(seen, packed.log_tables[cells], 0.0)
@@ -141,8 +140,7 @@ class ConditionalLogLikelihood:
             self.attribute_tables = [[np.log(t) for t in tree_tables] for tree_tables in tables[1:]]
             self.seen = seen[:, :, 1:]
             # each looked-up entry's node, numbered over the nodes of the attribute trees
-            node = np.searchsorted(packed.table_start, cells, side="right") - 1
-            self.nodes = (node - sum(table.shape[0] for table in tables[0]))[:, :, 1:]
+            self.nodes = (packed.nodes_of(cells) - sum(table.shape[0] for table in tables[0]))[:, :, 1:]
 
     def _normalisers(self, weights):
         """Per looked-up (row, class, attribute): ``log Z(w)`` and ``sum_k theta~_k log theta_k``."""
@@ -174,23 +172,3 @@ class ConditionalLogLikelihood:
         """``CLL(w)``."""
         return -self.negative_with_gradient(weights)[0]
 
-
-def _context_cells(codes: np.ndarray, packed: PackedNetwork) -> np.ndarray:
-    """``(n, classes, trees)`` index in the flat tables of each tree's entry for each row and class, the
-    same entry prediction reads (-1 where the tree is skipped: a value unseen in training)."""
-    return _cells_kernel(
-        codes, packed.n_classes, packed.class_column, packed.roots, packed.depths, packed.variables,
-        packed.child_columns, packed.child_start, packed.children, packed.table_start,
-    )
-
-
-@njit(cache=True, parallel=True)
-def _cells_kernel(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start, children,
-                  table_start):
-    out = np.empty((codes.shape[0], n_classes, roots.shape[0]), dtype=np.int64)
-    for i in prange(codes.shape[0]):
-        for c in range(n_classes):
-            for t in range(roots.shape[0]):
-                out[i, c, t] = table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
-                                           child_start, children, table_start)
-    return out
