@@ -56,13 +56,22 @@ def _column_values(column: pd.Series) -> np.ndarray:
 
 def _sorted_values(distinct, has_missing: bool) -> np.ndarray:
     """The distinct values (without missing) sorted, then NaN when the column has missing values."""
+    distinct = np.asarray(distinct)
+    return _with_missing(distinct[_sort_order(distinct)], has_missing)
+
+
+def _sort_order(distinct: np.ndarray) -> np.ndarray:
+    """The permutation that sorts distinct values; mixed types that do not order are sorted by their
+    ``repr``, a stable, printable order."""
     try:
-        values = np.sort(distinct)
-    except TypeError:  # mixed types that do not order: keep a stable, printable order
-        values = np.array(sorted(distinct, key=repr), dtype=object)
-    if has_missing:
-        values = np.append(np.asarray(values, dtype=object), np.nan)
-    return np.asarray(values, dtype=object)
+        return np.argsort(distinct, kind="stable")
+    except TypeError:
+        return np.array(sorted(range(len(distinct)), key=lambda i: repr(distinct[i])), dtype=np.int64)
+
+
+def _with_missing(values: np.ndarray, has_missing: bool) -> np.ndarray:
+    values = np.asarray(values, dtype=object)
+    return np.append(values, np.nan) if has_missing else values
 
 
 class CategoryEncoder:
@@ -89,9 +98,13 @@ class CategoryEncoder:
         for j, column in enumerate(self.columns_):
             local_codes, uniques = pd.factorize(X[column])
             has_missing = bool((local_codes < 0).any())
-            values = _sorted_values(uniques, has_missing)
-            self.categories_.append(values)
-            codes[:, j] = _training_codes(_known(values), uniques, has_missing, len(values))[local_codes]
+            distinct = np.asarray(uniques)
+            order = _sort_order(distinct)
+            self.categories_.append(_with_missing(distinct[order], has_missing))
+            rank = np.empty(len(order) + 1, dtype=np.int64)  # each unique's code; the last, a missing value's
+            rank[order] = np.arange(len(order))
+            rank[-1] = len(order) if has_missing else UNSEEN
+            codes[:, j] = rank[local_codes]
         self._with_kinds()
         return codes
 
