@@ -33,19 +33,22 @@ def _row_loss(scores, true_class, loss_code):
         if scores[c] > scores[best]:
             best = c
     top = scores[best]
+    if loss_code == 1:  # all -inf: uniform, and the first class is predicted
+        return 0.0 if best == true_class else 1.0
     if top == -np.inf:
         p_true = 1.0 / n_classes
-        best = 0
     else:
         total = 1.0  # the top class's exp(0)
+        e_true = 1.0
         for c in range(n_classes):
             if c != best:
-                total += np.exp(scores[c] - top)
-        p_true = (1.0 if true_class == best else np.exp(scores[true_class] - top)) / total
+                e = np.exp(scores[c] - top)
+                total += e
+                if c == true_class:
+                    e_true = e
+        p_true = e_true / total
     if loss_code == 0:
         return (1.0 - p_true) ** 2
-    if loss_code == 1:
-        return 0.0 if best == true_class else 1.0
     return -np.log(max(p_true, _FLOOR))
 
 
@@ -109,10 +112,13 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
             for c in range(n_classes):
                 count = counts[table_start[roots[0]] + c] - (1.0 if c == y else 0.0)
                 scores[b, :, c] = np.log((count + m / n_classes) / (n_rows - 1.0 + m))
+            prior_loss = _row_loss(scores[b, 0], y, loss_code)
             for k in range(k_max + 1):
-                sums[block, k, 0] += _row_loss(scores[b, k], y, loss_code)
+                sums[block, k, 0] += prior_loss
+        distinct_k = 0  # the models with k' >= distinct_k have the same scores: no attribute so far has more parents
         for position in range(d):
             tree = order[position]
+            distinct_k = min(max(distinct_k, depths[tree] - 1), k_max)
             for b in range(n_block):
                 i = first + b
                 y = codes[i, class_column]
@@ -123,8 +129,11 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
                                                  n_values, log_estimates)
                     for k in range(k_max + 1):
                         scores[b, k, c] += log_estimates[k]
-                for k in range(k_max + 1):
-                    sums[block, k, position + 1] += _row_loss(scores[b, k], y, loss_code)
+                for k in range(distinct_k + 1):
+                    loss = _row_loss(scores[b, k], y, loss_code)
+                    sums[block, k, position + 1] += loss
+                for k in range(distinct_k + 1, k_max + 1):
+                    sums[block, k, position + 1] += loss
     return sums
 
 
