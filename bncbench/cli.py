@@ -25,12 +25,10 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
 import yaml
 from omegaconf import OmegaConf
 
-from bncbench.config import config_dir
-from bncbench.data import resolve_data_dir
+from bncbench.config_files import config_dir
 from bncbench.errors import BncbenchError
 from bncbench.model_configs import estimator_names, grid_models, model_config, model_names, options
 
@@ -232,6 +230,7 @@ def import_(items: Sequence[str]) -> int:
     """Import the bundles among ``items`` into the store the overrides among them name."""
     from bncbench.bundles import import_bundles
     from bncbench.config import compose
+    from bncbench.data import resolve_data_dir
 
     overrides = [item for item in items if "=" in item]
     cfg = compose(overrides)
@@ -324,6 +323,10 @@ def describe_experiment(name: str) -> str:
 def _dataset_describer():
     """``describe(name)`` of a dataset config: its size from the store's ``manifest.csv`` where the
     store has one and lists it, else where it comes from."""
+    import pandas as pd
+
+    from bncbench.data import resolve_data_dir
+
     manifest_path = resolve_data_dir(None) / "manifest.csv"
     manifest = pd.read_csv(manifest_path, index_col="slug") if manifest_path.is_file() else pd.DataFrame()
 

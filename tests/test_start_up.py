@@ -1,7 +1,8 @@
 """Start-up: numba's kernels are compiled once per machine (the launching process warms the on-disk
 cache, and a later process, a sweep's worker or the next run, loads every kernel instead of compiling
-it), the classifier alone loads none of the tracking, config or plotting libraries, and its package
-imports no upper layer."""
+it), the classifier alone loads none of the tracking, config or plotting libraries, the command line
+none of the numerical ones until a subcommand needs them, and the classifier's package imports no upper
+layer."""
 
 import subprocess
 import sys
@@ -43,6 +44,18 @@ def test_the_classifier_alone_imports_no_tracking_config_or_plotting_library(cli
     result = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
     loaded = {name.split(".")[0] for name in result.stdout.split()}
     assert not loaded & {"mlflow", "hydra", "omegaconf", "matplotlib", "sqlalchemy", "xgboost"}
+
+
+def test_the_command_line_answers_help_without_the_numerical_libraries(cli_env):
+    """``bncbench --help`` and argument errors come at once: the subcommands import what they use."""
+    code = "import sys; import bncbench.cli; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert not loaded & {"numba", "sklearn", "scipy", "pandas", "mlflow", "hydra", "matplotlib"}
+    help_text = subprocess.run(
+        [sys.executable, "-m", "bncbench", "--help"], env=cli_env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "run" in help_text and "report" in help_text
 
 
 def test_the_classifier_package_imports_no_upper_layer():

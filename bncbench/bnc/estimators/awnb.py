@@ -22,7 +22,6 @@ lost on log-loss (20-4-39, p = 0.02).
 """
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier
 
 from bncbench.bnc.estimators.parameters import check_integer, check_number
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
@@ -65,6 +64,8 @@ class AttributeWeightedNaiveBayes(AttributeWeighting):
         self.subsample = check_number("subsample", subsample, 0.0, 1.0, low_open=True)
 
     def fit_values(self, network, codes, tables, rng) -> np.ndarray:
+        from sklearn.tree import DecisionTreeClassifier  # here: the command line imports every estimator
+
         attributes = np.asarray(network.attributes, dtype=np.int64)
         self.test_depths_ = np.empty((self.n_trees, len(attributes)))
         if len(attributes) == 0:
