@@ -183,7 +183,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         missing = [c for c in self.encoder_.columns_ if c not in X.columns]
         if missing:
             raise DatasetError(f"X lacks the columns {missing} that the classifier was fitted on.")
-        codes = self.encoder_.transform(X[self.encoder_.columns_])
+        codes = self.encoder_.transform(X if list(X.columns) == self.encoder_.columns_ else X[self.encoder_.columns_])
         unseen = [c for c, none_seen in zip(self.encoder_.columns_, (codes == UNSEEN).all(axis=0)) if none_seen]
         if unseen:
             warnings.warn(

@@ -147,9 +147,12 @@ class CategoryEncoder:
 
 
 def _training_codes(known: np.ndarray, uniques, has_missing: bool, n_values: int) -> np.ndarray:
-    """The training code of each of ``uniques`` (a factorisation's), then that of a missing value (the
-    last code, or ``UNSEEN`` when training had none), picked by the factorisation's code -1."""
-    return np.append(pd.Index(known).get_indexer(uniques), n_values - 1 if has_missing else UNSEEN)
+    """The training code of each of ``uniques`` (a factorisation's; ``UNSEEN`` for a value not in
+    ``known``), then that of a missing value (the last code, or ``UNSEEN`` when training had none),
+    picked by the factorisation's code -1. Values match as in a dict (``1 == 1.0``, ``"a" ==
+    np.str_("a")``); a column has few distinct values, so a dict beats a pandas Index here."""
+    code_of = {value: code for code, value in enumerate(known)}
+    return np.array([*(code_of.get(value, UNSEEN) for value in uniques), n_values - 1 if has_missing else UNSEEN])
 
 
 def _known(values: np.ndarray) -> np.ndarray:

@@ -29,25 +29,13 @@ def _context_node(row, c, t, node, depth, class_column, variables, child_start, 
     return node
 
 
-@njit(cache=True)
-def table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns, child_start, children,
-                table_start):
-    """Index in the flat tables of ``P(x_t | context)`` for row i under class c, or -1 to skip."""
-    column = child_columns[t]
-    x = c if column == class_column else codes[i, column]
-    if x < 0:
-        return -1
-    node = _context_node(codes[i], c, t, roots[t], depths[t], class_column, variables, child_start, children)
-    return table_start[node] + x
-
-
 @njit(cache=True, parallel=True)
 def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start,
                children, table_start, tree_groups, n_groups, log_tables):
     """(n, n_classes, n_groups) sums of the log tables of each group of trees; group -1 is in all.
 
-    What ``table_cell`` computes, with what does not depend on the class (the row, the tree's child
-    value, root, depth and group) read once per row and tree, not once per class.
+    The entries are those ``_cells`` finds, with what does not depend on the class (the row, the tree's
+    child value, root, depth and group) read once per row and tree, not once per class.
     """
     out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
@@ -73,12 +61,22 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
 @njit(cache=True, parallel=True)
 def _cells(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start, children,
            table_start):
+    """(n, n_classes, n_trees) index in the flat tables of the entry of each tree for each row and class
+    (the child's value in the row's deepest context seen in training), or -1 where the child's value
+    was never seen in training."""
     out = np.empty((codes.shape[0], n_classes, roots.shape[0]), dtype=np.int64)
     for i in prange(codes.shape[0]):
-        for c in range(n_classes):
-            for t in range(roots.shape[0]):
-                out[i, c, t] = table_cell(codes, i, c, t, class_column, roots, depths, variables, child_columns,
-                                           child_start, children, table_start)
+        row = codes[i]
+        for t in range(roots.shape[0]):
+            column = child_columns[t]
+            is_class = column == class_column
+            x_row = row[column] if not is_class else 0
+            for c in range(n_classes):
+                if x_row < 0:
+                    out[i, c, t] = -1
+                else:
+                    node = _context_node(row, c, t, roots[t], depths[t], class_column, variables, child_start, children)
+                    out[i, c, t] = table_start[node] + (c if is_class else x_row)
     return out
 
 
@@ -168,8 +166,7 @@ class PackedNetwork:
 
     def cells(self, codes: np.ndarray) -> np.ndarray:
         """``(n, classes, trees)`` index in the flat tables of each tree's entry for each row and class,
-        the entry prediction reads (``table_cell``; -1 where the tree is skipped: a value unseen in
-        training)."""
+        the entry prediction reads (-1 where the tree is skipped: a value unseen in training)."""
         return _cells(
             np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, self.roots,
             self.depths, self.variables, self.child_columns, self.child_start, self.children, self.table_start,

@@ -114,7 +114,8 @@ class MEstimate(Estimator):
     def _holdout_log_joints(self, rest, held_codes):
         """For each m of the grid, the grouped log joint of the held-out rows, as ``PackedNetwork(rest,
         self.tables_for(rest, m))`` gives it, to the last bit: the same estimates and sums, computed
-        only at the cells the rows read, not over whole tables (kDB-5 on adult has 529,312 cells)."""
+        at the cells the rows read or, when the tables have fewer cells than that, at every cell, but
+        with no table built (kDB-5 on adult has 529,312 cells, naive Bayes 458)."""
         packed = PackedNetwork(rest)
         cells = packed.cells(held_codes)  # (n, classes, trees)
         read = cells >= 0
@@ -129,13 +130,18 @@ class MEstimate(Estimator):
                 nodes[back] = parents
                 back[back] = (packed.node_level[parents] >= 2) & (counts[cells[back]] == 0)
         node_totals = np.concatenate([totals.ravel() for tree_totals in _row_totals(rest) for totals in tree_totals])
-        cell_counts, cell_totals = counts[cells], node_totals[nodes]
-        n_values = np.array([tree.n_values for tree in rest.trees], dtype=np.int64)
+        node_values = np.diff(np.append(packed.table_start, counts.size))
+        at_reads = cells.size < counts.size
+        if not at_reads:
+            nodes = np.repeat(np.arange(node_values.size), node_values)  # every cell's node
+        cell_counts = counts[cells] if at_reads else counts
+        cell_totals, n_values = node_totals[nodes], node_values[nodes]
         for m in self.m_grid:
-            pseudo = m / n_values  # per tree, as ``_tree_tables`` gives it to ``smoothed``
+            pseudo = m / n_values  # as ``_tree_tables`` gives it to ``smoothed``
             totals = cell_totals + n_values * pseudo
             with np.errstate(invalid="ignore", divide="ignore"):
-                log_p = np.where(read, np.log(np.where(totals > 0, (cell_counts + pseudo) / totals, 0.0)), 0.0)
+                log_estimates = np.log(np.where(totals > 0, (cell_counts + pseudo) / totals, 0.0))
+            log_p = np.where(read, log_estimates if at_reads else log_estimates[cells], 0.0)
             yield _grouped_sums(log_p, packed.tree_groups, packed.n_groups)
 
 def _grouped_sums(log_p: np.ndarray, tree_groups: np.ndarray, n_groups: int) -> np.ndarray:
