@@ -80,9 +80,9 @@ class MEstimate(Estimator):
         return {"selected_m": self.selected_m_}
 
     def tables_for(self, network, m: float, row_totals=None):
-        """Tables of every tree of ``network`` for a given m; ``row_totals`` (``_row_totals``) saves
+        """Tables of every tree of ``network`` for a given m; ``row_totals`` (``context_totals``) saves
         summing the counts again for each m."""
-        row_totals = row_totals or _row_totals(network)
+        row_totals = row_totals or context_totals(network)
         return [self._tree_tables(tree, m, totals) for tree, totals in zip(network.trees, row_totals)]
 
     def _tree_tables(self, tree, m, row_totals):
@@ -129,7 +129,7 @@ class MEstimate(Estimator):
                 cells[back] += packed.table_start[parents] - packed.table_start[nodes[back]]
                 nodes[back] = parents
                 back[back] = (packed.node_level[parents] >= 2) & (counts[cells[back]] == 0)
-        node_totals = np.concatenate([totals.ravel() for tree_totals in _row_totals(rest) for totals in tree_totals])
+        node_totals = np.concatenate([totals.ravel() for tree_totals in context_totals(rest) for totals in tree_totals])
         node_values = np.diff(np.append(packed.table_start, counts.size))
         at_reads = cells.size < counts.size
         if not at_reads:
@@ -156,7 +156,7 @@ def _grouped_sums(log_p: np.ndarray, tree_groups: np.ndarray, n_groups: int) -> 
     return sums
 
 
-def _row_totals(network) -> list:
+def context_totals(network) -> list:
     """Per tree and level, each context's total count (``smoothed``'s row totals)."""
     return [[counts.sum(axis=1, keepdims=True) for counts in tree.counts] for tree in network.trees]
 

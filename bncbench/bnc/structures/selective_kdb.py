@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from bncbench.bnc.estimators.m_estimate import MEstimate
+from bncbench.bnc.estimators.m_estimate import MEstimate, context_totals
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.errors import ConfigError
 
@@ -145,14 +145,15 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
     class. RMSE is the root of the mean squared error on the true class (SkDB paper Eq. 1); the other
     losses are means.
     """
-    tables = MEstimate(m=m, backoff="value").tables_for(network, m)
+    row_totals = context_totals(network)
+    tables = MEstimate(m=m, backoff="value").tables_for(network, m, row_totals)
     packed = PackedNetwork(network, tables)
     counts = np.concatenate([c.ravel() for tree in network.trees for c in tree.counts])
-    totals = np.concatenate([c.sum(axis=1) for tree in network.trees for c in tree.counts])  # by node
+    totals = np.concatenate([t.ravel() for tree_totals in row_totals for t in tree_totals])  # by node
     with np.errstate(divide="ignore", invalid="ignore"):  # cells without the row are never read
         log_removed = np.concatenate([
-            np.log((np.maximum(c - 1.0, 0.0) + m / tree.n_values) / (c.sum(axis=1, keepdims=True) - 1.0 + m)).ravel()
-            for tree in network.trees for c in tree.counts
+            np.log((np.maximum(c - 1.0, 0.0) + m / tree.n_values) / (t - 1.0 + m)).ravel()
+            for tree, tree_totals in zip(network.trees, row_totals) for c, t in zip(tree.counts, tree_totals)
         ])  # fmt: skip
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
