@@ -8,8 +8,15 @@ while the cell runs). A RUNNING run is *live* when its owner runs on this host a
 another host and beat less than ``LEASE_SECONDS`` ago; otherwise it was abandoned (its process was
 killed) and its cell may run again. A run of a bncbench version before leases has no owner: abandoned.
 
-Two processes may start a run of one cell at the same moment; each then looks again, and the later
-run (by start time, then run id) gives way: it is deleted, and its process leaves the cell to the other.
+Two processes may start a run of one cell at the same moment, so each looks again once its run is in the
+store (``decision``). Seeing no other live run of the cell, it claims the cell (``CLAIM_TAG``) and runs
+it. Seeing one, it gives way (its run is deleted) if that run has claimed the cell or started earlier (by
+start time, then run id). The earliest run, seeing only unclaimed others, waits until each of them has
+decided: their processes, having looked once, delete their runs or claim at once. Start times alone
+would not do: a run is stamped before it is written, so the earlier-stamped run of two can be written
+after the other process looked, and both would keep the cell. With the claim, of two processes that
+both look after writing, at least one sees the other's run (SQLite, like MLflow's server stores, orders
+the writes), and it is never the earlier to run on while the other does.
 """
 
 import logging
@@ -31,6 +38,12 @@ HEARTBEAT_TAG = "bncbench.heartbeat"
 SWEEP_TAG = "bncbench.sweep"
 SWEEP_VARIABLE = "BNCBENCH_SWEEP"
 HEARTBEAT_SECONDS = 60.0
+#: Set on a run whose process looked after writing it and saw no other live run of its cell.
+CLAIM_TAG = "bncbench.claimed"
+#: The tags of a run's lease: they describe the process that ran it, and travel with no copy of it.
+LEASE_TAGS = (OWNER_TAG, HEARTBEAT_TAG, SWEEP_TAG, CLAIM_TAG)
+#: How often the earliest of several runs of a cell looks again while the others decide.
+DECISION_POLL_SECONDS = 0.2
 #: A run on another host whose heartbeat is older than this was abandoned. Ten heartbeats: a store
 #: that is slow or briefly down, or a machine under load, does not lose a live run its cell.
 LEASE_SECONDS = 600.0
@@ -97,11 +110,17 @@ def lease_tags() -> dict[str, str]:
     return tags
 
 
-def gives_way(run, rivals) -> bool:
-    """Whether ``run`` must leave its cell to one of ``rivals`` (other live RUNNING runs of the cell):
-    the earliest run keeps it."""
+def decision(run, rivals) -> str:
+    """What the process of ``run``, just written, does about ``rivals`` (the other live RUNNING runs of
+    its cell): "claim" the cell when there are none; "give way" when one of them has claimed it or
+    started earlier (by start time, then run id); else "wait" (it is the earliest, and the others have
+    not decided yet: look again)."""
+    if not rivals:
+        return "claim"
     first = min([run, *rivals], key=lambda r: (r.info.start_time, r.info.run_id))
-    return first.info.run_id != run.info.run_id
+    if first.info.run_id != run.info.run_id or any(CLAIM_TAG in r.data.tags for r in rivals):
+        return "give way"
+    return "wait"
 
 
 class Heartbeat:

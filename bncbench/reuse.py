@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 COPIED_FROM_TAG = "bncbench.copied_from"
 #: Tags of the copy that stay its own: who runs it, in which sweep, and its cell's names in this
 #: experiment (the source's ``model.name`` param keeps the name it was computed under).
-_OWN_TAGS = (lease.OWNER_TAG, lease.HEARTBEAT_TAG, lease.SWEEP_TAG, "mlflow.runName", "dataset", "model")
+_OWN_TAGS = (*lease.LEASE_TAGS, "mlflow.runName", "dataset", "model")
 
 
 def computed_elsewhere(client, experiment_id: str, hash_: str, data_digest: str | None) -> Run | None:

@@ -8,6 +8,7 @@ locally, or e.g. submitit on a cluster). The sweep around the jobs is ``bncbench
 import json
 import logging
 import tempfile
+import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -242,7 +243,7 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
             raise
         _log_disk_full(name, client, None)
         return "failed"
-    taken = _taken_by_another(client, experiment_id, hash_, digest, name, tracking.get_run(client, run_id))
+    taken = _claim(client, experiment_id, hash_, digest, name, tracking.get_run(client, run_id))
     if taken:  # another process started or finished the cell meanwhile
         tracking.delete_run(client, run_id)
         return taken
@@ -278,24 +279,52 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
     return "finished"
 
 
-def _taken_by_another(client, experiment_id, hash_, digest, name, own=None) -> str | None:
+def _taken_by_another(client, experiment_id, hash_, digest, name) -> str | None:
     """"skipped" when the cell has a FINISHED run of this data, "running elsewhere" when another
-    process holds a live run of it (before ``own``, this process's run, if given: of two runs
-    started together the earlier keeps the cell), else None. Checked before this process starts its
-    run and again after, so that a cell is never run twice whatever the two processes' timing."""
+    process holds a live run of it, else None: the look before this process starts its run."""
+    if _finished(client, experiment_id, hash_, digest, name):
+        return "skipped"
+    rivals = _live_rivals(client, experiment_id, hash_, None)
+    if rivals:
+        log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
+        return "running elsewhere"
+    return None
+
+
+def _claim(client, experiment_id, hash_, digest, name, own) -> str | None:
+    """The look after this process started its run ``own``: None once the cell is claimed for it, else
+    "skipped" or "running elsewhere" as ``_taken_by_another`` (``lease.decision``; two processes that
+    started the cell together never both keep it). A wait longer than a lease leaves the cell to the
+    other process."""
+    deadline = time.monotonic() + lease.LEASE_SECONDS
+    while True:
+        if _finished(client, experiment_id, hash_, digest, name):
+            return "skipped"
+        rivals = _live_rivals(client, experiment_id, hash_, own)
+        decision = lease.decision(own, rivals)
+        if decision == "claim":
+            tracking.set_tags(client, own.info.run_id, {lease.CLAIM_TAG: "1"})
+            return None
+        if decision == "give way" or time.monotonic() > deadline:
+            log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
+            return "running elsewhere"
+        time.sleep(lease.DECISION_POLL_SECONDS)
+
+
+def _finished(client, experiment_id, hash_, digest, name) -> bool:
     done = tracking.finished_run(client, experiment_id, hash_, digest)
     if done is not None:
         log.info("%s: skipped, finished as run %s", name, done.info.run_id)
-        return "skipped"
-    rivals = [
+    return done is not None
+
+
+def _live_rivals(client, experiment_id, hash_, own) -> list:
+    """The live RUNNING runs of the cell (``lease.is_live``) other than ``own``."""
+    return [
         run
         for run in tracking.running_runs(client, experiment_id, hash_)
         if lease.is_live(run.data.tags) and (own is None or run.info.run_id != own.info.run_id)
     ]
-    if rivals and (own is None or lease.gives_way(own, rivals)):
-        log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
-        return "running elsewhere"
-    return None
 
 
 def _log_disk_full(name: str, client, run_id: str | None) -> None:

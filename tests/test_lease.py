@@ -5,6 +5,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from types import SimpleNamespace
 
@@ -38,13 +39,16 @@ def test_a_run_of_another_host_is_live_while_it_beats():
     assert not lease.is_live(elsewhere, now)
 
 
-def test_the_earliest_of_runs_started_together_keeps_the_cell():
-    def run(start, run_id):
-        return SimpleNamespace(info=SimpleNamespace(start_time=start, run_id=run_id))
+def test_a_run_claims_its_cell_alone_and_gives_way_to_a_claimed_or_earlier_one():
+    def run(start, run_id, claimed=False):
+        tags = {lease.CLAIM_TAG: "1"} if claimed else {}
+        return SimpleNamespace(info=SimpleNamespace(start_time=start, run_id=run_id), data=SimpleNamespace(tags=tags))
 
-    assert lease.gives_way(run(2, "a"), [run(1, "b")])
-    assert not lease.gives_way(run(1, "b"), [run(2, "a")])
-    assert lease.gives_way(run(1, "b"), [run(1, "a")])  # same millisecond: the smaller id
+    assert lease.decision(run(2, "a"), []) == "claim"
+    assert lease.decision(run(2, "a"), [run(1, "b")]) == "give way"
+    assert lease.decision(run(1, "b"), [run(1, "a")]) == "give way"  # same millisecond: the smaller id
+    assert lease.decision(run(1, "b"), [run(2, "a", claimed=True)]) == "give way"
+    assert lease.decision(run(1, "b"), [run(2, "a")]) == "wait"  # the earliest waits for the other to decide
 
 
 def test_the_heartbeat_is_renewed_while_the_cell_runs(tmp_path, new_store):
@@ -106,6 +110,41 @@ def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(
     assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "running elsewhere"
     run = client.get_run(other[0])
     assert run.info.status == "RUNNING" and "error" not in run.data.tags
+
+
+def earlier_run(cfg, client, exp, before):
+    """This process's run of the cell, stamped a second before run ``before`` though written after it."""
+    tags = {"cfg_hash": semantic.cfg_hash(cfg), lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
+    start = client.get_run(before).info.start_time - 1000
+    return client.create_run(exp, start_time=start, tags=tags, run_name="sklearn-iris/nb_laplace")
+
+
+@pytest.mark.parametrize("other_decides", ["claims", "gives way"])
+def test_the_earlier_stamped_of_two_runs_waits_for_the_other_to_decide(cell, other_decides):
+    """The race two launchers ran into: the other process looked before this process's run, stamped
+    earlier, was written; it saw no rival and went on (claims) or, having seen it, deletes its run."""
+    cfg, client, exp = cell
+    other = held_run(cfg, client, exp, lease.owner(os.getppid()))
+    own = earlier_run(cfg, client, exp, other)
+    assert lease.decision(own, runner._live_rivals(client, exp, own.data.tags["cfg_hash"], own)) == "wait"
+
+    def decide():
+        time.sleep(3 * lease.DECISION_POLL_SECONDS)
+        if other_decides == "claims":
+            tracking.set_tags(client, other, {lease.CLAIM_TAG: "1"})
+        else:
+            tracking.delete_run(client, other)
+
+    deciding = threading.Thread(target=decide)
+    deciding.start()
+    taken = runner._claim(client, exp, own.data.tags["cfg_hash"], None, "sklearn-iris/nb_laplace", own)
+    deciding.join()
+    if other_decides == "claims":
+        assert taken == "running elsewhere"
+        assert lease.CLAIM_TAG not in client.get_run(own.info.run_id).data.tags
+    else:
+        assert taken is None
+        assert client.get_run(own.info.run_id).data.tags[lease.CLAIM_TAG] == "1"
 
 
 DATASETS = ["sklearn-iris", "sklearn-wine", "vote", "car", "tic-tac-toe", "zoo"]

@@ -29,9 +29,7 @@ if TYPE_CHECKING:
 #: Tags that do not travel: who held a run's lease (``bncbench.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
 LOCAL_TAGS = (
-    lease.OWNER_TAG,
-    lease.HEARTBEAT_TAG,
-    lease.SWEEP_TAG,
+    *lease.LEASE_TAGS,
     ORIGIN_RUN_TAG,
     ORIGIN_BUNDLE_TAG,
     "mlflow.runName",
