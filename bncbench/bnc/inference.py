@@ -29,27 +29,40 @@ def _context_node(row, c, t, node, depth, class_column, variables, child_start, 
     return node
 
 
+@njit(cache=True, inline="always")
+def _child_value(row, t, child_columns, class_column):
+    """Whether tree ``t``'s child is the class and, if not, its value in the row (``UNSEEN``, -1, for a
+    value never seen in training); what does not depend on the class, read once per row and tree."""
+    column = child_columns[t]
+    if column == class_column:
+        return True, 0
+    return False, row[column]
+
+
+@njit(cache=True, inline="always")
+def _entry(row, c, t, x_row, is_class, class_column, roots, depths, variables, child_start, children,
+           table_start):
+    """Index in the flat tables of tree ``t``'s entry for the row under class c."""
+    node = _context_node(row, c, t, roots[t], depths[t], class_column, variables, child_start, children)
+    return table_start[node] + (c if is_class else x_row)
+
+
 @njit(cache=True, parallel=True)
 def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start,
                children, table_start, tree_groups, n_groups, log_tables):
-    """(n, n_classes, n_groups) sums of the log tables of each group of trees; group -1 is in all.
-
-    The entries are those ``_cells`` finds, with what does not depend on the class (the row, the tree's
-    child value, root, depth and group) read once per row and tree, not once per class.
-    """
+    """(n, n_classes, n_groups) sums of the log tables of each group of trees (group -1 is in all) at
+    the entries ``_cells`` finds."""
     out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
-            column = child_columns[t]
-            is_class = column == class_column
-            x_row = row[column] if not is_class else 0
+            is_class, x_row = _child_value(row, t, child_columns, class_column)
             if x_row < 0:  # the child's value unseen in training: no evidence
                 continue
-            root, depth, group = roots[t], depths[t], tree_groups[t]
+            group = tree_groups[t]
             for c in range(n_classes):
-                node = _context_node(row, c, t, root, depth, class_column, variables, child_start, children)
-                log_p = log_tables[table_start[node] + (c if is_class else x_row)]
+                log_p = log_tables[_entry(row, c, t, x_row, is_class, class_column, roots, depths, variables,
+                                          child_start, children, table_start)]
                 if group < 0:
                     for g in range(n_groups):
                         out[i, c, g] += log_p
@@ -68,15 +81,10 @@ def _cells(codes, n_classes, class_column, roots, depths, variables, child_colum
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
-            column = child_columns[t]
-            is_class = column == class_column
-            x_row = row[column] if not is_class else 0
+            is_class, x_row = _child_value(row, t, child_columns, class_column)
             for c in range(n_classes):
-                if x_row < 0:
-                    out[i, c, t] = -1
-                else:
-                    node = _context_node(row, c, t, roots[t], depths[t], class_column, variables, child_start, children)
-                    out[i, c, t] = table_start[node] + (c if is_class else x_row)
+                out[i, c, t] = -1 if x_row < 0 else _entry(row, c, t, x_row, is_class, class_column, roots,
+                                                           depths, variables, child_start, children, table_start)
     return out
 
 
