@@ -1,5 +1,6 @@
 """Bayesian network classifiers: context trees, structures and parameter estimators."""
 
-from bncbench.bnc.kernel_cache import lock_cache_saves
+from bncbench.bnc.kernel_cache import key_on_package_source, lock_cache_saves
 
-lock_cache_saves()  # before any kernel of the package compiles
+key_on_package_source()  # before any kernel of the package is defined
+lock_cache_saves()

@@ -1,9 +1,16 @@
-"""numba's cache under two processes saving different signatures of one kernel at once."""
+"""numba's cache under two processes saving different signatures of one kernel at once, and under a
+change to a kernel's callee in another file of the package (``key_on_package_source``)."""
 
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
 import threading
 
 from numba.core.caching import IndexDataCacheFile
 
+import bncbench
 import bncbench.bnc  # noqa: F401  (locks the cache's saves)
 
 WAIT = 1.0  # seconds a saver waits for the other to reach the next step of the bad interleaving
@@ -63,3 +70,33 @@ def test_the_lock_is_installed_once():
     save = IndexDataCacheFile.save
     kernel_cache.lock_cache_saves()
     assert IndexDataCacheFile.save is save and save.saves_under_lock
+
+
+def _run(root):
+    code = "import bncbench.bnc; from bncbench.bnc._probe_caller import call; print(call())"
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_a_change_in_a_callees_file_recompiles_its_callers(tmp_path):
+    package = tmp_path / "bncbench"
+    shutil.copytree(os.path.dirname(bncbench.__file__), package, ignore=shutil.ignore_patterns("__pycache__"))
+    callee = package / "bnc" / "_probe_callee.py"
+    callee.write_text("from numba import njit\n\n\n@njit(cache=True)\ndef value():\n    return 1\n")
+    (package / "bnc" / "_probe_caller.py").write_text(textwrap.dedent("""
+        from numba import njit
+
+        from bncbench.bnc._probe_callee import value
+
+
+        @njit(cache=True)
+        def call():
+            return value() * 10
+    """))
+    assert _run(tmp_path) == "10"
+    assert _run(tmp_path) == "10"  # loaded from the cache
+    callee.write_text(callee.read_text().replace("return 1", "return 2"))
+    assert _run(tmp_path) == "20"  # numba alone keys call() on its own file: it would print 10
