@@ -33,6 +33,7 @@ Eq. 12, ``(n(y) + alpha_0 / |Y|) / (N + alpha_0)`` with ``alpha_0 = initial_conc
 m-estimate with m = 2), or its posterior mean over the chain when ``sample_root_concentration``.
 """
 
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
@@ -222,6 +223,7 @@ class _Forest:
     """The context trees of a network packed into the flat arrays of ``sampler.run_chains``."""
 
     def __init__(self, trees, tying, initial_concentration, sample_root):
+        trees, self.node_order = zip(*map(_children_by_parent, trees)) if trees else ((), ())
         self.trees = trees
         tree_levels, levels, active_levels, parent, cell, slot = [0], [], [], [], [], []
         leaf_counts, active_cell, active_node, active_data = [], [], [], []
@@ -339,7 +341,7 @@ class _Forest:
                     b - a, -1
                 )
                 tree_tables.append(table / table.sum(axis=1, keepdims=True))
-            out.append(tree_tables)
+            out.append([_reorder(table, order) for table, order in zip(tree_tables, self.node_order[i])])
         return out
 
 
@@ -348,6 +350,45 @@ def _integer_counts(counts):
     if np.any(rounded < 0) or not np.allclose(rounded, counts):
         raise ValueError("HDP estimates need non-negative integer counts.")
     return rounded.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _OrderedTree:
+    """What ``_Forest`` reads of a ``ContextTree``, its nodes renumbered (``_children_by_parent``)."""
+
+    parent: list
+    counts: list
+    n_values: int
+    depth: int
+    n_nodes: int
+
+
+def _children_by_parent(tree):
+    """The tree with each level's nodes ordered by their parents' order (stable), and per level the
+    tree's number of each renumbered node.
+
+    A ``ContextTree`` numbers a level's nodes as the data first reach them; the sweep and the recording
+    walk a level in order and read each node's parent, so with siblings together the parents' state is
+    read in order too, not scattered over the level above.
+    """
+    parent, counts, node_order = [tree.parent[0]], [tree.counts[0]], [np.arange(tree.parent[0].shape[0])]
+    renumbered = np.zeros(1, dtype=np.int64)  # the new number of each node of the level above
+    for level in range(1, tree.depth + 1):
+        new_parent = renumbered[tree.parent[level]]
+        order = np.argsort(new_parent, kind="stable")
+        parent.append(new_parent[order])
+        counts.append(tree.counts[level][order])
+        node_order.append(order)
+        renumbered = np.empty_like(order)
+        renumbered[order] = np.arange(order.shape[0])
+    return _OrderedTree(parent, counts, tree.n_values, tree.depth, tree.n_nodes), node_order
+
+
+def _reorder(table, order):
+    """Rows of ``table``, in a renumbered order, back in the tree's (row ``i`` is node ``order[i]``)."""
+    out = np.empty_like(table)
+    out[order] = table
+    return out
 
 
 def _tie(tree, tying, starts, first_slot):
