@@ -10,7 +10,7 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
-from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _tie
+from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _moving_nodes, _tie
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sum_log_inverse_beta
 from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, _fill_steps, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
@@ -249,7 +249,8 @@ def run_forest(tree, spans, iterations=200, burn_in=20, every=5, on_iteration=No
     forest = _Forest([tree], "level", 2.0, False)
     table = shared_table.ensure(forest.max_count)
     stirling = (table.ratio, table.inverse_ratio, table.rows, *forest.row_cache(table.bound))
-    estimates, trace = (np.zeros(forest.n_cells), np.zeros(forest.n_cells)), np.zeros((1, 1000, 4))
+    estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
+    trace = np.zeros((1, 1000, tree.depth + 1))
     for start, stop in spans:
         run_chains(True, forest.layout, forest.forest, forest.state, stirling, (iterations, burn_in, 10, every, 1),
                    (2.0, 1.0, 4000.0), 5, estimates, trace, start, stop)  # fmt: skip
@@ -448,12 +449,20 @@ def test_pooled_beta_draws_have_the_law_of_one_draw_per_node(alpha):
 
 
 @pytest.mark.parametrize("every", [1, 5, 7])
-def test_estimates_are_the_sum_of_eq12_over_the_iterations(every):
-    """The leaves' estimates, added once per concentration update (``record_leaves``), and the others,
-    added every iteration, are the sums after burn-in of Eqs. 12-14 computed from each iteration's
-    state, whichever calls the chain is run in."""
+@pytest.mark.parametrize("dense", [True, False])
+def test_estimates_are_the_sum_of_eq12_over_the_iterations(every, dense):
+    """The static nodes' estimates, added once per concentration update (``record_static``), and the
+    others, added every iteration, are the sums after burn-in of Eqs. 12-14 computed from each
+    iteration's state, whichever calls the chain is run in. Dense: 600 rows under 3 parents, only the
+    leaves are static; sparse: 40 rows under 4, nodes of the two levels above the leaves are static too
+    (children with data counts of at most 1), some under static parents."""
     rng = np.random.default_rng(5)
-    tree = ContextTree(0, 3, (3, 1, 2), (3, 3, 3)).add(rng.integers(0, 3, (4, 600)))
+    if dense:
+        tree = ContextTree(0, 3, (3, 1, 2), (3, 3, 3)).add(rng.integers(0, 3, (4, 600)))
+    else:
+        tree = ContextTree(0, 3, (4, 1, 2, 3), (4, 4, 4, 4)).add(rng.integers(0, 3, (5, 40)))
+    static_internal = [int((~moving).sum()) for moving in _moving_nodes(tree)[:-1]]
+    assert static_internal == ([0, 0, 0] if dense else [0, 0, 3, 17])
     expected = []
 
     def eq12(forest):

@@ -1,68 +1,79 @@
 """The estimates the HDP sampler returns (HDP paper Sect. 4.5), numba kernels: the running mean of
-each node's conditional probabilities over the iterations recorded after burn-in, the leaves' share
-recorded once per concentration update."""
+each node's conditional probabilities over the iterations recorded after burn-in, the share of the
+nodes whose counts never move (the leaves, and the nodes above only sparse leaves) recorded once per
+concentration update."""
 
 import numpy as np
 from numba import njit
 
 
 @njit(cache=True, error_model="numpy")
-def record_probabilities(levels, n_values, forest, state, current, accumulated, leaf_parent_sum):
-    """Add this iteration's estimates above the leaves, top-down by Eqs. 12-14 (uniform base at the
-    root), and the probabilities of the level above the leaves to ``leaf_parent_sum`` for
-    ``record_leaves``; a tree that is only a root is recorded whole.
+def record_probabilities(recorded, feeds, n_values, forest, state, current, accumulated, parent_sum):
+    """Add this iteration's estimates of the ``recorded`` nodes (those whose counts move, in level
+    order) by Eqs. 12-14, top-down (uniform base at the root), and the probabilities of those that
+    ``feeds`` (a parent of static nodes) to ``parent_sum`` for ``record_static``.
 
     Cells are indexed by unsigned offsets: without numba's negative-index wrap-around, the loops over
     a node's values vectorise.
     """
     _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
-    depth = levels.shape[0] - 2
-    for level in range(max(depth, 1)):
-        above_leaves = level == depth - 1
-        for node in range(levels[level], levels[level + 1]):
-            a = alpha[slot[node]]
-            scale = 1.0 / (n_total[node] + a)
-            first = np.uint64(cell[node])
-            if level == 0:
-                for k in range(n_values):
-                    i = first + np.uint64(k)
-                    current[i] = (n_cell[i] + a / n_values) * scale
-                    accumulated[i] += current[i]
-            else:
-                base = np.uint64(cell[parent[node]])
-                for k in range(n_values):
-                    i = first + np.uint64(k)
-                    current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
-                    accumulated[i] += current[i]
-            if above_leaves:
-                for k in range(n_values):
-                    i = first + np.uint64(k)
-                    leaf_parent_sum[i] += current[i]
+    for node in recorded:
+        a = alpha[slot[node]]
+        scale = 1.0 / (n_total[node] + a)
+        first = np.uint64(cell[node])
+        if parent[node] < 0:
+            for k in range(n_values):
+                i = first + np.uint64(k)
+                current[i] = (n_cell[i] + a / n_values) * scale
+                accumulated[i] += current[i]
+        else:
+            base = np.uint64(cell[parent[node]])
+            for k in range(n_values):
+                i = first + np.uint64(k)
+                current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
+                accumulated[i] += current[i]
+        if feeds[node]:
+            for k in range(n_values):
+                i = first + np.uint64(k)
+                parent_sum[i] += current[i]
 
 
 @njit(cache=True, error_model="numpy")
-def record_leaves(levels, n_values, forest, state, pending, leaf_parent_sum, accumulated):
-    """Add the leaves' estimates of the last ``pending`` recorded iterations at once, and clear
-    ``leaf_parent_sum``.
+def record_static(static, first_leaf, recorded, feeds, n_values, forest, state, pending, parent_sum,
+                  accumulated):  # fmt: skip
+    """Add the estimates of the ``static`` nodes (in level order) over the last ``pending`` recorded
+    iterations at once, then clear the ``parent_sum`` of the recorded nodes.
 
-    A leaf's counts and concentration stay the same between concentration updates, so Eq. 12 summed
-    over those iterations is ``(pending * n + alpha * sum of the parent's probabilities) / (N + alpha)``:
-    the leaves, most of a big tree's cells, are visited once per update instead of every iteration.
+    A node is static when its counts never move: a leaf (data counts), or a node whose children's
+    cells all have data counts of at most 1 (their pseudo-counts are fixed, so are its counts, Eq. 10).
+    Its counts and concentration stay the same between concentration updates, so Eq. 12 summed over
+    those iterations is ``(pending * n + alpha * sum of the parent's probabilities) / (N + alpha)``,
+    linear in the parent's sum: a recorded parent's comes from ``parent_sum``, a static parent's is
+    written to ``parent_sum`` here first (top-down), and a static root's base is ``pending / n_values``.
+    Most cells of a big tree are visited once per update instead of every iteration.
     """
     _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
-    depth = levels.shape[0] - 2
-    if depth == 0 or pending == 0:
+    if pending == 0:
         return
-    for node in range(levels[depth], levels[depth + 1]):
+    for node in static:
         a = alpha[slot[node]]
         scale = 1.0 / (n_total[node] + a)
-        first, base = np.uint64(cell[node]), np.uint64(cell[parent[node]])
+        first = np.uint64(cell[node])
+        keep = node < first_leaf  # an internal static node: its children read its sum
+        root = parent[node] < 0
+        base = np.uint64(0 if root else cell[parent[node]])
         for k in range(n_values):
             i = first + np.uint64(k)
-            accumulated[i] += (pending * n_cell[i] + a * leaf_parent_sum[base + np.uint64(k)]) * scale
-    leaf_parent_sum[cell[levels[depth - 1]] : cell[levels[depth]]] = 0.0
+            base_sum = pending / n_values if root else parent_sum[base + np.uint64(k)]
+            summed = (pending * n_cell[i] + a * base_sum) * scale
+            accumulated[i] += summed
+            if keep:
+                parent_sum[i] = summed
+    for node in recorded:
+        if feeds[node]:
+            parent_sum[cell[node] : cell[node] + n_values] = 0.0
 
 
 @njit(cache=True, error_model="numpy")

@@ -228,6 +228,7 @@ class _Forest:
         tree_levels, levels, active_levels, parent, cell, slot = [0], [], [], [], [], []
         leaf_counts, active_cell, active_node, active_data = [], [], [], []
         sampled, tree_slots = [], [0]
+        moving, feeds = [], []
         node_base = cell_base = n_active = 0
         self.max_count = 0
         for tree in trees:
@@ -236,6 +237,9 @@ class _Forest:
             levels.append(starts)
             tree_levels.append(tree_levels[-1] + len(starts))
             active_levels.append(n_active)
+            tree_moving = _moving_nodes(tree)
+            moving += tree_moving
+            feeds += _feeds_static(tree, tree_moving)
             for level, size in enumerate(sizes):
                 nodes = starts[level] + np.arange(size)
                 parent.append(
@@ -273,6 +277,15 @@ class _Forest:
             np.array(sampled, dtype=np.bool_),
         )
         tree_levels, active_levels = np.array(tree_levels), np.array(active_levels)
+        moving = np.concatenate(moving)
+        tree_of_node = np.repeat(np.arange(len(trees)), [tree.n_nodes for tree in trees])
+        recording = (
+            np.searchsorted(tree_of_node[moving], np.arange(len(trees) + 1)).astype(np.int64),
+            np.flatnonzero(moving).astype(np.int64),
+            np.searchsorted(tree_of_node[~moving], np.arange(len(trees) + 1)).astype(np.int64),
+            np.flatnonzero(~moving).astype(np.int64),
+            np.concatenate(feeds),
+        )
         n_active = active_levels[tree_levels[1:] - 1] - active_levels[tree_levels[:-1]]
         n_cells = [tree.n_nodes * tree.n_values for tree in trees]
         work = 10 * n_active + np.array(n_cells)  # a window costs about ten cells' recording
@@ -283,6 +296,7 @@ class _Forest:
             np.array([tree.n_values for tree in trees], dtype=np.int64),
             np.array(tree_slots, dtype=np.int64),
             ties,
+            recording,
             np.argsort(-work, kind="stable").astype(np.int64),
         )
         active_cell = np.concatenate(active_cell).astype(np.int64)
@@ -345,6 +359,29 @@ class _Forest:
         return out
 
 
+def _moving_nodes(tree):
+    """Per level, whether each node's counts can move during the chain: a node with a child cell whose
+    data count is at least 2 (that cell's pseudo-count moves, and with it the node's count, Eq. 10).
+    The others, leaves included, are the static nodes of ``estimates.record_static``."""
+    moving = [np.zeros(tree.counts[tree.depth].shape[0], dtype=np.bool_)]
+    for level in range(tree.depth - 1, -1, -1):
+        active_child = _integer_counts(tree.counts[level + 1]).max(axis=1, initial=0) >= 2
+        level_moving = np.zeros(tree.counts[level].shape[0], dtype=np.bool_)
+        level_moving[tree.parent[level + 1][active_child]] = True
+        moving.insert(0, level_moving)
+    return moving
+
+
+def _feeds_static(tree, moving):
+    """Per level, whether each node moves and has a static child (its probabilities are summed for
+    ``estimates.record_static``)."""
+    feeds = [np.zeros_like(level_moving) for level_moving in moving]
+    for level in range(1, tree.depth + 1):
+        feeds[level - 1][tree.parent[level][~moving[level]]] = True
+        feeds[level - 1] &= moving[level - 1]
+    return feeds
+
+
 def _integer_counts(counts):
     rounded = np.rint(counts)
     if np.any(rounded < 0) or not np.allclose(rounded, counts):
@@ -364,18 +401,20 @@ class _OrderedTree:
 
 
 def _children_by_parent(tree):
-    """The tree with each level's nodes ordered by their parents' order (stable), and per level the
-    tree's number of each renumbered node.
+    """The tree with each level's nodes ordered by their parents' order (stable), those whose counts
+    move first (``_moving_nodes``), and per level the tree's number of each renumbered node.
 
     A ``ContextTree`` numbers a level's nodes as the data first reach them; the sweep and the recording
     walk a level in order and read each node's parent, so with siblings together the parents' state is
-    read in order too, not scattered over the level above.
+    read in order too, not scattered over the level above; the nodes recorded every iteration
+    (``estimates.record_probabilities``) lie together.
     """
     parent, counts, node_order = [tree.parent[0]], [tree.counts[0]], [np.arange(tree.parent[0].shape[0])]
+    moving = _moving_nodes(tree)
     renumbered = np.zeros(1, dtype=np.int64)  # the new number of each node of the level above
     for level in range(1, tree.depth + 1):
         new_parent = renumbered[tree.parent[level]]
-        order = np.argsort(new_parent, kind="stable")
+        order = np.lexsort((new_parent, ~moving[level]))
         parent.append(new_parent[order])
         counts.append(tree.counts[level][order])
         node_order.append(order)

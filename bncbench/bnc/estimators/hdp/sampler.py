@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit, prange
 
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sample_concentrations
-from bncbench.bnc.estimators.hdp.estimates import level_means, record_leaves, record_probabilities
+from bncbench.bnc.estimators.hdp.estimates import level_means, record_probabilities, record_static
 from bncbench.bnc.estimators.hdp.random import CONCENTRATION_STREAM, mix, uniform_at
 from bncbench.bnc.estimators.hdp.stirling import (
     column_index,
@@ -250,12 +250,16 @@ def _run_tree(
 ):
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in
-    (the leaves' when their concentration changes or the chain ends, ``record_leaves``)."""
-    tree_levels, levels, active_levels, tree_values, tree_slots, ties = layout
+    (the static nodes' when their concentration changes or the chain ends, ``record_static``)."""
+    tree_levels, levels, active_levels, tree_values, tree_slots, ties, recording = layout
+    recorded_ptr, recorded_nodes, static_ptr, static_nodes, feeds = recording
     iterations, burn_in, window, every, trace_stride = schedule
     first_level = tree_levels[tree]
     tree_level_ptr = levels[first_level : tree_levels[tree + 1]]
     n_values = tree_values[tree]
+    recorded = recorded_nodes[recorded_ptr[tree] : recorded_ptr[tree + 1]]
+    static = static_nodes[static_ptr[tree] : static_ptr[tree + 1]]
+    first_leaf = tree_level_ptr[tree_level_ptr.shape[0] - 2]
     key = mix(np.uint64(seed))
     concentration_key = mix(np.uint64(seed) ^ CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
@@ -263,7 +267,7 @@ def _run_tree(
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
-    accumulated, leaf_parent_sum = estimates
+    accumulated, parent_sum = estimates
     step = (start + every // 2 - 1) // every - (every // 2 - 1) // every  # updates before `start`
     # recorded iterations since the last update before `start`, whose leaves are not yet added
     last_update = start - 1 - (start - 1 + every // 2) % every
@@ -278,9 +282,8 @@ def _run_tree(
                     first, last, key, iteration, window, forest, state, stirling, scratch
                 )
         if (iteration + every // 2) % every == 0:
-            record_leaves(
-                tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated
-            )
+            record_static(static, first_leaf, recorded, feeds, n_values, forest, state, pending,
+                          parent_sum, accumulated)  # fmt: skip
             pending = 0
             stream[0] = mix(
                 concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
@@ -294,11 +297,12 @@ def _run_tree(
             step += 1
         if iteration >= burn_in:
             record_probabilities(
-                tree_level_ptr, n_values, forest, state, current, accumulated, leaf_parent_sum
+                recorded, feeds, n_values, forest, state, current, accumulated, parent_sum
             )
             pending += 1
     if stop == iterations:
-        record_leaves(tree_level_ptr, n_values, forest, state, pending, leaf_parent_sum, accumulated)
+        record_static(static, first_leaf, recorded, feeds, n_values, forest, state, pending,
+                      parent_sum, accumulated)  # fmt: skip
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -311,10 +315,12 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
         ``_sweep_fast`` or ``_sweep_reference``.
     layout : tuple
         ``(tree_levels, levels, active_levels, tree_values, tree_slots, (slot_nodes_ptr, slot_nodes,
-        sampled), tree_order)``: where each tree's levels start among the nodes and among the active
-        cells (those whose data count is at least 2, the only ones whose pseudo-count can move), each
-        tree's number of values and concentration slots, the nodes tied to each slot, and the order in
-        which to hand the trees to the threads (largest first).
+        sampled), (recorded_ptr, recorded, static_ptr, static, feeds), tree_order)``: where each tree's
+        levels start among the nodes and among the active cells (those whose data count is at least 2,
+        the only ones whose pseudo-count can move), each tree's number of values and concentration
+        slots, the nodes tied to each slot, each tree's nodes whose counts move (``recorded``, in level
+        order) and the others (``static``, see ``record_static``), whether a node is the parent of a
+        static one (``feeds``), and the order in which to hand the trees to the threads (largest first).
     forest : tuple
         ``(active_cell, active_node, active_parent_cell, parent, cell, slot)``: each active cell,
         its node and its parent's cell of the same value; each node's parent, first cell and slot.
@@ -333,24 +339,25 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
         ``(prior_shape, prior_rate, cap)`` of the concentrations.
     seed : int
     estimates : tuple
-        ``(accumulated, leaf_parent_sum)``, per cell, zeros before the first call: the sum of its
+        ``(accumulated, parent_sum)``, per cell, zeros before the first call: the sum of its
         estimates over the iterations after burn-in (the output, complete after the call that stops at
-        ``iterations``), and scratch of ``record_leaves`` kept between calls.
+        ``iterations``), and scratch of ``record_static`` kept between calls.
     trace : ndarray
         ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
     start, stop : int
         The iterations ``start..stop - 1`` of the ``iterations``: ``start`` 0 initialises the
         pseudo-counts (Eq. 15); a later one goes on from the state a call that stopped there left, so
         that a chain run in chunks gives the numbers of one run (each iteration draws its random numbers
-        by position, and the leaves' estimates are added at the same iterations).
+        by position, and the static nodes' estimates are added at the same iterations).
     """
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
-    tree_levels, levels, active_levels, tree_values, tree_slots, ties, tree_order = layout
+    tree_levels, levels, active_levels, tree_values, tree_slots, ties, recording, tree_order = layout
     slot_nodes_ptr, slot_nodes, sampled = ties
+    recorded_ptr, recorded_nodes, static_ptr, static_nodes, feeds = recording
     active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
-    accumulated, leaf_parent_sum = estimates
+    accumulated, parent_sum = estimates
     current = np.zeros(accumulated.shape[0])
     for j in prange(tree_order.shape[0]):
         _run_tree(
@@ -363,6 +370,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
                 tree_values,
                 tree_slots,
                 (slot_nodes_ptr, slot_nodes, sampled),
+                (recorded_ptr, recorded_nodes, static_ptr, static_nodes, feeds),
             ),
             (active_cell, active_node, active_parent_cell, parent, cell, slot),
             (n_cell, t_cell, n_total, t_total, alpha),
@@ -371,7 +379,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
             prior,
             seed,
             current,
-            (accumulated, leaf_parent_sum),
+            (accumulated, parent_sum),
             trace,
             start,
             stop,
