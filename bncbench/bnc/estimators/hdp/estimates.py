@@ -8,10 +8,10 @@ from numba import njit
 
 
 @njit(cache=True, error_model="numpy")
-def record_probabilities(recorded, feeds, n_values, forest, state, current, accumulated, parent_sum):
-    """Add this iteration's estimates of the ``recorded`` nodes (those whose counts move, in level
-    order) by Eqs. 12-14, top-down (uniform base at the root), and the probabilities of those that
-    ``feeds`` (a parent of static nodes) to ``parent_sum`` for ``record_static``.
+def record_probabilities(recorded, n_values, forest, state, current, summed):
+    """Add this iteration's probabilities of the ``recorded`` nodes (those whose counts move, in level
+    order) by Eqs. 12-14, top-down (uniform base at the root), to ``summed``: their sums since the last
+    concentration update, which ``record_static`` adds to the estimates.
 
     Cells are indexed by unsigned offsets: without numba's negative-index wrap-around, the loops over
     a node's values vectorise.
@@ -26,32 +26,28 @@ def record_probabilities(recorded, feeds, n_values, forest, state, current, accu
             for k in range(n_values):
                 i = first + np.uint64(k)
                 current[i] = (n_cell[i] + a / n_values) * scale
-                accumulated[i] += current[i]
+                summed[i] += current[i]
         else:
             base = np.uint64(cell[parent[node]])
             for k in range(n_values):
                 i = first + np.uint64(k)
                 current[i] = (n_cell[i] + a * current[base + np.uint64(k)]) * scale
-                accumulated[i] += current[i]
-        if feeds[node]:
-            for k in range(n_values):
-                i = first + np.uint64(k)
-                parent_sum[i] += current[i]
+                summed[i] += current[i]
 
 
 @njit(cache=True, error_model="numpy")
-def record_static(static, first_leaf, recorded, feeds, n_values, forest, state, pending, parent_sum,
-                  accumulated):  # fmt: skip
-    """Add the estimates of the ``static`` nodes (in level order) over the last ``pending`` recorded
-    iterations at once, then clear the ``parent_sum`` of the recorded nodes.
+def record_static(static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated):
+    """Add to the estimates the last ``pending`` recorded iterations: the ``recorded`` nodes' sums, and
+    the ``static`` nodes' (in level order) computed at once; then clear the recorded nodes' sums.
 
     A node is static when its counts never move: a leaf (data counts), or a node whose children's
     cells all have data counts of at most 1 (their pseudo-counts are fixed, so are its counts, Eq. 10).
     Its counts and concentration stay the same between concentration updates, so Eq. 12 summed over
     those iterations is ``(pending * n + alpha * sum of the parent's probabilities) / (N + alpha)``,
-    linear in the parent's sum: a recorded parent's comes from ``parent_sum``, a static parent's is
-    written to ``parent_sum`` here first (top-down), and a static root's base is ``pending / n_values``.
-    Most cells of a big tree are visited once per update instead of every iteration.
+    linear in the parent's sum: a recorded parent's is in ``summed``, a static parent's is written
+    there first (top-down), and a static root's base is ``pending / n_values``. Most cells of a big
+    tree are visited once per update instead of every iteration, and the others add to the estimates
+    once per update too.
     """
     _, _, _, parent, cell, slot = forest
     n_cell, _, n_total, _, alpha = state
@@ -66,14 +62,17 @@ def record_static(static, first_leaf, recorded, feeds, n_values, forest, state, 
         base = np.uint64(0 if root else cell[parent[node]])
         for k in range(n_values):
             i = first + np.uint64(k)
-            base_sum = pending / n_values if root else parent_sum[base + np.uint64(k)]
-            summed = (pending * n_cell[i] + a * base_sum) * scale
-            accumulated[i] += summed
+            base_sum = pending / n_values if root else summed[base + np.uint64(k)]
+            node_sum = (pending * n_cell[i] + a * base_sum) * scale
+            accumulated[i] += node_sum
             if keep:
-                parent_sum[i] = summed
+                summed[i] = node_sum
     for node in recorded:
-        if feeds[node]:
-            parent_sum[cell[node] : cell[node] + n_values] = 0.0
+        first = np.uint64(cell[node])
+        for k in range(n_values):
+            i = first + np.uint64(k)
+            accumulated[i] += summed[i]
+            summed[i] = 0.0
 
 
 @njit(cache=True, error_model="numpy")

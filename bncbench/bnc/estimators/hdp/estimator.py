@@ -228,7 +228,7 @@ class _Forest:
         tree_levels, levels, active_levels, parent, cell, slot = [0], [], [], [], [], []
         leaf_counts, active_cell, active_node, active_data = [], [], [], []
         sampled, tree_slots = [], [0]
-        moving, feeds = [], []
+        moving = []
         node_base = cell_base = n_active = 0
         self.max_count = 0
         for tree in trees:
@@ -237,9 +237,7 @@ class _Forest:
             levels.append(starts)
             tree_levels.append(tree_levels[-1] + len(starts))
             active_levels.append(n_active)
-            tree_moving = _moving_nodes(tree)
-            moving += tree_moving
-            feeds += _feeds_static(tree, tree_moving)
+            moving += _moving_nodes(tree)
             for level, size in enumerate(sizes):
                 nodes = starts[level] + np.arange(size)
                 parent.append(
@@ -284,7 +282,6 @@ class _Forest:
             np.flatnonzero(moving).astype(np.int64),
             np.searchsorted(tree_of_node[~moving], np.arange(len(trees) + 1)).astype(np.int64),
             np.flatnonzero(~moving).astype(np.int64),
-            np.concatenate(feeds),
         )
         n_active = active_levels[tree_levels[1:] - 1] - active_levels[tree_levels[:-1]]
         n_cells = [tree.n_nodes * tree.n_values for tree in trees]
@@ -370,16 +367,6 @@ def _moving_nodes(tree):
         level_moving[tree.parent[level + 1][active_child]] = True
         moving.insert(0, level_moving)
     return moving
-
-
-def _feeds_static(tree, moving):
-    """Per level, whether each node moves and has a static child (its probabilities are summed for
-    ``estimates.record_static``)."""
-    feeds = [np.zeros_like(level_moving) for level_moving in moving]
-    for level in range(1, tree.depth + 1):
-        feeds[level - 1][tree.parent[level][~moving[level]]] = True
-        feeds[level - 1] &= moving[level - 1]
-    return feeds
 
 
 def _integer_counts(counts):

@@ -252,7 +252,7 @@ def _run_tree(
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in
     (the static nodes' when their concentration changes or the chain ends, ``record_static``)."""
     tree_levels, levels, active_levels, tree_values, tree_slots, ties, recording = layout
-    recorded_ptr, recorded_nodes, static_ptr, static_nodes, feeds = recording
+    recorded_ptr, recorded_nodes, static_ptr, static_nodes = recording
     iterations, burn_in, window, every, trace_stride = schedule
     first_level = tree_levels[tree]
     tree_level_ptr = levels[first_level : tree_levels[tree + 1]]
@@ -267,7 +267,7 @@ def _run_tree(
     scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
-    accumulated, parent_sum = estimates
+    accumulated, summed = estimates
     step = (start + every // 2 - 1) // every - (every // 2 - 1) // every  # updates before `start`
     # recorded iterations since the last update before `start`, whose leaves are not yet added
     last_update = start - 1 - (start - 1 + every // 2) % every
@@ -282,8 +282,9 @@ def _run_tree(
                     first, last, key, iteration, window, forest, state, stirling, scratch
                 )
         if (iteration + every // 2) % every == 0:
-            record_static(static, first_leaf, recorded, feeds, n_values, forest, state, pending,
-                          parent_sum, accumulated)  # fmt: skip
+            record_static(
+                static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated
+            )
             pending = 0
             stream[0] = mix(
                 concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
@@ -296,13 +297,12 @@ def _run_tree(
                 level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
             step += 1
         if iteration >= burn_in:
-            record_probabilities(
-                recorded, feeds, n_values, forest, state, current, accumulated, parent_sum
-            )
+            record_probabilities(recorded, n_values, forest, state, current, summed)
             pending += 1
     if stop == iterations:
-        record_static(static, first_leaf, recorded, feeds, n_values, forest, state, pending,
-                      parent_sum, accumulated)  # fmt: skip
+        record_static(
+            static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated
+        )
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -315,12 +315,12 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
         ``_sweep_fast`` or ``_sweep_reference``.
     layout : tuple
         ``(tree_levels, levels, active_levels, tree_values, tree_slots, (slot_nodes_ptr, slot_nodes,
-        sampled), (recorded_ptr, recorded, static_ptr, static, feeds), tree_order)``: where each tree's
+        sampled), (recorded_ptr, recorded, static_ptr, static), tree_order)``: where each tree's
         levels start among the nodes and among the active cells (those whose data count is at least 2,
         the only ones whose pseudo-count can move), each tree's number of values and concentration
         slots, the nodes tied to each slot, each tree's nodes whose counts move (``recorded``, in level
-        order) and the others (``static``, see ``record_static``), whether a node is the parent of a
-        static one (``feeds``), and the order in which to hand the trees to the threads (largest first).
+        order) and the others (``static``, see ``record_static``), and the order in which to hand the
+        trees to the threads (largest first).
     forest : tuple
         ``(active_cell, active_node, active_parent_cell, parent, cell, slot)``: each active cell,
         its node and its parent's cell of the same value; each node's parent, first cell and slot.
@@ -339,9 +339,10 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
         ``(prior_shape, prior_rate, cap)`` of the concentrations.
     seed : int
     estimates : tuple
-        ``(accumulated, parent_sum)``, per cell, zeros before the first call: the sum of its
-        estimates over the iterations after burn-in (the output, complete after the call that stops at
-        ``iterations``), and scratch of ``record_static`` kept between calls.
+        ``(accumulated, summed)``, per cell, zeros before the first call: the sum of its estimates
+        over the iterations after burn-in (the output, complete after the call that stops at
+        ``iterations``), and the sums since the last concentration update (``record_static``), kept
+        between calls.
     trace : ndarray
         ``(n_trees, n_kept, max_depth + 1)``: each level's mean concentration after the kept updates.
     start, stop : int
@@ -353,11 +354,11 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
     # a prange body cannot take tuples of arrays from outside: unpack here, pack again inside
     tree_levels, levels, active_levels, tree_values, tree_slots, ties, recording, tree_order = layout
     slot_nodes_ptr, slot_nodes, sampled = ties
-    recorded_ptr, recorded_nodes, static_ptr, static_nodes, feeds = recording
+    recorded_ptr, recorded_nodes, static_ptr, static_nodes = recording
     active_cell, active_node, active_parent_cell, parent, cell, slot = forest
     n_cell, t_cell, n_total, t_total, alpha = state
     ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
-    accumulated, parent_sum = estimates
+    accumulated, summed = estimates
     current = np.zeros(accumulated.shape[0])
     for j in prange(tree_order.shape[0]):
         _run_tree(
@@ -370,7 +371,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
                 tree_values,
                 tree_slots,
                 (slot_nodes_ptr, slot_nodes, sampled),
-                (recorded_ptr, recorded_nodes, static_ptr, static_nodes, feeds),
+                (recorded_ptr, recorded_nodes, static_ptr, static_nodes),
             ),
             (active_cell, active_node, active_parent_cell, parent, cell, slot),
             (n_cell, t_cell, n_total, t_total, alpha),
@@ -379,7 +380,7 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
             prior,
             seed,
             current,
-            (accumulated, parent_sum),
+            (accumulated, summed),
             trace,
             start,
             stop,
