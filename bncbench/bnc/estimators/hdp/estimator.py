@@ -237,7 +237,7 @@ class _Forest:
             levels.append(starts)
             tree_levels.append(tree_levels[-1] + len(starts))
             active_levels.append(n_active)
-            moving += _moving_nodes(tree)
+            moving += tree.moving
             for level, size in enumerate(sizes):
                 nodes = starts[level] + np.arange(size)
                 parent.append(
@@ -385,6 +385,7 @@ class _OrderedTree:
     n_values: int
     depth: int
     n_nodes: int
+    moving: list  # per level, whether each node's counts move (``_moving_nodes``)
 
 
 def _children_by_parent(tree):
@@ -398,16 +399,19 @@ def _children_by_parent(tree):
     """
     parent, counts, node_order = [tree.parent[0]], [tree.counts[0]], [np.arange(tree.parent[0].shape[0])]
     moving = _moving_nodes(tree)
+    ordered_moving = [moving[0]]
     renumbered = np.zeros(1, dtype=np.int64)  # the new number of each node of the level above
     for level in range(1, tree.depth + 1):
         new_parent = renumbered[tree.parent[level]]
         order = np.lexsort((new_parent, ~moving[level]))
         parent.append(new_parent[order])
         counts.append(tree.counts[level][order])
+        ordered_moving.append(moving[level][order])
         node_order.append(order)
         renumbered = np.empty_like(order)
         renumbered[order] = np.arange(order.shape[0])
-    return _OrderedTree(parent, counts, tree.n_values, tree.depth, tree.n_nodes), node_order
+    ordered = _OrderedTree(parent, counts, tree.n_values, tree.depth, tree.n_nodes, ordered_moving)
+    return ordered, node_order
 
 
 def _reorder(table, order):
