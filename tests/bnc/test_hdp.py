@@ -208,8 +208,9 @@ def test_same_seed_same_tables_whatever_the_threads(mixed):
     assert not np.array_equal(flat[0], flat[2])
 
 
-@pytest.mark.parametrize("tying", ["level", "none"])
-def test_fast_kernel_equals_the_reference_kernel(mixed, tying):
+@pytest.mark.parametrize("tying, window", [("level", 4), ("none", 4), ("level", 1), ("level", 10)])
+def test_fast_kernel_equals_the_reference_kernel(mixed, tying, window):
+    """Windows short (all masked to ``SHORT_STEPS`` at window 1) and long, identical draws."""
     X, y = mixed
     tables = {
         kernel: BNClassifier(
@@ -217,7 +218,7 @@ def test_fast_kernel_equals_the_reference_kernel(mixed, tying):
             k=3,
             estimator="hdp",
             random_state=0,
-            estimator_params={"iterations": 300, "kernel": kernel, "tying": tying, "window": 4},
+            estimator_params={"iterations": 300, "kernel": kernel, "tying": tying, "window": window},
         )
         .fit(X, y)
         .tables_

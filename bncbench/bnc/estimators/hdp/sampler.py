@@ -28,8 +28,12 @@ Two kernels sample the windows. ``_sweep_reference`` is the plain one: per windo
 from ``stirling``'s lookups, then accumulates the weights, then picks the candidate. ``_sweep_fast``
 walks the Stirling table directly and does all of it in one loop (a call in that loop would cost
 reference counting on every window, separate loops a mispredicted exit each); windows whose counts
-exceed the table go through the reference path. Both evaluate the same expressions in the same order
-(``_step``, ``_choose``), so they give identical results.
+exceed the table go through the reference path. A window of at most ``SHORT_STEPS`` steps (most windows
+of sparse trees have 2-5 candidates) runs exactly that many: a step beyond the window gets the weight 0,
+which adds exactly nothing to the total and, its cumulative weight being the total, never wins the
+choice; so its loops, unrolled, have no data-dependent exit for the CPU to mispredict (the same loop
+with a variable count, or the steps in a shared helper, lose most of the gain). Both kernels evaluate
+the same expressions in the same order (``_step``, ``_choose``), so they give identical results.
 """
 
 import math
@@ -50,6 +54,8 @@ from bncbench.bnc.estimators.hdp.stirling import (
 
 #: Values of ``log S(n, .)`` cached per cell whose count exceeds the Stirling table.
 ROW_CACHE = 64
+#: Windows of at most this many steps run a fixed number of them, the extra ones masked.
+SHORT_STEPS = 4
 
 # ---------------------------------------------------------------------------------------------
 # One window of candidate pseudo-counts (Sect. 4.4.1).
@@ -183,16 +189,35 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
             total = 1.0
             cumulative[0] = total
             m_float, shift = float(m), float(lo - t)
-            for step in range(hi - lo):
-                j = np.uint64(step)
-                q = inverse_ratio[column + j] if parent_t > 1 else 0.0
-                numerator, denominator = _step(ratio[row + j], q, m_float, shift, a, base)
-                weight *= numerator / denominator
-                total += weight
-                cumulative[j + np.uint64(1)] = total
-                m_float += 1.0
-                shift += 1.0
-            new_t = _choose(lo, hi, uniform * total, cumulative)
+            if hi - lo <= SHORT_STEPS:  # the steps past hi - lo read the window's last entries
+                last_step = np.uint64(hi - lo - 1)
+                for step in range(SHORT_STEPS):
+                    j = min(np.uint64(step), last_step)
+                    q = inverse_ratio[column + j]  # read even if unused (column 0): no branch
+                    numerator, denominator = _step(
+                        ratio[row + j], q if parent_t > 1 else 0.0, m_float, shift, a, base
+                    )
+                    factor = numerator / denominator
+                    weight = weight * factor if step < hi - lo else 0.0
+                    total += weight
+                    cumulative[step + 1] = total
+                    m_float += 1.0
+                    shift += 1.0
+                target = uniform * total
+                new_t = lo
+                for k in range(SHORT_STEPS + 1):
+                    new_t += cumulative[k] < target
+            else:
+                for step in range(hi - lo):
+                    j = np.uint64(step)
+                    q = inverse_ratio[column + j] if parent_t > 1 else 0.0
+                    numerator, denominator = _step(ratio[row + j], q, m_float, shift, a, base)
+                    weight *= numerator / denominator
+                    total += weight
+                    cumulative[j + np.uint64(1)] = total
+                    m_float += 1.0
+                    shift += 1.0
+                new_t = _choose(lo, hi, uniform * total, cumulative)
         else:
             _fill_steps(n, t, lo, hi, parent_n, parent_t, a, base, ratio, inverse_ratio, rows, row_of[i],
                         row_key, row_first, row_log, numerators, denominators)  # fmt: skip
@@ -264,7 +289,8 @@ def _run_tree(
     concentration_key = mix(np.uint64(seed) ^ CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
     histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
-    scratch = (np.ones(2 * window), np.ones(2 * window), np.zeros(2 * window + 1))
+    steps = max(2 * window, SHORT_STEPS)
+    scratch = (np.ones(steps), np.ones(steps), np.zeros(steps + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
     accumulated, summed = estimates
