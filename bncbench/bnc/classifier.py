@@ -283,6 +283,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return table.sort_index()
 
 
+#: The start of scikit-learn's warning of a class with more distinct labels than half the rows.
+MANY_CLASSES = "The number of unique classes is greater than 50% of the number of samples"
+
+
 def _class_labels(y: np.ndarray, index) -> pd.Series:
     """The class labels ``y`` (an object array) as a Series on ``index``, numbers as numbers (``1`` and
     ``1.0`` are one class) and strings as strings (``"1"`` and ``"1.0"`` are two, as in scikit-learn);
@@ -299,8 +303,19 @@ def _class_labels(y: np.ndarray, index) -> pd.Series:
             "kind, e.g. y.map(str) or pd.to_numeric(y)."
         )
     # on the distinct labels, which have the same type of target as the labels (scikit-learn's
-    # type_of_target sorts every label of an object array: half of a naive Bayes fit on half of adult)
-    check_classification_targets(np.asarray(pd.unique(labels)))
+    # type_of_target sorts every label of an object array: half of a naive Bayes fit on half of adult);
+    # its warning of more classes than half the rows would count the distinct labels as the rows
+    distinct = pd.unique(labels)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=MANY_CLASSES, category=UserWarning)
+        check_classification_targets(np.asarray(distinct))
+    if len(labels) > 20 and len(distinct) > round(0.5 * len(labels)):
+        warnings.warn(
+            f"{MANY_CLASSES} ({len(distinct)} classes in {len(labels)} rows). `y` could represent a regression "
+            "problem, not a classification problem.",
+            UserWarning,
+            stacklevel=3,
+        )
     return labels
 
 

@@ -243,6 +243,17 @@ def test_class_labels_mixing_numbers_and_strings_are_refused(y):
         BNClassifier().fit(X, y)
 
 
+def test_many_classes_warn_only_when_they_outnumber_half_the_rows():
+    """26 classes in 260 rows are a classification (scikit-learn's warning, given the distinct labels
+    only, took them for 26 rows); 25 classes in 30 rows may be a regression target."""
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BNClassifier().fit(pd.DataFrame({"a": ["x", "y"] * 130}), np.repeat(letters, 10))
+    with pytest.warns(UserWarning, match=r"greater than 50% of the number of samples \(25 classes in 30 rows\)"):
+        BNClassifier().fit(pd.DataFrame({"a": ["x", "y"] * 15}), [*letters[:25], *letters[:5]])
+
+
 # --- structures ----------------------------------------------------------------------------------------
 
 
