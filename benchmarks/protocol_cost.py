@@ -16,14 +16,25 @@ Models and datasets come from the experiment's composed config (``bncbench.confi
 model is first fitted on a few rows, untimed, so that numba's compilation is not counted. Kernels run
 on ``--threads`` numba threads (default 1: the CPU time of one thread has no idle spinning in it).
 
+With ``--against REV`` the same cells are measured first with the code of another git revision (its
+own copy of this script, run from a temporary worktree of this repository), then with this code, and
+the per-cell slopes and the totals are printed side by side: a speed-up as a ratio measured in one run,
+on one machine.
+
     python benchmarks/protocol_cost.py                      # everything: a few minutes at 100/300
     python benchmarks/protocol_cost.py --datasets letter splice --structures kdb3 kdb5 skdb \
         --iterations 250 750
+    python benchmarks/protocol_cost.py --datasets letter musk2 --structures kdb5 skdb --against a0dc515
 """
 
 import argparse
+import os
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -144,6 +155,41 @@ def report(cells, folds, target):
     print(f"\nTotal: {total:.2f} CPU-hours for {folds} folds at {target} iterations ({len(cells)} cells)")
 
 
+def measure_revision(revision, arguments, folds):
+    """The per-cell table of this benchmark run by the code of git ``revision`` (a detached worktree of
+    this repository, removed afterwards), with ``arguments`` (this run's, without ``--against``)."""
+    repository = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="protocol_cost-") as scratch:
+        tree, table = Path(scratch) / "tree", Path(scratch) / "cells.csv"
+        subprocess.run(["git", "-C", str(repository), "worktree", "add", "--detach", str(tree), revision],
+                       check=True, capture_output=True, text=True)  # fmt: skip
+        try:
+            print(f"--- the cells with the code of {revision}:", flush=True)
+            subprocess.run(
+                [sys.executable, str(tree / "benchmarks" / "protocol_cost.py"), *arguments, "--csv", str(table)],
+                cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, check=True,
+            )  # fmt: skip
+            cells = pd.read_csv(table)
+        finally:
+            subprocess.run(["git", "-C", str(repository), "worktree", "remove", "--force", str(tree)], check=True)
+    return cells.assign(protocol_h=cells["fold_s"] * folds / HOUR)
+
+
+def compare(reference, cells, revision, folds):
+    """This code's cells beside ``revision``'s: the per-iteration slopes and the protocol's CPU-hours."""
+    cells = cells.assign(protocol_h=cells["fold_s"] * folds / HOUR)
+    keys = ["dataset", "structure"]
+    both = reference.set_index(keys)[["us_per_iteration", "protocol_h"]].join(
+        cells.set_index(keys)[["us_per_iteration", "protocol_h"]], lsuffix=f"_{revision}", rsuffix="_this"
+    )
+    both["speed_up"] = both[f"protocol_h_{revision}"] / both["protocol_h_this"]
+    with pd.option_context("display.width", 200, "display.max_rows", 1000, "display.float_format", "{:.3f}".format):
+        print(f"\nThis code against {revision} (speed_up: {revision}'s CPU-hours over this code's)")
+        print(both.to_string())
+    before, after = both[f"protocol_h_{revision}"].sum(), both["protocol_h_this"].sum()
+    print(f"\nTotal: {before:.2f} CPU-hours with {revision}, {after:.2f} with this code: {before / after:.2f}x")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiment", default="hdp_vs_m")
@@ -156,6 +202,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1, help="numba threads (default 1)")
     parser.add_argument("--data-dir", default=None, help="dataset store (default: $BNCBENCH_DATA_DIR)")
     parser.add_argument("--csv", default=None, help="also write the per-cell table here")
+    parser.add_argument("--against", default=None, metavar="REV", help="also measure git revision REV, first")
     args = parser.parse_args()
     low, high = args.iterations
     if not 0 < low < high:
@@ -171,6 +218,12 @@ def main():
     folds = int(cfg.cv.repetitions) * int(cfg.cv.folds)
     seed = repetition_seeds(cfg.cv.seed, cfg.cv.repetitions)[0]
     numba.set_num_threads(args.threads)
+    if args.against:
+        arguments = ["--experiment", args.experiment, "--iterations", str(low), str(high), "--target", str(target),
+                     "--threads", str(args.threads), "--datasets", *datasets, "--structures", *models]  # fmt: skip
+        if args.data_dir:
+            arguments += ["--data-dir", args.data_dir]
+        reference = measure_revision(args.against, arguments, folds)
     print(
         f"{args.experiment}: {len(datasets)} datasets x {len(models)} HDP models, fits at {low} and {high} "
         f"iterations on {args.threads} numba thread(s), extrapolated to {target} iterations x {folds} folds"
@@ -179,6 +232,8 @@ def main():
     if args.csv:
         cells.to_csv(args.csv, index=False)
     report(cells, folds, target)
+    if args.against:
+        compare(reference, cells, args.against, folds)
 
 
 if __name__ == "__main__":
