@@ -13,7 +13,10 @@ The burn-in of a short fit is scaled to the same share of the iterations as the 
 only after burn-in, is extrapolated at its true share.
 
 Models and datasets come from the experiment's composed config (``bncbench.config.compose``). Each
-model is first fitted on a few rows, untimed, so that numba's compilation is not counted. Kernels run
+model is first fitted on a few rows, untimed, so that numba's compilation is not counted; and the
+process's table of Stirling numbers is grown for each dataset's counts before its fits, untimed (a
+one-time cost of a process, which a first fit would add to its low count only, understating that
+cell's slope). Kernels run
 on ``--threads`` numba threads (default 1: the CPU time of one thread has no idle spinning in it).
 
 With ``--against REV`` the same cells are measured first with the code of another git revision (its
@@ -45,6 +48,7 @@ from omegaconf import OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
 from bncbench.config import CONFIG_NAME, compose, config_dir
+from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.model_configs import with_model
 from bncbench.models import make_model
@@ -102,6 +106,7 @@ def measure(models, datasets, data_dir, seed, iteration_counts, target):
     rows, warm = [], set()
     for name, spec in datasets.items():
         X, y = training_half(spec, data_dir, seed)
+        shared_table.ensure(len(X))  # no count of a fit exceeds its rows
         for structure, model in models.items():
             if structure not in warm:  # compile (or load) the kernels outside the timings
                 rows_per_class = y.groupby(y, observed=True).cumcount().to_numpy() < 20
