@@ -166,8 +166,10 @@ def measure_revision(revision, arguments, folds):
     repository = Path(__file__).resolve().parent.parent
     with tempfile.TemporaryDirectory(prefix="protocol_cost-") as scratch:
         tree, table = Path(scratch) / "tree", Path(scratch) / "cells.csv"
-        subprocess.run(["git", "-C", str(repository), "worktree", "add", "--detach", str(tree), revision],
-                       check=True, capture_output=True, text=True)  # fmt: skip
+        added = subprocess.run(["git", "-C", str(repository), "worktree", "add", "--detach", str(tree), revision],
+                               capture_output=True, text=True)  # fmt: skip
+        if added.returncode != 0:
+            raise SystemExit(f"--against {revision}: git could not check it out: {added.stderr.strip()}")
         try:
             print(f"--- the cells with the code of {revision}:", flush=True)
             subprocess.run(
