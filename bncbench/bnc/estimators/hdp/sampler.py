@@ -205,7 +205,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
                     shift += 1.0
                 target = uniform * total
                 new_t = lo
-                for k in range(SHORT_STEPS + 1):
+                for k in range(SHORT_STEPS + 1):  # _choose here, not a constant count: 8-30% slower
                     new_t += cumulative[k] < target
             else:
                 for step in range(hi - lo):
