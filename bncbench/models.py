@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 
-from bncbench.baselines import make_baseline
+from bncbench.baselines import baseline_tags, make_baseline
 from bncbench.bnc.classifier import BNClassifier
 
 #: Arguments of ``BNClassifier`` read from a BNC's model config.
@@ -24,8 +24,10 @@ def discretises(model: Mapping) -> bool:
 
 
 def model_tags(model: Mapping) -> dict:
-    """The ``structure`` and ``estimator`` tags of a model's runs (a baseline's name, and "baseline")."""
+    """The ``structure`` and ``estimator`` tags of a model's runs (a baseline's name, and "baseline"),
+    with those of what a baseline runs outside Python (``version.weka``)."""
     if "baseline" in model:
-        return {"structure": str(model["baseline"]), "estimator": "baseline"}
+        params = dict(model.get("baseline_params") or {})
+        return {"structure": str(model["baseline"]), "estimator": "baseline", **baseline_tags(model["baseline"], params)}
     structure = model["structure"]
     return {"structure": structure if isinstance(structure, str) else "custom", "estimator": str(model["estimator"])}

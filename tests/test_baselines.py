@@ -63,7 +63,7 @@ def test_xgboost_has_the_papers_settings(mixed):
 
 
 def test_unknown_baseline_or_parameter():
-    with pytest.raises(ConfigError, match="valid baselines: random_forest, xgboost"):
+    with pytest.raises(ConfigError, match="valid baselines: random_forest, weka_random_forest, xgboost"):
         make_baseline("svm", {})
     with pytest.raises(ConfigError, match="n_tree"):
         make_baseline("random_forest", {"n_trees": 3})

@@ -6,9 +6,14 @@ runs it in an experiment like any BNC, on the same (by default discretised) fold
 
 from bncbench.baselines.gradient_boosting import XGBoostBaseline
 from bncbench.baselines.random_forest import RandomForestBaseline
+from bncbench.baselines.weka_forest import WekaRandomForestBaseline
 from bncbench.errors import ConfigError
 
-BASELINES = {"random_forest": RandomForestBaseline, "xgboost": XGBoostBaseline}
+BASELINES = {
+    "random_forest": RandomForestBaseline,
+    "weka_random_forest": WekaRandomForestBaseline,
+    "xgboost": XGBoostBaseline,
+}
 
 
 def make_baseline(name: str, params: dict, random_state=None):
@@ -19,3 +24,9 @@ def make_baseline(name: str, params: dict, random_state=None):
         return BASELINES[name](**params, random_state=random_state)
     except TypeError as err:
         raise ConfigError(f"baseline {name!r}: {err}") from None
+
+
+def baseline_tags(name: str, params: dict) -> dict:
+    """Tags naming what else a baseline's runs depend on (a program outside Python, such as Weka)."""
+    tags = getattr(BASELINES.get(name), "provenance_tags", None)
+    return tags(params) if tags else {}

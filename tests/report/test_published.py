@@ -19,7 +19,7 @@ from bncbench.report.published import (
 PAPERS = (
     Path(__file__).resolve().parents[3] / "shared" / "papers"
 )  # ../shared/papers of the checkout
-MODEL = re.compile(r"((nb|tan|kdb[1-5]|skdb|aode)_(m_estimate|hdp)|random_forest|xgboost)")
+MODEL = re.compile(r"((nb|tan|kdb[1-5]|skdb|aode)_(m_estimate|hdp)|random_forest|weka_random_forest|xgboost)")
 
 
 def paper_lines(name):
@@ -41,7 +41,7 @@ def test_spot_check_kdb5_line():
     )
 
 
-@pytest.mark.parametrize("key", ["hdp_table1", "hdp_table2"])
+@pytest.mark.parametrize("key", ["hdp_table1", "hdp_table2", "hdp_table2_weka"])
 def test_hdp_rows_are_lines_of_the_text(key):
     """Each row, as '<label> <0/1-loss record> <RMSE record>', is a line of the arXiv text."""
     table = PUBLISHED[key]
