@@ -126,16 +126,17 @@ class WekaRandomForestBaseline(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: pd.DataFrame, y):
         jar = find_weka_jar(self.weka_jar)
-        numbers = [c for c in X.columns if c not in set(nominal_columns(X))]
-        nominal = set(X.columns) if self.nominal_numbers else set(X.columns) - set(numbers)
-        for column in numbers if self.nominal_numbers else []:
-            values = X[column].dropna().to_numpy(dtype=float)
-            if not np.array_equal(values, np.round(values)):
-                raise ConfigError(
-                    f"column {column!r} has non-integer numbers, but weka_random_forest takes numbers as bin "
-                    "codes (nominal_numbers: true): discretise the folds (discretise: true) or set "
-                    "nominal_numbers: false."
-                )
+        nominal = set(nominal_columns(X))
+        if self.nominal_numbers:
+            for column in set(X.columns) - nominal:
+                values = X[column].dropna().to_numpy(dtype=float)
+                if not np.array_equal(values, np.round(values)):
+                    raise ConfigError(
+                        f"column {column!r} has non-integer numbers, but weka_random_forest takes numbers as "
+                        "bin codes (nominal_numbers: true): discretise the folds (discretise: true) or set "
+                        "nominal_numbers: false."
+                    )
+            nominal = set(X.columns)
         self.values_ = {c: sorted({str(v) for v in X[c].dropna()}) if c in nominal else None for c in X.columns}
         self.classes_ = np.unique(np.asarray(y))
         seed = 1 if self.random_state is None else int(self.random_state) % _JAVA_INT
