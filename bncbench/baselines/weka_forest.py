@@ -33,6 +33,8 @@ PROGRAM = Path(__file__).with_name("WekaForest.java")
 NO_VALUE = "(no value in training)"
 #: Weka's seeds are Java ints.
 _JAVA_INT = 2**31
+#: The temporary folders of ``_compiled``, kept alive (and so not removed) until the process exits.
+_COMPILED = []
 
 
 def find_weka_jar(weka_jar: str | os.PathLike | None = None) -> Path:
@@ -67,9 +69,6 @@ def _compiled(jar: Path) -> str:
     _COMPILED.append(folder)
     _run(["javac", "-cp", str(jar), "-d", folder.name, str(PROGRAM)])
     return os.pathsep.join([str(jar), folder.name])
-
-
-_COMPILED = []  # the folders of _compiled, alive until the process exits
 
 
 def _run(command: list) -> str:
