@@ -10,7 +10,8 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
-from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _moving_nodes, _tie
+from bncbench.bnc.estimators.hdp import estimator as hdp_estimator
+from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _moving_nodes, _tie, interleaved
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sum_log_inverse_beta
 from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, _fill_steps, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
@@ -493,3 +494,37 @@ def test_counts_beyond_32_bits_are_refused():
     tree.counts[-1][0, 0] = 2.0**31
     with pytest.raises(ValueError, match="counts in 32 bits.*2147483648"):
         _Forest([tree], "level", 2.0, False)
+
+
+def test_interleaved_order_alternates_parents_and_keeps_siblings_in_order():
+    rng = np.random.default_rng(4)
+    parent = rng.integers(0, 30, 500)  # not sorted: a level's moving nodes come before the others
+    for streams in (1, 2, 3):
+        order = interleaved(parent, streams)
+        assert sorted(order) == list(range(500))
+        for p in range(30):  # each parent's cells in their given order
+            mine = order[parent[order] == p]
+            assert np.all(np.diff(mine) > 0)
+    order = interleaved(np.sort(parent), 2)
+    pairs = np.sort(parent)[order][: 2 * 200].reshape(-1, 2)
+    assert np.all(pairs[:, 0] != pairs[:, 1])  # successive windows under different parents
+
+
+def test_the_chain_does_not_depend_on_the_interleaving(mixed, monkeypatch):
+    """Any sweep order that keeps each parent's cells in order is the same chain; reversing the cells
+    of a level is not (the check can fail)."""
+    X, y = mixed
+
+    def tables():
+        params = {"iterations": 300, "tying": "level"}
+        fitted = BNClassifier(structure="kdb", k=3, estimator="hdp", estimator_params=params, random_state=0)
+        return np.concatenate([t.ravel() for tree in fitted.fit(X, y).tables_ for t in tree])
+
+    by_stream = {}
+    for streams in (1, 2, 3):
+        monkeypatch.setattr(hdp_estimator, "ACTIVE_STREAMS", streams)
+        by_stream[streams] = tables()
+    np.testing.assert_array_equal(by_stream[1], by_stream[2])
+    np.testing.assert_array_equal(by_stream[1], by_stream[3])
+    monkeypatch.setattr(hdp_estimator, "interleaved", lambda parent, streams: np.arange(parent.shape[0])[::-1])
+    assert not np.array_equal(tables(), by_stream[1])
