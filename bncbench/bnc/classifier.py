@@ -98,7 +98,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         X = self._validated(X, y, reset=True)
-        y = column_or_1d(np.asarray(y, dtype=object))  # objects: numpy would turn [1, "1"] into ["1", "1"]
+        y = _one_dimensional(y)
         if len(y) != len(X):
             raise DatasetError(f"X has {len(X)} rows but y has {len(y)} values; give one class value per row.")
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 0):
@@ -287,14 +287,29 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 MANY_CLASSES = "The number of unique classes is greater than 50% of the number of samples"
 
 
-def _class_labels(y: np.ndarray, index) -> pd.Series:
-    """The class labels ``y`` (an object array) as a Series on ``index``, numbers as numbers (``1`` and
-    ``1.0`` are one class) and strings as strings (``"1"`` and ``"1.0"`` are two, as in scikit-learn);
-    a mix of the two is refused, since it would make ``1`` and ``"1"`` two classes."""
-    labels = pd.Series(y, index=index).infer_objects()
+def _one_dimensional(y):
+    """The class labels as given when they are a Series whose dtype holds one kind of value (numbers,
+    booleans or strings: no mix to refuse, and nothing to infer); else an object array, since numpy
+    would turn ``[1, "1"]`` into ``["1", "1"]``."""
+    if isinstance(y, pd.Series) and (
+        pd.api.types.is_numeric_dtype(y.dtype) or pd.api.types.is_bool_dtype(y.dtype) or isinstance(y.dtype, pd.StringDtype)
+    ):
+        return y
+    return column_or_1d(np.asarray(y, dtype=object))
+
+
+def _class_labels(y, index) -> pd.Series:
+    """The class labels ``y`` (``_one_dimensional``'s) as a Series on ``index``, numbers as numbers
+    (``1`` and ``1.0`` are one class) and strings as strings (``"1"`` and ``"1.0"`` are two, as in
+    scikit-learn); a mix of the two is refused, since it would make ``1`` and ``"1"`` two classes."""
+    if isinstance(y, pd.Series):
+        labels = pd.Series(y.array, index=index)
+    else:
+        labels = pd.Series(y, index=index).infer_objects()
     if labels.isna().any():
         raise DatasetError("the class has missing values; drop those rows before fitting.")
-    kinds = value_kinds(pd.unique(labels))
+    distinct = pd.unique(labels)
+    kinds = value_kinds(distinct)
     if len(kinds) > 1:
         examples = {kind: next(v for v in labels if value_kinds([v]) == {kind}) for kind in sorted(kinds)}
         raise DatasetError(
@@ -305,7 +320,6 @@ def _class_labels(y: np.ndarray, index) -> pd.Series:
     # on the distinct labels, which have the same type of target as the labels (scikit-learn's
     # type_of_target sorts every label of an object array: half of a naive Bayes fit on half of adult);
     # its warning of more classes than half the rows would count the distinct labels as the rows
-    distinct = pd.unique(labels)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=MANY_CLASSES, category=UserWarning)
         check_classification_targets(np.asarray(distinct))

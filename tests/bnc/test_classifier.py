@@ -134,3 +134,29 @@ def test_x_and_y_of_different_lengths_are_refused(mixed_frame):
     X, y = mixed_frame
     with pytest.raises(ValueError, match="rows"):
         BNClassifier().fit(X, y[:-3])
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        pd.Series(["no", "yes"], dtype="str"),
+        pd.Series(["no", "yes"], dtype="string"),
+        pd.Series([0, 7], dtype="int64"),
+        pd.Series([1.0, 2.0], dtype="float64"),
+        pd.Series([False, True], dtype="bool"),
+        pd.Series([0, 7], dtype="Int64"),
+    ],
+)
+def test_class_series_of_one_kind_fit_as_their_values_listed(mixed_frame, labels):
+    """A Series whose dtype holds one kind of value is taken as it is; the same labels as a list go
+    through an object array: the same classes, tables and posteriors."""
+    X, y = mixed_frame
+    as_series = pd.Series(np.where(y == "yes", labels[1], labels[0]), index=X.index[::-1]).astype(labels.dtype)
+    as_list = as_series.tolist()
+    fits = [BNClassifier(structure="kdb", k=1, estimator="m_estimate", random_state=0).fit(X, given) for given in (as_series, as_list)]
+    assert fits[0].classes_.tolist() == fits[1].classes_.tolist() == sorted(labels.tolist())
+    for a, b in zip(fits[0].tables_, fits[1].tables_):
+        for ta, tb in zip(a, b):
+            np.testing.assert_array_equal(ta, tb)
+    np.testing.assert_array_equal(fits[0].predict_proba(X), fits[1].predict_proba(X))
+    assert type(fits[0].predict(X[:1])[0]) is type(fits[1].predict(X[:1])[0])
