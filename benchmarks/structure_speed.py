@@ -11,7 +11,9 @@ measured separately, in a fresh process with an empty cache.
 with ``g++ -o gigal <the makefile's SOURCE> -O3 -DNDEBUG -fpermissive``): the half of adult, with the
 same discretisation, is written in its format and each model's Petal counterpart (``nb``, ``kdb -k1``,
 ``kdb -k5``, ``kdb-selective -k5``) is timed as a whole process (reading both files, training,
-testing), the median of ``--repeats`` runs, beside ours.
+testing), the median of ``--repeats`` runs, beside ours. Petal smooths with a fixed m = 1
+(``smoothing.h``), where our m-estimate by default chooses m on a holdout (HDP paper Sect. 6.1): the
+fit with ``m: 1``, Petal's work, is timed too, and both totals are compared with Petal's.
 """
 
 import argparse
@@ -31,6 +33,9 @@ from bncbench.data import MDLDiscretizer, load_dataset
 
 #: Each model's Petal learner and its arguments.
 PETAL = {"NB": ["-lnb"], "kDB-1": ["-lkdb", "-k1"], "kDB-5": ["-lkdb", "-k5"], "SkDB k_max=5": ["-lkdb-selective", "-k5"]}
+
+#: Petal's smoothing: m-estimates with m = 1 (its ``smoothing.h``), no choice of m.
+PETAL_M = {"m": 1.0}
 
 MODELS = {
     "NB": dict(structure="nb", estimator="m_estimate", random_state=0),
@@ -78,12 +83,16 @@ def measure(case, X_train, y_train, X_test, repeats, petal=None):
         functions = [lambda: BNClassifier(**model).fit(X_train, y_train), lambda: fitted.predict_proba(X_test)]
         if petal is not None:
             binary, files = petal
+            functions.append(lambda: BNClassifier(**model, estimator_params=PETAL_M).fit(X_train, y_train))
             functions.append(lambda: subprocess.run([binary, *files, *PETAL[name]], capture_output=True, check=True))
         fit, predict, *others = timed(*functions, repeats=repeats)
         line = (f"{name:<13} {case:<14} rows {len(X_train):>6}/{len(X_test):<6} fit {fit:6.3f} s  "
                 f"predict {predict:6.3f} s  total {fit + predict:6.3f} s")
         if others:
-            line += f"  Petal {others[0]:6.3f} s  ours/Petal {(fit + predict) / others[0]:5.2f}"
+            fit_m1, petal_seconds = others
+            line += (f"  ours/Petal {(fit + predict) / petal_seconds:5.2f} | m = 1: fit {fit_m1:6.3f} s  total "
+                     f"{fit_m1 + predict:6.3f} s  ours/Petal {(fit_m1 + predict) / petal_seconds:5.2f} | "
+                     f"Petal {petal_seconds:6.3f} s")
         print(line)
 
 
