@@ -42,9 +42,9 @@ def _child_value(row, t, child_columns, class_column):
 @njit(cache=True, inline="always")
 def _entry(row, c, t, x_row, is_class, class_column, roots, depths, variables, child_start, children,
            table_start):
-    """Index in the flat tables of tree ``t``'s entry for the row under class c."""
+    """Index in the flat tables of tree ``t``'s entry for the row under class c, and its node."""
     node = _context_node(row, c, t, roots[t], depths[t], class_column, variables, child_start, children)
-    return table_start[node] + (c if is_class else x_row)
+    return table_start[node] + (c if is_class else x_row), node
 
 
 @njit(cache=True, parallel=True)
@@ -62,7 +62,7 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
             group = tree_groups[t]
             for c in range(n_classes):
                 log_p = log_tables[_entry(row, c, t, x_row, is_class, class_column, roots, depths, variables,
-                                          child_start, children, table_start)]
+                                          child_start, children, table_start)[0]]
                 if group < 0:
                     for g in range(n_groups):
                         out[i, c, g] += log_p
@@ -76,16 +76,19 @@ def _cells(codes, n_classes, class_column, roots, depths, variables, child_colum
            table_start):
     """(n, n_classes, n_trees) index in the flat tables of the entry of each tree for each row and class
     (the child's value in the row's deepest context seen in training), or -1 where the child's value
-    was never seen in training."""
-    out = np.empty((codes.shape[0], n_classes, roots.shape[0]), dtype=np.int64)
+    was never seen in training; and alike, the node whose table row holds that entry."""
+    cells = np.full((codes.shape[0], n_classes, roots.shape[0]), -1, dtype=np.int64)
+    nodes = np.full((codes.shape[0], n_classes, roots.shape[0]), -1, dtype=np.int64)
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
             is_class, x_row = _child_value(row, t, child_columns, class_column)
+            if x_row < 0:
+                continue
             for c in range(n_classes):
-                out[i, c, t] = -1 if x_row < 0 else _entry(row, c, t, x_row, is_class, class_column, roots,
-                                                           depths, variables, child_start, children, table_start)
-    return out
+                cells[i, c, t], nodes[i, c, t] = _entry(row, c, t, x_row, is_class, class_column, roots, depths,
+                                                        variables, child_start, children, table_start)
+    return cells, nodes
 
 
 def posterior(log_joint: np.ndarray) -> np.ndarray:
@@ -172,17 +175,14 @@ class PackedNetwork:
         twin.log_tables = flat_log_tables(tables)
         return twin
 
-    def cells(self, codes: np.ndarray) -> np.ndarray:
+    def cells(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(n, classes, trees)`` index in the flat tables of each tree's entry for each row and class,
-        the entry prediction reads (-1 where the tree is skipped: a value unseen in training)."""
+        the entry prediction reads (-1 where the tree is skipped: a value unseen in training), and the
+        node whose table row holds it (-1 alike)."""
         return _cells(
             np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, self.roots,
             self.depths, self.variables, self.child_columns, self.child_start, self.children, self.table_start,
         )
-
-    def nodes_of(self, cells: np.ndarray) -> np.ndarray:
-        """The node whose table row holds each of ``cells`` (valid cells only)."""
-        return np.searchsorted(self.table_start, cells, side="right") - 1
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) array of ``log P(y, x)`` up to the tables skipped for unseen values."""

@@ -117,10 +117,9 @@ class MEstimate(Estimator):
         at the cells the rows read or, when the tables have fewer cells than that, at every cell, but
         with no table built (kDB-5 on adult has 529,312 cells, naive Bayes 458)."""
         packed = PackedNetwork(rest)
-        cells = packed.cells(held_codes)  # (n, classes, trees)
+        cells, nodes = packed.cells(held_codes)  # (n, classes, trees)
         read = cells >= 0
-        cells = np.where(read, cells, 0)
-        nodes = packed.nodes_of(cells)
+        cells, nodes = np.where(read, cells, 0), np.where(read, nodes, 0)  # cell 0 is node 0's
         counts = np.concatenate([c.ravel() for tree in rest.trees for c in tree.counts])
         if self.backoff == "value":  # a value unseen in its context takes its parent context's estimate
             back = read & (packed.node_level[nodes] >= 2) & (counts[cells] == 0)

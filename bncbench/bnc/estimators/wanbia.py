@@ -128,7 +128,7 @@ class ConditionalLogLikelihood:
 
     def __init__(self, network, tables, codes, renormalise):
         packed = PackedNetwork(network, tables)
-        cells = packed.cells(codes)
+        cells, nodes = packed.cells(codes)
         seen = cells >= 0
         cells = np.where(seen, cells, 0)
         log_values = np.where(seen, packed.log_tables[cells], 0.0)
@@ -140,7 +140,7 @@ class ConditionalLogLikelihood:
             self.attribute_tables = [[np.log(t) for t in tree_tables] for tree_tables in tables[1:]]
             self.seen = seen[:, :, 1:]
             # each looked-up entry's node, numbered over the nodes of the attribute trees
-            self.nodes = (packed.nodes_of(cells) - sum(table.shape[0] for table in tables[0]))[:, :, 1:]
+            self.nodes = (np.where(seen, nodes, 0) - sum(table.shape[0] for table in tables[0]))[:, :, 1:]
 
     def _normalisers(self, weights):
         """Per looked-up (row, class, attribute): ``log Z(w)`` and ``sum_k theta~_k log theta_k``."""
