@@ -370,7 +370,7 @@ def interleaved(parent, streams):
     parent, and its uniform number is drawn by cell, so any order that keeps each parent's cells in
     their order gives the same chain, to the last bit. In this one, successive windows are under
     different parents, so the CPU overlaps each with the next instead of waiting for the parent's
-    totals that the one before updates (5-10% on the big kDB-3..5 and SkDB trees).
+    totals that the one before updates (2-10% on the big kDB-3..5 and SkDB trees).
     """
     n = parent.shape[0]
     if streams <= 1 or n == 0:
