@@ -105,13 +105,14 @@ def test_holdout_ties_no_longer_give_the_true_class_of_iris_probability_zero(iri
     assert (cv.metrics["clipped_log_loss"] == 0).all()
 
 
-def cell_cfg(tmp_path, store_uri, dataset="sklearn-iris", model="nb_laplace"):
-    """A cell's config as a job of the experiment's sweep composes it."""
+def cell_cfg(tmp_path, store_uri, dataset="sklearn-iris", model="nb_laplace", extra=()):
+    """A cell's config as a job of the experiment's sweep composes it (``extra``: more overrides)."""
     overrides = [
         f"dataset={dataset}",
         f"model={model}",
         f"tracking_uri={store_uri}",
         f"artifact_location={tmp_path}/artifacts",
+        *extra,
     ]
     with initialize_config_dir(str(config_dir()), version_base="1.3"):
         return hydra_compose(CONFIG_NAME, overrides)
@@ -213,3 +214,15 @@ def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path, new_sto
     grid = pd.read_csv(client.download_artifacts(run_id, "skdb_loocv_losses.csv", str(tmp_path)))
     assert set(grid.columns) == {"k", "n_attributes", "value", "fold"}
     assert len(grid) == 10 * 6 * 5  # folds x (k' = 0..5) x (l = 0..4)
+
+
+def test_an_hdp_cell_whose_chains_end_before_a_concentration_update_is_logged(tmp_path, new_store):
+    # 2 iterations: the first concentration update would come at the 3rd; the trace has no column
+    cfg = cell_cfg(tmp_path, new_store(tmp_path), model="kdb1_hdp", extra=["hdp.iterations=2"])
+    client = tracking.open_store(cfg.tracking_uri)
+    exp = tracking.prepare_experiment(client, "short", cfg.artifact_location)
+    assert run_cell(cfg, client, exp, "sklearn-iris", "kdb1_hdp") == "finished"
+    (run,) = client.search_runs([exp])
+    assert len(client.get_metric_history(run.info.run_id, "fold/hdp_concentration_level1")) == 10
+    trace = pd.read_csv(client.download_artifacts(run.info.run_id, "hdp_concentration_trace.csv", str(tmp_path)))
+    assert len(trace) == 0 and "value" in trace.columns

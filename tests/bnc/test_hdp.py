@@ -327,7 +327,8 @@ def test_edge_cases():
         ({"window": 0}, "window must be an integer >= 1"),
         ({"prior_rate": 0}, "prior_rate must be a finite number > 0"),
         ({"kernel": "gpu"}, "kernel must be one of"),
-        ({"seed": -1}, "seed must be an integer >= 0"),
+        ({"seed": -1}, "seed must be an integer in 0..9223372036854775807"),
+        ({"seed": 2**63}, "seed must be an integer in 0..9223372036854775807"),
     ],
 )
 def test_bad_parameters_are_named(params, message):
@@ -393,6 +394,15 @@ def test_diagnostics_report_concentrations_per_level(mixed):
     np.testing.assert_allclose(
         trace.iloc[:, -1].to_numpy(), concentrations.stack().dropna().to_numpy()
     )
+
+
+def test_diagnostics_of_the_direct_structure_have_no_attribute_tree_means(mixed):
+    X, y = mixed
+    found = BNClassifier(structure="direct", estimator="hdp", estimator_params={"iterations": 20}).fit(
+        X.iloc[:, :2], y
+    ).diagnostics()
+    assert not [name for name in found if name.startswith("hdp_concentration_level")]
+    assert found["hdp_concentrations"].shape[0] == 1
 
 
 def test_trace_keeps_a_bounded_number_of_updates():

@@ -65,8 +65,15 @@ def check_numbers(name: str, values, low: float = 0.0, *, low_open=False) -> tup
     return tuple(float(v) for v in values)
 
 
-def check_integer(name: str, value, minimum: int = 1) -> int:
-    """``value`` as an int if it is an integer ``>= minimum`` (not a bool, not a float), else a ``ConfigError``."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+def check_integer(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int if it is an integer in ``minimum..maximum`` (not a bool, not a float), else a
+    ``ConfigError``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, Integral)
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
+        bound = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+        raise ConfigError(f"{name} must be an integer {bound}, got {value!r}.")
     return int(value)

@@ -55,6 +55,8 @@ TRACE_POINTS = 50
 KERNELS = ("fast", "reference")
 #: The active cells of a level are swept in this many interleaved streams of sibling groups.
 ACTIVE_STREAMS = 2
+#: The largest seed: the sampler keys its generator with a signed 64-bit integer.
+MAX_SEED = 2**63 - 1
 
 
 class HDPEstimator(Estimator):
@@ -83,7 +85,7 @@ class HDPEstimator(Estimator):
     sample_root_concentration : bool, default False
         Also sample each root's concentration (alone), instead of keeping it fixed.
     seed : int or None
-        Seed of the sampler; None draws one from the classifier's ``random_state``.
+        Seed of the sampler, 0..2**63 - 1; None draws one from the classifier's ``random_state``.
     kernel : {"fast", "reference"}
         Window sampler (``bncbench.bnc.estimators.hdp.sampler``): the fused one, or the plain one kept to check it.
         Both give identical results.
@@ -137,14 +139,14 @@ class HDPEstimator(Estimator):
         self.prior_rate = check_number("prior_rate", prior_rate, low_open=True)
         self.max_concentration = check_number("max_concentration", max_concentration, low_open=True)
         if seed is not None:
-            check_integer("seed", seed, 0)
+            check_integer("seed", seed, 0, MAX_SEED)
         self.tying = tying
         self.sample_root_concentration = bool(sample_root_concentration)
         self.seed = seed
         self.kernel = kernel
 
     def tables(self, network, codes, rng):
-        self.seed_ = int(self.seed) if self.seed is not None else int(rng.integers(2**63 - 1))
+        self.seed_ = int(self.seed) if self.seed is not None else int(rng.integers(MAX_SEED))
         forest = _Forest(
             network.trees, self.tying, self.initial_concentration, self.sample_root_concentration
         )
@@ -185,9 +187,10 @@ class HDPEstimator(Estimator):
 
         ``column_names`` as in :meth:`Estimator.diagnostics`. Returns a dict:
             ``hdp_concentration_level<L>``: the mean over the attribute trees of level L's final
-            concentration; ``hdp_concentrations``: trees (named ``child | parents``) by levels;
+            concentration (none for ``"direct"``, which has only the class's tree); ``hdp_concentrations``: trees (named ``child | parents``) by levels;
             ``hdp_concentration_trace``: (tree, level) by the iteration of a concentration update,
-            ``TRACE_POINTS`` of the kept updates evenly spaced.
+            ``TRACE_POINTS`` of the kept updates evenly spaced (no column when the chain ended before
+            the first update).
         """
         labels = [
             f"{column_names[child]} | {', '.join(column_names[v] for v in variables)}"
@@ -202,21 +205,22 @@ class HDPEstimator(Estimator):
             ],
             index=pd.Index(labels, name="tree"),
         ).rename_axis(columns="level")
+        attribute_trees = final.iloc[1:]
         found = {
-            f"hdp_concentration_level{level}": float(final.iloc[1:, level].mean())
+            f"hdp_concentration_level{level}": float(attribute_trees.iloc[:, level].mean())
             for level in range(1, final.shape[1])
+            if len(attribute_trees)  # "direct" has only the class's tree
         }
-        updates = np.unique(
-            np.linspace(0, len(self.trace_iterations_) - 1, TRACE_POINTS).astype(int)
-        )
-        trace = self.concentration_trace_[:, updates[updates >= 0], :].transpose(0, 2, 1)
+        kept = len(self.trace_iterations_)  # 0 when the chain ends before the first update
+        updates = np.unique(np.linspace(0, kept - 1, min(kept, TRACE_POINTS)).astype(int))
+        trace = self.concentration_trace_[:, updates, :].transpose(0, 2, 1)
         found["hdp_concentrations"] = final
         found["hdp_concentration_trace"] = pd.DataFrame(
-            trace.reshape(-1, trace.shape[2]),
+            trace.reshape(trace.shape[0] * trace.shape[1], trace.shape[2]),
             index=pd.MultiIndex.from_product(
                 [labels, range(trace.shape[1])], names=["tree", "level"]
             ),
-            columns=pd.Index(self.trace_iterations_[updates[updates >= 0]], name="iteration"),
+            columns=pd.Index(self.trace_iterations_[updates], name="iteration"),
         ).dropna(how="all")
         return found
 
