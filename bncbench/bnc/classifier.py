@@ -17,8 +17,8 @@ from bncbench.bnc.structures import STRUCTURES, counted
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.errors import BncbenchError, ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
 
-#: A column looks continuous (``ContinuousColumnWarning``) when its values are numbers, some of them not
-#: integers, with at least ``CONTINUOUS_MIN_VALUES`` distinct values and at least ``CONTINUOUS_FRACTION``
+#: A column looks continuous (``ContinuousColumnWarning``) when its values are numbers (or strings that
+#: all read as numbers), some of them not integers, with at least ``CONTINUOUS_MIN_VALUES`` distinct values and at least ``CONTINUOUS_FRACTION``
 #: of the training rows (at most 20 rows per value on average). On the 68 datasets of the HDP paper
 #: that flags 345 of the 421 numeric columns holding non-integers (374 on every other row, a training
 #: half); the others have few values for their rows, e.g. 4 values in 12546 rows, which a table
@@ -165,16 +165,27 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return parents
 
     def _validated(self, X, y="no_validation", reset=False) -> pd.DataFrame:
-        """``X`` checked in scikit-learn's way (with ``y``, when given, for its shape and values); a
-        DataFrame keeps its column types, anything else becomes one."""
+        """``X`` checked in scikit-learn's way (with ``y``, when given, for its shape and values), and
+        for no columns and for infinite numbers in a DataFrame as in an array; a DataFrame keeps its
+        column types, anything else becomes one, with the fitted columns at prediction."""
         is_frame = isinstance(X, pd.DataFrame)
         validated = validate_data(
             self, X, y, reset=reset, dtype=None, ensure_all_finite="allow-nan", skip_check_array=is_frame
         )
         if not is_frame:
-            X = pd.DataFrame(validated if isinstance(y, str) else validated[0])
+            # columns without names are matched by position, as in scikit-learn
+            values = validated if isinstance(y, str) else validated[0]
+            X = pd.DataFrame(values, columns=None if reset else self.encoder_.columns_)
         if len(X) == 0:
             raise DatasetError("cannot fit on zero rows." if reset else "cannot predict zero rows.")
+        if reset and X.shape[1] == 0:
+            raise DatasetError("X has no columns: give at least one attribute.")
+        infinite = [c for c, column in X.items() if pd.api.types.is_numeric_dtype(column.dtype) and np.isinf(column).any()]
+        if infinite:
+            raise DatasetError(
+                f"columns {infinite} hold infinity, which is not a category: discretise the raw numbers (e.g. "
+                "with MDLDiscretizer) or replace the infinite values."
+            )
         return X
 
     def _codes(self, X):
@@ -182,7 +193,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         X = self._validated(X)
         missing = [c for c in self.encoder_.columns_ if c not in X.columns]
         if missing:
-            raise DatasetError(f"X lacks the columns {missing} that the classifier was fitted on.")
+            raise DatasetError(
+                f"X lacks the columns {missing} that the classifier was fitted on (a classifier fitted on an "
+                "array has the columns 0..n-1: give an array, whose columns are matched by position)."
+            )
         codes = self.encoder_.transform(X if list(X.columns) == self.encoder_.columns_ else X[self.encoder_.columns_])
         unseen = [c for c, none_seen in zip(self.encoder_.columns_, (codes == UNSEEN).all(axis=0)) if none_seen]
         if unseen:
@@ -263,6 +277,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         Rows are indexed by the class then the parents in order (a MultiIndex when there are parents);
         columns are the attribute's values.
         """
+        check_is_fitted(self)
         if attribute not in self.parents_:
             raise KeyError(f"{attribute!r} is not an attribute of the model; attributes: {list(self.parents_)}.")
         i = self.encoder_.columns_.index(attribute)
@@ -334,23 +349,35 @@ def _class_labels(y, index) -> pd.Series:
 
 
 def _warn_continuous(encoder, n_rows) -> None:
-    """Warn about the columns that look continuous (see ``CONTINUOUS_FRACTION``)."""
-    found = {}
+    """Warn about the columns that look continuous (see ``CONTINUOUS_FRACTION``), numbers written as
+    strings included (e.g. a CSV read with ``dtype=str``), which ``MDLDiscretizer`` leaves as they are."""
+    found, as_strings = {}, []
     for column, values, kinds in zip(encoder.columns_, encoder.categories_, encoder.kinds_):
-        if kinds != {"numbers"}:
+        if kinds not in ({"numbers"}, {"strings"}):
             continue
-        numbers = values[~pd.isna(values)].astype(float)
-        if len(numbers) >= max(CONTINUOUS_MIN_VALUES, CONTINUOUS_FRACTION * n_rows) and np.any(numbers % 1 != 0):
-            found[column] = len(numbers)
+        known = values[~pd.isna(values)]
+        if len(known) < max(CONTINUOUS_MIN_VALUES, CONTINUOUS_FRACTION * n_rows):
+            continue
+        numbers = pd.to_numeric(pd.Series(known), errors="coerce").to_numpy(dtype=float)
+        if not np.isnan(numbers).any() and np.any(numbers % 1 != 0):
+            found[column] = len(known)
+            if kinds == {"strings"}:
+                as_strings.append(column)
     if found:
         described = ", ".join(f"{column!r} ({count} distinct values)" for column, count in found.items())
+        convert = (
+            f" The columns {as_strings} hold numbers written as strings: convert them to numbers first, e.g. "
+            f"X[{as_strings[0]!r}] = pd.to_numeric(X[{as_strings[0]!r}])."
+            if as_strings
+            else ""
+        )
         warnings.warn(
             ContinuousColumnWarning(
                 f"columns {described} look continuous: non-integer numbers with many distinct values for "
                 f"{n_rows} rows. Each distinct value is a category of its own, so most "
                 "values at prediction will be unseen and carry no evidence (predictions near the class "
                 "prior). Discretise them first: make_pipeline(MDLDiscretizer(), BNClassifier(...)) "
-                "(from sklearn.pipeline import make_pipeline; from bncbench.data import MDLDiscretizer)."
+                f"(from sklearn.pipeline import make_pipeline; from bncbench.data import MDLDiscretizer).{convert}"
             ),
             stacklevel=3,
         )

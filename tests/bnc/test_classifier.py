@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from bncbench import BNClassifier
 from bncbench.bnc.structures import STRUCTURES
@@ -105,6 +106,33 @@ def test_bad_data_is_refused(mixed_frame):
     clf = BNClassifier().fit(X, y)
     with pytest.raises(ValueError, match="missing"):
         clf.predict(X.drop(columns="flag"))
+
+
+def test_no_columns_and_infinite_numbers_are_refused_in_a_frame_as_in_an_array(mixed_frame):
+    X, y = mixed_frame
+    with pytest.raises(DatasetError, match="X has no columns"):
+        BNClassifier().fit(X[[]], y)
+    infinite = X.assign(ratio=np.where(np.arange(len(X)) == 5, np.inf, 1.0))
+    with pytest.raises(DatasetError, match=r"columns \['ratio'\] hold infinity"):
+        BNClassifier().fit(infinite, y)
+    with pytest.raises(DatasetError, match=r"columns \['ratio'\] hold infinity"):
+        BNClassifier().fit(infinite.assign(ratio=1.0), y).predict(infinite)
+    with pytest.raises(NotFittedError):
+        BNClassifier().cpt("flag")
+
+
+def test_columns_of_an_array_are_matched_by_position(mixed_frame):
+    X, y = mixed_frame
+    numbered = X.set_axis([2, 0, 1, 3], axis=1)  # integer labels that are not the positions
+    clf = BNClassifier(structure="kdb", k=2).fit(numbered, y)
+    expected = clf.predict_proba(numbered)
+    np.testing.assert_array_equal(clf.predict_proba(numbered.to_numpy(dtype=object)), expected)
+    named = BNClassifier(structure="kdb", k=2).fit(X, y)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        np.testing.assert_array_equal(named.predict_proba(X.to_numpy(dtype=object)), named.predict_proba(X))
+    unnamed = BNClassifier().fit(X.to_numpy(dtype=object), y)
+    with pytest.warns(UserWarning, match="has feature names"), pytest.raises(DatasetError, match="give an array"):
+        unnamed.predict(X)
 
 
 def test_scikit_learn_contract(mixed_frame):

@@ -156,6 +156,14 @@ def test_a_continuous_column_warns_naming_it_and_the_fix(shared_data_dir):
     assert "make_pipeline(MDLDiscretizer(), BNClassifier(...))" in message
 
 
+def test_numbers_written_as_strings_that_look_continuous_warn_saying_to_convert_them(no_bncbench_warning):
+    numbers, y = _numbers(200, CONTINUOUS_MIN_VALUES)
+    with pytest.warns(ContinuousColumnWarning, match=r"\['x'\] hold numbers written as strings.*pd.to_numeric"):
+        BNClassifier().fit(numbers.astype(str), y)
+    BNClassifier().fit(numbers.astype(str).assign(x=lambda f: f.x + "cm"), y)  # not numbers: no warning
+    BNClassifier().fit(_numbers(200, 200, offset=0)[0].astype(str), y)  # integers: no warning
+
+
 def _numbers(n_rows, n_values, dtype=float, offset=0.5):
     """A column of ``n_values`` distinct numbers ``i + offset`` over ``n_rows`` rows, and random classes."""
     rng = np.random.default_rng(0)
