@@ -231,13 +231,14 @@ def import_(items: Sequence[str]) -> int:
     from bncbench.bundles import import_bundles
     from bncbench.config import compose
     from bncbench.data import resolve_data_dir
+    from bncbench.runs_dir import artifact_location
 
     overrides = [item for item in items if "=" in item]
     cfg = compose(overrides)
     summary = import_bundles(
         cfg.tracking_uri,
         [item for item in items if "=" not in item],
-        artifact_location=cfg.artifact_location,
+        artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
         data_dir=resolve_data_dir(cfg.data_dir),
     )
     print("\n".join(summary.lines()))

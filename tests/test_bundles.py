@@ -334,3 +334,19 @@ def test_the_export_command_exports_its_configuration_or_with_all_the_whole_expe
     (one,), (every,) = (tmp_path / "one").iterdir(), (tmp_path / "all").iterdir()
     assert list(read_bundle(one).runs["run_name"]) == [f"{LAPTOP[0]}/nb_laplace"]
     assert sorted(read_bundle(every).runs["run_name"]) == [f"{LAPTOP[0]}/{m}" for m in sorted(MODELS)]
+
+
+def test_the_import_command_puts_the_artifacts_beside_the_database_wherever_it_runs(
+    machines, tmp_path, monkeypatch
+):
+    store = tmp_path / "store"
+    store.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    uri = f"sqlite:///{store / 'mlflow.db'}"
+    assert main(["import", str(machines["laptop_bundle"]), f"tracking_uri={uri}"]) == 0
+    client = tracking.open_store(uri)
+    location = client.get_experiment(tracking.experiment_id(client, "smoke")).artifact_location
+    assert location.removeprefix("file://").startswith(str(store / "artifacts"))
+    assert list(elsewhere.iterdir()) == []
