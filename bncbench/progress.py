@@ -37,7 +37,7 @@ class CellProgress:
     """Cells done out of ``total``, with an estimated time of arrival, printed by a background thread.
 
     The ETA extrapolates the time per cell run so far (cells skipped because they finished in an
-    earlier sweep, or copied from another experiment, take no time) to the cells left. ``start`` does nothing unless ``stream`` is a
+    earlier sweep, or copied from a finished run, take no time) to the cells left. ``start`` does nothing unless ``stream`` is a
     terminal; ``stop`` prints the last count if it changed since the last line.
     """
 

@@ -1,4 +1,5 @@
-"""A cell already computed in another experiment of the store is copied, not run again.
+"""A cell already computed in another experiment of the store, or in this one under another model
+name (a renamed model), is copied, not run again.
 
 Experiments share cells: ``bnc_vs_rf``'s TAN and SkDB cells are ``hdp_vs_m``'s, run on the same data
 with the same folds. A cell is one computation, identified by its ``cfg_hash`` (dataset, model and CV,

@@ -195,9 +195,10 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     ``cfg.model`` is the model's name, as Hydra's sweep sets it, or its node (``bncbench.model_configs``).
     A cell whose semantic config (``semantic.cfg_hash``) already has a FINISHED run that read the
     same data (tag ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version
-    produced it; a changed dataset file makes the cell run again. A cell that another experiment of the
-    store has FINISHED on the same data is copied from it ("copied", ``bncbench.reuse``) unless
-    ``reuse_runs`` is false. A cell another process is running (a live lease, ``bncbench.lease``) is
+    produced it; a changed dataset file makes the cell run again. A cell FINISHED on the same data
+    under another model name in this experiment (a renamed model: the hash does not depend on names) is
+    copied from that run under its new name ("copied", ``bncbench.reuse``), and so is one that another
+    experiment of the store has FINISHED, unless ``reuse_runs`` is false. A cell another process is running (a live lease, ``bncbench.lease``) is
     left to it ("running elsewhere"); runs of the same config left RUNNING by a process that died are
     marked KILLED and the cell runs again. Each run is tagged with what produced it
     (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
@@ -214,13 +215,13 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
 
 def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
     hash_ = semantic.cfg_hash(cfg)
-    name = f"{dataset_name}/{model_name}"
+    name, cell = f"{dataset_name}/{model_name}", (dataset_name, model_name)
     try:
         data = dataset_digest(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
     except (BncbenchError, OSError):  # an unreadable store: the run below logs what is wrong with it
         data = None
     digest = data.digest if data else None
-    taken = _taken_by_another(client, experiment_id, hash_, digest, name)
+    taken = _taken_by_another(client, experiment_id, hash_, digest, name, cell)
     if taken:
         return taken
     tracking.abandon(
@@ -243,11 +244,13 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
             raise
         _log_disk_full(name, client, None)
         return "failed"
-    taken = _claim(client, experiment_id, hash_, digest, name, tracking.get_run(client, run_id))
+    taken = _claim(client, experiment_id, hash_, digest, name, cell, tracking.get_run(client, run_id))
     if taken:  # another process started or finished the cell meanwhile
         tracking.delete_run(client, run_id)
         return taken
-    source = reuse.computed_elsewhere(client, experiment_id, hash_, digest) if cfg.reuse_runs else None
+    source = tracking.finished_run(client, experiment_id, hash_, digest) or (  # under another name here
+        reuse.computed_elsewhere(client, experiment_id, hash_, digest) if cfg.reuse_runs else None
+    )
     try:
         with lease.Heartbeat(client, run_id):
             if source is not None:
@@ -273,16 +276,17 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
         return "failed"
     tracking.end_run(client, run_id, failed=False)
     if source is not None:
-        log.info("%s: copied from run %s of another experiment (run %s)", name, source.info.run_id, run_id)
+        log.info("%s: copied from run %s, named %s in experiment %s (run %s)", name, source.info.run_id,
+                 source.info.run_name, tracking.experiment_name(client, source.info.experiment_id), run_id)
         return "copied"
     log.info("%s: finished (run %s)", name, run_id)
     return "finished"
 
 
-def _taken_by_another(client, experiment_id, hash_, digest, name) -> str | None:
+def _taken_by_another(client, experiment_id, hash_, digest, name, cell) -> str | None:
     """"skipped" when the cell has a FINISHED run of this data, "running elsewhere" when another
     process holds a live run of it, else None: the look before this process starts its run."""
-    if _finished(client, experiment_id, hash_, digest, name):
+    if _finished(client, experiment_id, hash_, digest, name, cell):
         return "skipped"
     rivals = _live_rivals(client, experiment_id, hash_, None)
     if rivals:
@@ -291,14 +295,14 @@ def _taken_by_another(client, experiment_id, hash_, digest, name) -> str | None:
     return None
 
 
-def _claim(client, experiment_id, hash_, digest, name, own) -> str | None:
+def _claim(client, experiment_id, hash_, digest, name, cell, own) -> str | None:
     """The look after this process started its run ``own``: None once the cell is claimed for it, else
     "skipped" or "running elsewhere" as ``_taken_by_another`` (``lease.decision``; two processes that
     started the cell together never both keep it). A wait longer than a lease leaves the cell to the
     other process."""
     deadline = time.monotonic() + lease.LEASE_SECONDS
     while True:
-        if _finished(client, experiment_id, hash_, digest, name):
+        if _finished(client, experiment_id, hash_, digest, name, cell):
             return "skipped"
         rivals = _live_rivals(client, experiment_id, hash_, own)
         decision = lease.decision(own, rivals)
@@ -311,8 +315,8 @@ def _claim(client, experiment_id, hash_, digest, name, own) -> str | None:
         time.sleep(lease.DECISION_POLL_SECONDS)
 
 
-def _finished(client, experiment_id, hash_, digest, name) -> bool:
-    done = tracking.finished_run(client, experiment_id, hash_, digest)
+def _finished(client, experiment_id, hash_, digest, name, cell) -> bool:
+    done = tracking.finished_run(client, experiment_id, hash_, digest, cell)
     if done is not None:
         log.info("%s: skipped, finished as run %s", name, done.info.run_id)
     return done is not None

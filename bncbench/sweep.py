@@ -89,7 +89,7 @@ class Summary:
     """Status of each cell of an experiment after a sweep, read back from MLflow."""
 
     finished: list[str] = field(default_factory=list)
-    copied: list[str] = field(default_factory=list)  # cells copied from another experiment (bncbench.reuse)
+    copied: list[str] = field(default_factory=list)  # cells copied from a finished run (bncbench.reuse)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # cell -> error message
     not_applicable: dict[str, str] = field(default_factory=dict)  # cell -> why the model cannot run
@@ -180,7 +180,7 @@ class ExperimentCallback(Callback):
             _print_by_reason("FAILED", summary.failed)
             not_applicable = f"{len(summary.not_applicable)} not applicable, " if summary.not_applicable else ""
             elsewhere = f"{len(summary.elsewhere)} running in another sweep, " if summary.elsewhere else ""
-            copied = f"{len(summary.copied)} copied from another experiment, " if summary.copied else ""
+            copied = f"{len(summary.copied)} copied from a finished run of the same config, " if summary.copied else ""
             print(
                 f"bncbench: experiment {experiment.name!r}: {summary.total} cells, "
                 f"{len(summary.finished)} run, {copied}{len(summary.skipped)} skipped (finished before), "

@@ -100,6 +100,25 @@ def test_the_report_of_copied_runs_reads_them_as_the_source_and_names_the_experi
     assert "computed in experiment" not in run_settings(first.provenance(), "first")
 
 
+@pytest.mark.parametrize("reuse_runs", ["true", "false"])
+def test_a_renamed_model_has_its_finished_cell_copied_under_the_new_name(store, compose_cell, tmp_path, reuse_runs):
+    client, _, source = store
+    cfg = cell_cfg(compose_cell, client.tracking_uri, tmp_path, "first", f"reuse_runs={reuse_runs}")
+    first = source.info.experiment_id
+    renamed = (CELL[0], "nb_laplace_renamed")  # the same classifier, so the same cfg_hash
+    assert run_cell(cfg, client, first, *renamed) == "copied"
+    assert run_cell(cfg, client, first, *renamed) == "skipped"
+    assert run_cell(cfg, client, first, *CELL) == "skipped"  # the old name keeps its run
+    copy = tracking.finished_run(client, first, source.data.tags["cfg_hash"], source.data.tags["data_digest"], renamed)
+    assert copy.data.tags[COPIED_FROM_TAG] == f"first/{source.info.run_id}"
+    assert history(client, copy.info.run_id) == history(client, source.info.run_id)
+    summary = summarise(client, first, [CELL[0]], [renamed[1]], sweep=None)
+    assert summary.copied == ["sklearn-iris/nb_laplace_renamed"] and not summary.failed
+    results = read_runs(client.tracking_uri, "first").results()
+    assert sorted(results["model"]) == ["nb_laplace", "nb_laplace_renamed"]
+    assert results["rmse"].nunique() == 1
+
+
 @pytest.mark.parametrize("override", ["reuse_runs=false", "cv.seed=7"])
 def test_the_cell_is_computed_when_reuse_is_off_or_the_configuration_differs(
     store, compose_cell, tmp_path, override
@@ -124,7 +143,7 @@ def test_a_sweep_copies_the_cells_another_experiment_finished(tmp_path, run_cli,
     )
     assert second.returncode == 0, second.output
     assert second.output.strip().splitlines()[-1] == (
-        "bncbench: experiment 'smoke_again': 2 cells, 0 run, 2 copied from another experiment, "
+        "bncbench: experiment 'smoke_again': 2 cells, 0 run, 2 copied from a finished run of the same config, "
         "0 skipped (finished before), 0 failed."
     ), second.output
     client = MlflowClient(uri)

@@ -34,14 +34,21 @@ _RUNS_PER_QUERY = 500
 _FOLD_COLUMNS = ["run_id", "metric", "fold", "value"]
 
 
-def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None):
+def finished_run(
+    client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None, cell: tuple[str, str] | None = None
+):
     """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None
-    (always None when the digest is unknown, a dataset not fetched yet). Runs of other code versions
-    count: a cell is not run again for them."""
+    (always None when the digest is unknown, a dataset not fetched yet); with ``cell``, only a run
+    tagged with that ``(dataset, model)`` counts (the hash does not depend on the names). Runs of other
+    code versions count: a cell is not run again for them."""
     if data_digest is None:
         return None
-    runs = _latest_finished(client, [experiment_id], hash_, data_digest)
-    return runs[0] if runs else None
+    runs = _latest_finished(client, [experiment_id], hash_, data_digest, max_results=1 if cell is None else _PAGE)
+    return next((run for run in runs if cell is None or _cell_names(run) == cell), None)
+
+
+def _cell_names(run: Run) -> tuple[str | None, str | None]:
+    return run.data.tags.get("dataset"), run.data.tags.get("model")
 
 
 def finished_run_in_other_experiments(
@@ -65,7 +72,9 @@ def finished_run_in_other_experiments(
     return max(found, key=lambda run: run.info.start_time, default=None)
 
 
-def _latest_finished(client: MlflowClient, experiment_ids: list[str], hash_: str, data_digest: str) -> list[Run]:
+def _latest_finished(
+    client: MlflowClient, experiment_ids: list[str], hash_: str, data_digest: str, max_results: int = 1
+) -> list[Run]:
     return client.search_runs(
         experiment_ids,
         filter_string=(
@@ -73,7 +82,7 @@ def _latest_finished(client: MlflowClient, experiment_ids: list[str], hash_: str
             "and attributes.status = 'FINISHED'"
         ),
         order_by=["attributes.start_time DESC"],
-        max_results=1,
+        max_results=max_results,
     )
 
 
