@@ -78,15 +78,16 @@ def significance_section(report: Report) -> list[str]:
                 f"{w.p_value:.3g}",
                 _p(wilcoxon.get((w.a, w.b, w.metric))),
                 *(f"{c.wins}–{c.draws}–{c.losses}" for c in counts),
+                _missing(w.missing),
             ]
         )
-    header = ["comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values()]
+    header = ["comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values(), "datasets left out"]
     return lines + [
         wdl_legend(**options),
         "",
         (
-            f"Wilcoxon p: signed-rank test of the mean losses across datasets. The last three "
-            f"columns count as wins or losses only the datasets where a test of the fold scores "
+            f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three "
+            f"columns after it count as wins or losses only the datasets where a test of the fold scores "
             f"gives p ≤ {options['alpha']} (Dietterich's 5x2cv t-test, Alpaydin's combined 5x2cv "
             f"F-test, Wilcoxon signed-rank on the fold differences); per-dataset statistics in "
             f"tests.csv."
@@ -94,6 +95,14 @@ def significance_section(report: Report) -> list[str]:
         "",
         markdown_table(header, rows),
     ]
+
+
+def _missing(datasets, shown: int = 5) -> str:
+    """The datasets a comparison left out (A or B has no finished run there), the first few by name."""
+    if not datasets:
+        return "0"
+    more = f", … ({len(datasets) - shown} more: wdl.csv)" if len(datasets) > shown else ""
+    return f"{len(datasets)}: {', '.join(markdown_text(d) for d in datasets[:shown])}{more}"
 
 
 def _p(value) -> str:

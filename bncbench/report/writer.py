@@ -189,7 +189,7 @@ def write_files(
                 f"MLflow store of your tracking_uri, refits nothing). Report settings of this version: "
                 f"{_overrides(report.options if settings is None else settings)}. "
                 f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
-                f"{results['model'].nunique()} models."
+                f"{results['model'].nunique()} models.{_unfinished(report)}"
             ),
             "",
             *significance_section(report),
@@ -201,6 +201,23 @@ def write_files(
         ]
         (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
     return place
+
+
+def _unfinished(report: Report, shown: int = 10) -> str:
+    """How many of the experiment's (dataset, model) cells have no finished run, and of which datasets."""
+    datasets = report.datasets if report.datasets is not None else sorted(set(report.results["dataset"]))
+    done = set(zip(report.results["dataset"], report.results["model"]))
+    lacking = {d: [m for m in report.models if (d, m) not in done] for d in datasets}
+    lacking = {d: models for d, models in lacking.items() if models}
+    if not lacking:
+        return ""
+    count = sum(map(len, lacking.values()))
+    named = [f"{markdown_text(d)} ({len(models)})" for d, models in lacking.items()][:shown]
+    more = f", … ({len(lacking) - shown} more datasets)" if len(lacking) > shown else ""
+    return (
+        f" **Cells without a finished run: {count} of the experiment's {len(datasets) * len(report.models)}**, "
+        f"by dataset: {', '.join(named)}{more}; a comparison leaves out the datasets where it lacks a cell."
+    )
 
 
 def _overrides(settings: dict) -> str:

@@ -56,6 +56,9 @@ def test_write_files_states_the_report_options_by_default(store, tmp_path):
         "`report.alpha=0.1`, `report.published=[]`, `report.reference_tying=level`. 7 finished cells"
     ) in readme
     assert pd.read_csv(out / "wdl.csv")["significant"].tolist() == [False, False]
+    assert "**Cells without a finished run: 1 of the experiment's 8**, by dataset: d3 (1);" in readme
+    left_out = [line for line in readme.splitlines() if line.startswith("| a vs b |")]
+    assert len(left_out) == 2 and all(line.endswith("| 1: d3 |") for line in left_out)
 
 
 def test_valid_report_settings_pass():
