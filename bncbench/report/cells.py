@@ -38,7 +38,8 @@ class ExpectedCell:
         ``semantic.semantic_hash`` of the cell's config.
     data_digest : str or None
         The digest of the dataset as it is now (``bncbench.data.digest``); None when the store here
-        has no file for it (e.g. a report written on a tracking server): not checked then.
+        has no file for it (e.g. a report written on a tracking server): the report then reads the
+        version of the dataset its latest run read (``bncbench.report.results.read_runs``).
     params : dict of str to str
         The cell's semantic config flattened, as the runner logs it as params.
     """

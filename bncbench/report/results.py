@@ -17,7 +17,7 @@ FINISHED run of each cell is read, whatever its settings.
 """
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 from mlflow.entities import Run
@@ -183,7 +183,8 @@ def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = Non
         Name of the MLflow experiment (= ``experiment.name`` of the bncbench experiment).
     cells : mapping, optional
         The experiment's cells (:func:`bncbench.report.cells.expected_cells`): only their runs with
-        the expected ``cfg_hash`` and ``data_digest`` are read. None: every cell's latest run.
+        the expected ``cfg_hash`` and ``data_digest`` are read (a dataset with no file here: the
+        version its latest run read). None: every cell's latest run.
 
     Raises
     ------
@@ -193,7 +194,22 @@ def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = Non
     client = tracking.open_existing_store(tracking_uri)
     with tracking.read_errors(tracking_uri):
         runs = tracking.finished_cell_runs(client, tracking.experiment_id(client, experiment_name))
-    return LoggedRuns(client, tuple(runs), cells)
+    return LoggedRuns(client, tuple(runs), None if cells is None else _one_version_per_dataset(runs, cells))
+
+
+def _one_version_per_dataset(runs, cells: Cells) -> Cells:
+    """``cells`` with each dataset whose digest is unknown here (no file for it, e.g. on a tracking
+    server) given the ``data_digest`` of its latest run of the configuration: the cells of a dataset
+    then read one version of it, and runs on another are left out as such."""
+    logged = {}
+    for run in sorted(runs, key=lambda run: run.info.start_time):
+        cell = cells.get(_cell(run))
+        if cell is not None and cell.data_digest is None and run.data.tags.get("cfg_hash") == cell.cfg_hash:
+            logged[run.data.tags["dataset"]] = run.data.tags.get(DATA_DIGEST_TAG)
+    return {
+        key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
+        for key, cell in cells.items()
+    }
 
 
 def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:

@@ -73,7 +73,8 @@ def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame |
     else:
         lines += [
             "Each cell's latest finished run with the `cfg_hash` of this configuration and the "
-            "`data_digest` of the dataset file as it is now (where the data directory holds it).",
+            "`data_digest` of the dataset file as it is now (where the data directory holds it; elsewhere, the "
+            "one the dataset's latest run read).",
             "",
         ]
     total = sum(settings.get("CV", {}).values())

@@ -31,6 +31,12 @@ def make_results():
     return _make_results
 
 
+@pytest.fixture
+def cell_logger():
+    """``log_cell``, for a test's own store."""
+    return log_cell
+
+
 def log_cell(
     client, experiment_id, dataset, model, folds, status="FINISHED", start=0, params=None, tags=None
 ):

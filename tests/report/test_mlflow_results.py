@@ -1,9 +1,12 @@
 """Reading an experiment's runs back from a real SQLite MLflow store."""
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from bncbench.errors import ConfigError
-from bncbench.report.results import load_fold_metrics, load_results
+from bncbench.provenance import DATA_DIGEST_TAG
+from bncbench.report.cells import ExpectedCell
+from bncbench.report.results import load_fold_metrics, load_results, read_runs
 
 
 def test_one_row_per_finished_cell(store):
@@ -56,3 +59,20 @@ def test_unknown_experiment_lists_existing(store):
 def test_unsupported_uri():
     with pytest.raises(ConfigError, match="cannot open the tracking store 'foo://bar'"):
         load_results("foo://bar", "toy")
+
+
+def test_a_dataset_without_a_file_here_is_read_in_one_version(tmp_path, cell_logger):
+    # a is logged on the first version of d, b later on a second: with no file for d here, the report
+    # reads the latest version, so a's cell is left out instead of compared across versions
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("e", artifact_location=(tmp_path / "artifacts").as_uri())
+    folds = {"rmse": [0.3] * 10}
+    for model, start, digest in [("a", 1, "v1"), ("b", 2, "v2")]:
+        cell_logger(client, experiment, "d", model, folds, start=start, tags={"cfg_hash": model, DATA_DIGEST_TAG: digest})
+    cells = {("d", model): ExpectedCell(model, None, {}) for model in "ab"}
+    runs = read_runs(uri, "e", cells)
+    assert list(runs.results()["model"]) == ["b"]
+    left_out = runs.left_out()
+    assert list(left_out["model"]) == ["a"] and left_out["differs"].iloc[0].startswith("data_digest=v1")
+    assert list(read_runs(uri, "e", {("d", "a"): cells[("d", "a")]}).results()["model"]) == ["a"]  # alone: its own
