@@ -105,7 +105,8 @@ def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -
     """Classify every (dataset, model) cell by its runs.
 
     The runs tagged ``bncbench.lease.SWEEP_TAG == sweep`` are this sweep's (``None``: every run). A cell
-    whose FINISHED run of this sweep is a copy (``bncbench.reuse``) was copied. A cell with none was skipped when an earlier run FINISHED, is running elsewhere when another process holds
+    whose FINISHED run of this sweep is a copy (``bncbench.reuse``) was copied; one whose run of this
+    sweep is still RUNNING was interrupted (a signal, a worker that died), and counts as failed. A cell with none was skipped when an earlier run FINISHED, is running elsewhere when another process holds
     a live run of it (``bncbench.lease``), else it was not run. A cell whose last run is tagged
     ``not_applicable`` is not applicable, not failed.
     """
@@ -123,6 +124,8 @@ def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -
                 (summary.copied if COPIED_FROM_TAG in done[-1].data.tags else summary.finished).append(name)
             elif new and "not_applicable" in new[-1].data.tags:
                 summary.not_applicable[name] = new[-1].data.tags["not_applicable"]
+            elif sweep is not None and new and new[-1].info.status == "RUNNING":  # its own, not another's
+                summary.failed[name] = "interrupted (its run is left RUNNING; the next sweep runs the cell again)"
             elif new and not (new[-1].info.status == "RUNNING" and lease.is_live(new[-1].data.tags)):
                 last = new[-1]
                 summary.failed[name] = last.data.tags.get("error", f"run ended {last.info.status}")

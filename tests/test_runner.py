@@ -171,16 +171,20 @@ def test_summary_classifies_cells(tmp_path, new_store):
     run("d2", "m1", "FAILED")
     run("d2", "m2", "RUNNING")  # no owner: its process died
     run("d3", "m1", "RUNNING", sweep="another", live=True)  # this process, alive: another sweep's cell
-    summary = summarise(client, exp, ["d1", "d2", "d3"], ["m1", "m2"], "this")
+    run("d4", "m1", "RUNNING", live=True)  # this sweep's, alive: interrupted in a one-process sweep
+    summary = summarise(client, exp, ["d1", "d2", "d3", "d4"], ["m1", "m2"], "this")
     assert summary.skipped == ["d1/m1"]
     assert summary.finished == ["d1/m2"]
     assert summary.elsewhere == ["d3/m1"]
+    interrupted = "interrupted (its run is left RUNNING; the next sweep runs the cell again)"
     assert summary.failed == {
         "d2/m1": "boom",
-        "d2/m2": "run ended RUNNING",
+        "d2/m2": interrupted,
         "d3/m2": "not run (see the log of its Hydra job)",
+        "d4/m1": interrupted,
+        "d4/m2": "not run (see the log of its Hydra job)",
     }
-    assert summary.total == 6
+    assert summary.total == 8
 
 
 def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, new_store, monkeypatch):
