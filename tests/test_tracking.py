@@ -45,6 +45,7 @@ def test_open_store_creates_the_database_and_its_directory(tmp_path):
     ("uri", "expected"),
     [
         ("sqlite:///{tmp}/a_file/mlflow.db", "cannot open the tracking store"),
+        ("sqlite:////proc/mlflow.db", "cannot write in /proc"),  # at once, not after MLflow's retries
         ("{tmp}/mlruns", "file store, which MLflow 3 no longer supports"),
         ("nosuchscheme://host/x", "cannot open the tracking store"),
     ],

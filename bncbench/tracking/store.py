@@ -10,6 +10,7 @@ import logging
 import os
 import sqlite3
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, nullcontext
 from datetime import datetime
@@ -78,6 +79,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
                 announce = f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}"
             path.parent.mkdir(parents=True, exist_ok=True)
             if check:
+                _check_writable(path.parent)
                 creation = _creation_lock(path)
         except OSError as err:
             raise ConfigError(
@@ -134,6 +136,16 @@ def _sqlite_path(tracking_uri: str) -> Path:
             f"when the command ends. {_STORE_FIX}"
         )
     return Path(database.removeprefix("/"))
+
+
+def _check_writable(directory: Path) -> None:
+    """Raise OSError unless a file can be made in ``directory`` (SQLite writes its journal there):
+    MLflow would retry a store it cannot write for minutes."""
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as err:
+        raise OSError(f"cannot write in {directory} ({err.strerror})") from None
 
 
 def _check_sqlite_file(path: Path) -> None:
