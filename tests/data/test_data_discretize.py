@@ -137,6 +137,21 @@ def test_transformer_rejects_bad_input():
         disc.transform(toy_frame()[["colour", "x", "noise", "count"]])
 
 
+#: Cut points of Weka 3.6.14's supervised Discretize with its defaults (Fayyad & Irani's MDL, as in the
+#: papers) fitted on the whole dataset, for its numeric columns in order; hepatitis has missing values.
+WEKA_CUT_POINTS = {
+    "iris": [[5.55, 6.15], [2.95, 3.3499999999999996], [2.45, 4.75], [0.8, 1.75]],
+    "hepatitis": [[], [1.65], [], [], [2.6500000000000004, 3.8499999999999996], [44.5]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEKA_CUT_POINTS))
+def test_cut_points_are_wekas(shared_data_dir, name):
+    ds = load_dataset({"name": name}, shared_data_dir)
+    ours = MDLDiscretizer().fit(ds.X, ds.y).cut_points_
+    assert [list(ours[column]) for column in ds.numeric] == WEKA_CUT_POINTS[name]
+
+
 # hepatitis has numeric columns with missing values.
 @pytest.mark.parametrize("name", ["iris", "glass", "pima", "hepatitis", "adult"])
 def test_cut_points_match_orange_entropy_mdl(shared_data_dir, name):
