@@ -74,12 +74,14 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         path = _sqlite_path(str(tracking_uri))
         try:
             _check_sqlite_file(path)
-            if check and not path.exists():
+            new = check and not path.exists()
+            if new:
                 _confirm_new_store(tracking_uri, path)
                 announce = f"bncbench: a new MLflow store at {path.resolve()}{_other_stores(path)}"
             path.parent.mkdir(parents=True, exist_ok=True)
-            if check:
+            if new:
                 _check_writable(path.parent)
+            if check:
                 creation = _creation_lock(path)
         except OSError as err:
             raise ConfigError(
@@ -139,8 +141,8 @@ def _sqlite_path(tracking_uri: str) -> Path:
 
 
 def _check_writable(directory: Path) -> None:
-    """Raise OSError unless a file can be made in ``directory`` (SQLite writes its journal there):
-    MLflow would retry a store it cannot write for minutes."""
+    """Raise OSError unless a file can be made in ``directory``, that of a new store: MLflow would
+    retry creating the database there for minutes."""
     try:
         with tempfile.TemporaryFile(dir=directory):
             pass
