@@ -3,7 +3,9 @@
 from pathlib import Path
 
 import pytest
-from mlflow.entities import Metric
+from mlflow.entities import Dataset, DatasetInput, Metric
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 from bncbench import semantic, tracking
@@ -159,6 +161,32 @@ def test_logging_helpers(tmp_path, new_store):
     assert len(data.params) == 150
     assert [m.value for m in client.get_metric_history(run, "fold/rmse")] == [0.5, 0.25]
     assert len(data.tags["error"]) == tracking.MAX_TAG_LENGTH
+
+
+def test_a_dataset_logged_by_another_run_meanwhile_is_linked_on_the_next_try(tmp_path, new_store, monkeypatch):
+    # the race of two parallel cells of one dataset: MLflow looked the dataset up, the other run
+    # inserted it, and this insert fails on the unique constraint (as a server reported it)
+    client = tracking.open_store(new_store(tmp_path))
+    experiment = tracking.prepare_experiment(client, "e", str(tmp_path))
+    run = tracking.start_run(client, experiment, "d/m", {"model": "m"})
+    dataset = DatasetInput(Dataset(name="d", digest="abc", source_type="local", source="d.csv.gz"), [])
+    raced = "BAD_REQUEST: (sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id, datasets.name, datasets.digest"
+    log_inputs, calls = MlflowClient.log_inputs, []
+
+    def racing(self, run_id, datasets=None):
+        calls.append(run_id)
+        if len(calls) == 1:
+            raise MlflowException(raced)
+        return log_inputs(self, run_id, datasets=datasets)
+
+    monkeypatch.setattr(MlflowClient, "log_inputs", racing)
+    tracking.log_inputs(client, run, [dataset])
+    assert len(calls) == 2 and [d.dataset.digest for d in client.get_run(run).inputs.dataset_inputs] == ["abc"]
+    calls.clear()
+    monkeypatch.setattr(MlflowClient, "log_inputs", lambda self, run_id, datasets=None: calls.append(1) or 1 / 0)
+    with pytest.raises(ZeroDivisionError):  # anything else is raised at once
+        tracking.log_inputs(client, run, [dataset])
+    assert len(calls) == 1
 
 
 def test_flatten():

@@ -167,9 +167,21 @@ def log_metric_history(client: MlflowClient, run_id: str, history: list[Metric])
         client.log_batch(run_id, metrics=history[start : start + _BATCH])
 
 
-def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput]) -> None:
-    """Record the datasets a run read (``bncbench.provenance.dataset_input``)."""
-    client.log_inputs(run_id, datasets=datasets)
+def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput], attempts: int = 3) -> None:
+    """Record the datasets a run read (``bncbench.provenance.dataset_input``).
+
+    MLflow looks a dataset up, then inserts it when absent: two cells logging the same new dataset at
+    once (parallel jobs of one dataset) make one insert fail on the table's unique constraint. That
+    one, tried again, finds the dataset and links its run to it.
+    """
+    for attempt in range(attempts):
+        try:
+            client.log_inputs(run_id, datasets=datasets)
+            return
+        except Exception as err:  # MlflowException from a local store, RestException from a server
+            message = str(err).lower()
+            if attempt == attempts - 1 or "unique constraint" not in message or "datasets" not in message:
+                raise
 
 
 def log_text(client: MlflowClient, run_id: str, text: str, name: str) -> None:
