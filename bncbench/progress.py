@@ -37,8 +37,9 @@ class CellProgress:
     """Cells done out of ``total``, with an estimated time of arrival, printed by a background thread.
 
     The ETA extrapolates the time per cell run so far (cells skipped because they finished in an
-    earlier sweep, or copied from a finished run, take no time) to the cells left. ``start`` does nothing unless ``stream`` is a
-    terminal; ``stop`` prints the last count if it changed since the last line.
+    earlier sweep, or copied from a finished run, take no time) to the cells left. ``start`` does
+    nothing unless ``stream`` is a terminal; ``stop`` prints the last count if it changed since the
+    last line.
     """
 
     def __init__(self, sweep_dir: str | Path, total: int, stream=None, interval: float = INTERVAL):

@@ -198,9 +198,9 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     produced it; a changed dataset file makes the cell run again. A cell FINISHED on the same data
     under another model name in this experiment (a renamed model: the hash does not depend on names) is
     copied from that run under its new name ("copied", ``bncbench.reuse``), and so is one that another
-    experiment of the store has FINISHED, unless ``reuse_runs`` is false. A cell another process is running (a live lease, ``bncbench.lease``) is
-    left to it ("running elsewhere"); runs of the same config left RUNNING by a process that died are
-    marked KILLED and the cell runs again. Each run is tagged with what produced it
+    experiment of the store has FINISHED, unless ``reuse_runs`` is false. A cell another process is
+    running (a live lease, ``bncbench.lease``) is left to it ("running elsewhere"); runs of the same
+    config left RUNNING by a process that died are marked KILLED and the cell runs again. Each run is tagged with what produced it
     (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
     HPB with too many sub-patterns) ends the run KILLED with the reason, naming the dataset, in the
     tag ``not_applicable``: the report, which reads FINISHED runs only, leaves it out, and the next

@@ -106,8 +106,9 @@ def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -
 
     The runs tagged ``bncbench.lease.SWEEP_TAG == sweep`` are this sweep's (``None``: every run). A cell
     whose FINISHED run of this sweep is a copy (``bncbench.reuse``) was copied; one whose run of this
-    sweep is still RUNNING was interrupted (a signal, a worker that died), and counts as failed. A cell with none was skipped when an earlier run FINISHED, is running elsewhere when another process holds
-    a live run of it (``bncbench.lease``), else it was not run. A cell whose last run is tagged
+    sweep is still RUNNING was interrupted (a signal, a worker that died), and counts as failed. A
+    cell with none was skipped when an earlier run FINISHED, is running elsewhere when another
+    process holds a live run of it (``bncbench.lease``), else it was not run. A cell whose last run is tagged
     ``not_applicable`` is not applicable, not failed.
     """
     runs = defaultdict(list)

@@ -19,9 +19,9 @@ from bncbench.errors import BncbenchError, ConfigError, ContinuousColumnWarning,
 
 #: A column looks continuous (``ContinuousColumnWarning``) when its values are numbers (or strings that
 #: all read as numbers), some of them not integers, with at least ``CONTINUOUS_MIN_VALUES`` distinct
-#: values and at least ``CONTINUOUS_FRACTION`` of the training rows (at most 20 rows per value on average). On the 68 datasets of the HDP paper
-#: that flags 345 of the 421 numeric columns holding non-integers (374 on every other row, a training
-#: half); the others have few values for their rows, e.g. 4 values in 12546 rows, which a table
+#: values and at least ``CONTINUOUS_FRACTION`` of the training rows (at most 20 rows per value on
+#: average). On the 68 datasets of the HDP paper that flags 345 of the 421 numeric columns holding
+#: non-integers (374 on every other row, a training half); the others have few values for their rows, e.g. 4 values in 12546 rows, which a table
 #: estimates well. After MDL discretisation (``MDLDiscretizer``, as in the runner) every column is
 #: integer codes and none is flagged.
 CONTINUOUS_MIN_VALUES = 20
@@ -180,7 +180,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise DatasetError("cannot fit on zero rows." if reset else "cannot predict zero rows.")
         if reset and X.shape[1] == 0:
             raise DatasetError("X has no columns: give at least one attribute.")
-        infinite = [c for c, column in X.items() if pd.api.types.is_numeric_dtype(column.dtype) and np.isinf(column).any()]
+        infinite = [
+            c for c, column in X.items() if pd.api.types.is_numeric_dtype(column.dtype) and np.isinf(column).any()
+        ]
         if infinite:
             raise DatasetError(
                 f"columns {infinite} hold infinity, which is not a category: discretise the raw numbers (e.g. "

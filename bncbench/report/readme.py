@@ -81,7 +81,9 @@ def significance_section(report: Report) -> list[str]:
                 _missing(w.missing),
             ]
         )
-    header = ["comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values(), "datasets left out"]
+    header = [
+        "comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values(), "datasets left out"
+    ]
     return lines + [
         wdl_legend(**options),
         "",

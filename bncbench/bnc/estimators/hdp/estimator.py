@@ -187,7 +187,8 @@ class HDPEstimator(Estimator):
 
         ``column_names`` as in :meth:`Estimator.diagnostics`. Returns a dict:
             ``hdp_concentration_level<L>``: the mean over the attribute trees of level L's final
-            concentration (none for ``"direct"``, which has only the class's tree); ``hdp_concentrations``: trees (named ``child | parents``) by levels;
+            concentration (none for ``"direct"``, which has only the class's tree);
+            ``hdp_concentrations``: trees (named ``child | parents``) by levels;
             ``hdp_concentration_trace``: (tree, level) by the iteration of a concentration update,
             ``TRACE_POINTS`` of the kept updates evenly spaced (no column when the chain ended before
             the first update).
