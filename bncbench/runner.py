@@ -200,8 +200,8 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     copied from that run under its new name ("copied", ``bncbench.reuse``), and so is one that another
     experiment of the store has FINISHED, unless ``reuse_runs`` is false. A cell another process is
     running (a live lease, ``bncbench.lease``) is left to it ("running elsewhere"); runs of the same
-    config left RUNNING by a process that died are marked KILLED and the cell runs again. Each run is tagged with what produced it
-    (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
+    config left RUNNING by a process that died are marked KILLED and the cell runs again. Each run is
+    tagged with what produced it (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
     HPB with too many sub-patterns) ends the run KILLED with the reason, naming the dataset, in the
     tag ``not_applicable``: the report, which reads FINISHED runs only, leaves it out, and the next
     sweep tries it again (the refusal comes before fitting).
@@ -215,13 +215,14 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
 
 def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, model_name: str) -> str:
     hash_ = semantic.cfg_hash(cfg)
-    name, cell = f"{dataset_name}/{model_name}", (dataset_name, model_name)
+    cell = (dataset_name, model_name)
+    name = "/".join(cell)
     try:
         data = dataset_digest(OmegaConf.to_container(cfg.dataset, resolve=True), cfg.data_dir)
     except (BncbenchError, OSError):  # an unreadable store: the run below logs what is wrong with it
         data = None
     digest = data.digest if data else None
-    taken = _taken_by_another(client, experiment_id, hash_, digest, name, cell)
+    taken = _taken_by_another(client, experiment_id, hash_, digest, cell)
     if taken:
         return taken
     tracking.abandon(
@@ -244,7 +245,7 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
             raise
         _log_disk_full(name, client, None)
         return "failed"
-    taken = _claim(client, experiment_id, hash_, digest, name, cell, tracking.get_run(client, run_id))
+    taken = _claim(client, experiment_id, hash_, digest, cell, tracking.get_run(client, run_id))
     if taken:  # another process started or finished the cell meanwhile
         tracking.delete_run(client, run_id)
         return taken
@@ -283,26 +284,26 @@ def _run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mo
     return "finished"
 
 
-def _taken_by_another(client, experiment_id, hash_, digest, name, cell) -> str | None:
+def _taken_by_another(client, experiment_id, hash_, digest, cell) -> str | None:
     """"skipped" when the cell has a FINISHED run of this data, "running elsewhere" when another
     process holds a live run of it, else None: the look before this process starts its run."""
-    if _finished(client, experiment_id, hash_, digest, name, cell):
+    if _finished(client, experiment_id, hash_, digest, cell):
         return "skipped"
     rivals = _live_rivals(client, experiment_id, hash_, None)
     if rivals:
-        log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
+        log.info("%s: skipped, running in another process (run %s)", "/".join(cell), rivals[0].info.run_id)
         return "running elsewhere"
     return None
 
 
-def _claim(client, experiment_id, hash_, digest, name, cell, own) -> str | None:
+def _claim(client, experiment_id, hash_, digest, cell, own) -> str | None:
     """The look after this process started its run ``own``: None once the cell is claimed for it, else
     "skipped" or "running elsewhere" as ``_taken_by_another`` (``lease.decision``; two processes that
     started the cell together never both keep it). A wait longer than a lease leaves the cell to the
     other process."""
     deadline = time.monotonic() + lease.LEASE_SECONDS
     while True:
-        if _finished(client, experiment_id, hash_, digest, name, cell):
+        if _finished(client, experiment_id, hash_, digest, cell):
             return "skipped"
         rivals = _live_rivals(client, experiment_id, hash_, own)
         decision = lease.decision(own, rivals)
@@ -310,15 +311,15 @@ def _claim(client, experiment_id, hash_, digest, name, cell, own) -> str | None:
             tracking.set_tags(client, own.info.run_id, {lease.CLAIM_TAG: "1"})
             return None
         if decision == "give way" or time.monotonic() > deadline:
-            log.info("%s: skipped, running in another process (run %s)", name, rivals[0].info.run_id)
+            log.info("%s: skipped, running in another process (run %s)", "/".join(cell), rivals[0].info.run_id)
             return "running elsewhere"
         time.sleep(lease.DECISION_POLL_SECONDS)
 
 
-def _finished(client, experiment_id, hash_, digest, name, cell) -> bool:
+def _finished(client, experiment_id, hash_, digest, cell) -> bool:
     done = tracking.finished_run(client, experiment_id, hash_, digest, cell)
     if done is not None:
-        log.info("%s: skipped, finished as run %s", name, done.info.run_id)
+        log.info("%s: skipped, finished as run %s", "/".join(cell), done.info.run_id)
     return done is not None
 
 

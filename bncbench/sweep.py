@@ -113,7 +113,7 @@ def summarise(client, experiment_id: str, datasets, models, sweep: str | None) -
     """
     runs = defaultdict(list)
     for run in tracking.cell_runs(client, experiment_id):
-        runs[(run.data.tags.get("dataset"), run.data.tags.get("model"))].append(run)
+        runs[tracking.cell_names(run)].append(run)
     summary = Summary()
     for dataset in datasets:
         for model in models:

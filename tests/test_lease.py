@@ -138,7 +138,7 @@ def test_the_earlier_stamped_of_two_runs_waits_for_the_other_to_decide(cell, oth
     deciding = threading.Thread(target=decide)
     deciding.start()
     cell = ("sklearn-iris", "nb_laplace")
-    taken = runner._claim(client, exp, own.data.tags["cfg_hash"], None, "/".join(cell), cell, own)
+    taken = runner._claim(client, exp, own.data.tags["cfg_hash"], None, cell, own)
     deciding.join()
     if other_decides == "claims":
         assert taken == "running elsewhere"

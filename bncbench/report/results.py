@@ -129,10 +129,10 @@ class LoggedRuns:
                 "dataset": run.data.tags["dataset"],
                 "model": run.data.tags["model"],
                 "run_id": report_run_id(run),
-                "differs": _difference(run, self.cells[_cell(run)]),
+                "differs": _difference(run, self.cells[tracking.cell_names(run)]),
             }
             for run in self.runs
-            if _cell(run) in self.cells and not _belongs(run, self.cells)
+            if tracking.cell_names(run) in self.cells and not _belongs(run, self.cells)
         ]
         return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
 
@@ -203,7 +203,7 @@ def _one_version_per_dataset(runs, cells: Cells) -> Cells:
     then read one version of it, and runs on another are left out as such."""
     logged = {}
     for run in sorted(runs, key=lambda run: run.info.start_time):
-        cell = cells.get(_cell(run))
+        cell = cells.get(tracking.cell_names(run))
         if cell is not None and cell.data_digest is None and run.data.tags.get("cfg_hash") == cell.cfg_hash:
             logged[run.data.tags["dataset"]] = run.data.tags.get(DATA_DIGEST_TAG)
     return {
@@ -229,14 +229,10 @@ def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterab
         return tracking.fold_metrics(tracking.open_existing_store(tracking_uri), run_ids, metrics)
 
 
-def _cell(run: Run) -> tuple[str, str]:
-    return run.data.tags["dataset"], run.data.tags["model"]
-
-
 def _belongs(run: Run, cells: Cells) -> bool:
     """Whether a run is one of its cell's expected runs: its ``cfg_hash``, and its ``data_digest``
     unless the dataset's is unknown here."""
-    cell = cells.get(_cell(run))
+    cell = cells.get(tracking.cell_names(run))
     tags = run.data.tags
     return (
         cell is not None

@@ -44,10 +44,11 @@ def finished_run(
     if data_digest is None:
         return None
     runs = _latest_finished(client, [experiment_id], hash_, data_digest, max_results=1 if cell is None else _PAGE)
-    return next((run for run in runs if cell is None or _cell_names(run) == cell), None)
+    return next((run for run in runs if cell is None or cell_names(run) == cell), None)
 
 
-def _cell_names(run: Run) -> tuple[str | None, str | None]:
+def cell_names(run: Run) -> tuple[str | None, str | None]:
+    """The ``(dataset, model)`` a run is tagged with: its cell."""
     return run.data.tags.get("dataset"), run.data.tags.get("model")
 
 
