@@ -201,10 +201,10 @@ def run_cell(cfg: DictConfig, client, experiment_id: str, dataset_name: str, mod
     experiment of the store has FINISHED, unless ``reuse_runs`` is false. A cell another process is
     running (a live lease, ``bncbench.lease``) is left to it ("running elsewhere"); runs of the same
     config left RUNNING by a process that died are marked KILLED and the cell runs again. Each run is
-    tagged with what produced it (``bncbench.provenance``). A model that cannot run on the dataset (``NotApplicableError``, e.g.
-    HPB with too many sub-patterns) ends the run KILLED with the reason, naming the dataset, in the
-    tag ``not_applicable``: the report, which reads FINISHED runs only, leaves it out, and the next
-    sweep tries it again (the refusal comes before fitting).
+    tagged with what produced it (``bncbench.provenance``). A model that cannot run on the dataset
+    (``NotApplicableError``, e.g. HPB with too many sub-patterns) ends the run KILLED with the reason,
+    naming the dataset, in the tag ``not_applicable``: the report, which reads FINISHED runs only,
+    leaves it out, and the next sweep tries it again (the refusal comes before fitting).
     Any other exception is logged on the run (status FAILED, tag ``error``; a traceback artifact
     unless it is a ``BncbenchError``) and not raised.
     """

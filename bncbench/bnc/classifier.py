@@ -22,8 +22,8 @@ from bncbench.errors import BncbenchError, ConfigError, ContinuousColumnWarning,
 #: values and at least ``CONTINUOUS_FRACTION`` of the training rows (at most 20 rows per value on
 #: average). On the 68 datasets of the HDP paper that flags 345 of the 421 numeric columns holding
 #: non-integers (374 on every other row, a training half); the others have few values for their rows,
-#: e.g. 4 values in 12546 rows, which a table estimates well. After MDL discretisation (``MDLDiscretizer``, as in the runner) every column is
-#: integer codes and none is flagged.
+#: e.g. 4 values in 12546 rows, which a table estimates well. After MDL discretisation
+#: (``MDLDiscretizer``, as in the runner) every column is integer codes and none is flagged.
 CONTINUOUS_MIN_VALUES = 20
 CONTINUOUS_FRACTION = 0.05
 
