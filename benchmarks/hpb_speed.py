@@ -23,7 +23,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bncbench import BNClassifier
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.metrics import LOSSES
+from bncbench.core.metrics import LOSSES
 
 
 def halves(name, data_dir):

@@ -1,7 +1,7 @@
 """CPU cost of the HDP side of an experiment's protocol (issue 13), extrapolated from short fits.
 
 Every HDP model of the experiment (default ``hdp_vs_m``: NB, TAN, kDB-1..5 and SkDB with HDP
-estimates) is fitted on one training half of each dataset, as ``bncbench.runner`` does (the first
+estimates) is fitted on one training half of each dataset, as ``bncbench.app.runner`` does (the first
 repetition's stratified 2-fold split, MDL fitted on that half, ``random_state`` the repetition's seed),
 at two iteration counts. The process CPU time of a fit is linear in the iterations, ``a + b * I``
 (``a``: counting, structure learning, the sampler's set-up; ``b``: one Gibbs iteration), so the two fits
@@ -12,7 +12,7 @@ The burn-in of a short fit is scaled to the same share of the iterations as the 
 (``min(1000, I // 10)`` at ``--target``: 2 % at 50,000), so that the recording of the estimates, done
 only after burn-in, is extrapolated at its true share.
 
-Models and datasets come from the experiment's composed config (``bncbench.config.compose``). Each
+Models and datasets come from the experiment's composed config (``bncbench.app.config.compose``). Each
 model is first fitted on a few rows, untimed, so that numba's compilation is not counted; and the
 process's table of Stirling numbers is grown for each dataset's counts before its fits, untimed (a
 one-time cost of a process, which a first fit would add to its low count only, understating that
@@ -47,12 +47,12 @@ from hydra import initialize_config_dir
 from omegaconf import OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
-from bncbench.config import CONFIG_NAME, compose, config_dir
+from bncbench.app.config import CONFIG_NAME, compose, config_dir
 from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.model_configs import with_model
-from bncbench.models import make_model
-from bncbench.runner import repetition_seeds
+from bncbench.app.model_configs import with_model
+from bncbench.protocol.models import make_model
+from bncbench.app.runner import repetition_seeds
 
 HOUR = 3600.0
 

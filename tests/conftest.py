@@ -130,8 +130,8 @@ def compose_cell():
     """``compose_cell(dataset, model, *overrides)``: a cell's config as a job of a sweep composes it."""
     from hydra import compose, initialize_config_dir
 
-    from bncbench.config import CONFIG_NAME, config_dir
-    from bncbench.model_configs import with_model
+    from bncbench.app.config import CONFIG_NAME, config_dir
+    from bncbench.app.model_configs import with_model
 
     def make(dataset: str, model: str, *overrides: str):
         with initialize_config_dir(str(config_dir()), version_base="1.3"):

@@ -26,11 +26,11 @@ from hydra import initialize_config_dir
 
 from bncbench import BNClassifier, tracking
 from bncbench.__main__ import main
-from bncbench.config import CONFIG_NAME, config_dir
+from bncbench.app.config import CONFIG_NAME, config_dir
 from bncbench.data import load_dataset
-from bncbench.errors import ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
-from bncbench.runner import cross_validate, run_cell
-from bncbench.sweep import _write_report
+from bncbench.core.errors import ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
+from bncbench.app.runner import cross_validate, run_cell
+from bncbench.app.sweep import _write_report
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 KDB = {"structure": "kdb", "k": 2, "structure_params": {}, "estimator": "m_estimate", "estimator_params": {}}

@@ -4,8 +4,8 @@ import pytest
 
 from bncbench.baselines import make_baseline
 from bncbench.data import load_dataset
-from bncbench.errors import ConfigError
-from bncbench.runner import cross_validate
+from bncbench.core.errors import ConfigError
+from bncbench.app.runner import cross_validate
 
 
 @pytest.fixture(scope="module")

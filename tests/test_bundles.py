@@ -23,12 +23,12 @@ from bncbench.bundles import (
     read_bundle,
 )
 from bncbench.bundles.format import MANIFEST, METRICS, RUNS, write_bundle
-from bncbench.cli import main
-from bncbench.config import compose
-from bncbench.errors import ConfigError
+from bncbench.app.cli import main
+from bncbench.app.config import compose
+from bncbench.core.errors import ConfigError
 from bncbench.report import write_report
 from bncbench.report.cells import expected_cells
-from bncbench.runner import run_cell
+from bncbench.app.runner import run_cell
 
 MODELS = ["nb_laplace", "nb_m_estimate"]
 LAPTOP, CLUSTER = ["sklearn-iris"], ["sklearn-wine"]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bncbench.config import compose, config_dir
+from bncbench.app.config import compose, config_dir
 from bncbench.report.cells import expected_cells
 
 GOLDEN = Path(__file__).parent / "golden" / "cell_hashes.json"

@@ -12,8 +12,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.config import CONFIG_NAME, config_dir
-from bncbench.runs_dir import artifact_location
+from bncbench.app.config import CONFIG_NAME, config_dir
+from bncbench.app.runs_dir import artifact_location
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
 

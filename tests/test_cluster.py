@@ -21,8 +21,8 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from bncbench.config import compose
-from bncbench.errors import ConfigError
+from bncbench.app.config import compose
+from bncbench.core.errors import ConfigError
 
 SERVER_TIMEOUT = 120  # seconds for the server to answer, on a loaded machine
 MODELS = ["nb_laplace", "kdb1_m_estimate"]

@@ -7,10 +7,10 @@ from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 from omegaconf import OmegaConf
 
-from bncbench.config import CONFIG_NAME, compose, config_dir, sweep_choices
-from bncbench.errors import ConfigError
-from bncbench.model_configs import model_config, with_model
-from bncbench.models import make_model
+from bncbench.app.config import CONFIG_NAME, compose, config_dir, sweep_choices
+from bncbench.core.errors import ConfigError
+from bncbench.app.model_configs import model_config, with_model
+from bncbench.protocol.models import make_model
 from bncbench.bnc.estimators import ESTIMATORS
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -99,7 +99,7 @@ def test_primary_config_hydra_settings():
     assert cfg.hydra.job.chdir is False
     assert cfg.hydra.mode.name == "MULTIRUN"
     assert cfg.hydra.runtime.choices["hydra/launcher"] == "joblib"
-    assert cfg.hydra.callbacks.experiment._target_ == "bncbench.sweep.ExperimentCallback"
+    assert cfg.hydra.callbacks.experiment._target_ == "bncbench.app.sweep.ExperimentCallback"
     assert cfg.hydra.sweeper.params.dataset == "sklearn-iris,sklearn-wine,sklearn-breast-cancer"
     assert cfg.tracking_uri == "sqlite:///runs/mlflow.db"
     assert cfg.report_dir == "reports"

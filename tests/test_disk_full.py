@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from bncbench import tracking
-from bncbench.runner import DISK_FULL, run_cell
+from bncbench.app.runner import DISK_FULL, run_cell
 
 
 def fill(disk, leave_bytes):

@@ -13,11 +13,11 @@ import pytest
 
 from bncbench import tracking
 from bncbench.__main__ import main
-from bncbench.config import compose
+from bncbench.app.config import compose
 from bncbench.data import Dataset, load_dataset
-from bncbench.errors import ConfigError, DatasetError
-from bncbench.names import check_path_name
-from bncbench.runner import cross_validate
+from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.core.names import check_path_name
+from bncbench.app.runner import cross_validate
 
 NB = {"structure": "nb", "k": None, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 

@@ -1,4 +1,4 @@
-"""Leases on running cells (``bncbench.lease``): a live run of another process is neither run again nor
+"""Leases on running cells (``bncbench.tracking.lease``): a live run of another process is neither run again nor
 marked KILLED; a run whose process died is. Two real launchers on one store run every cell once."""
 
 import os
@@ -11,8 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from bncbench import lease, runner, semantic, tracking
-from bncbench.runner import run_cell
+from bncbench.tracking import lease
+from bncbench.app import runner
+from bncbench import semantic, tracking
+from bncbench.app.runner import run_cell
 
 
 def dead_process_owner() -> str:

@@ -1,9 +1,9 @@
-"""The clipping counts of bncbench.metrics, on hand-made predictions."""
+"""The clipping counts of bncbench.core.metrics, on hand-made predictions."""
 
 import numpy as np
 import pytest
 
-from bncbench.metrics import PROBABILITY_FLOOR, clipped_log_loss, log_loss, zero_probability_rows
+from bncbench.core.metrics import PROBABILITY_FLOOR, clipped_log_loss, log_loss, zero_probability_rows
 
 # Four rows: the true class gets 0.8, 0.5, 0 and 1e-16; the last two are below the floor.
 PROBA = np.array([[0.8, 0.2], [0.5, 0.5], [1.0, 0.0], [1.0, 1e-16]])

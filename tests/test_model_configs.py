@@ -3,9 +3,9 @@
 import pytest
 from omegaconf import OmegaConf
 
-from bncbench.config import compose
-from bncbench.errors import ConfigError
-from bncbench.model_configs import experiment_comparisons, grid_models, model_config
+from bncbench.app.config import compose
+from bncbench.core.errors import ConfigError
+from bncbench.app.model_configs import experiment_comparisons, grid_models, model_config
 
 GRID = {
     "structure": ["tan", "kdb5"],

@@ -6,7 +6,7 @@ import sqlite3
 
 from bncbench.bnc.estimators import Estimator, registered
 from bncbench.bnc.estimators.dirichlet import smoothed
-from bncbench.cli import main
+from bncbench.app.cli import main
 
 
 class Jeffreys(Estimator, register=False):

@@ -17,10 +17,11 @@ from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
 import bncbench
-from bncbench import provenance, tracking
-from bncbench.config import CONFIG_NAME, compose, config_dir
+from bncbench.tracking import provenance
+from bncbench import tracking
+from bncbench.app.config import CONFIG_NAME, compose, config_dir
 from bncbench.report import write_report
-from bncbench.runner import run_cell
+from bncbench.app.runner import run_cell
 
 OTHER_COMMIT = "0" * 40
 VERSIONS = ("python", "bncbench", "numpy", "numba", "scikit-learn", "scipy", "pandas", "mlflow", "xgboost")

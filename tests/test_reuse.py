@@ -1,4 +1,4 @@
-"""A cell finished in another experiment of the store is copied, not run again (``bncbench.reuse``):
+"""A cell finished in another experiment of the store is copied, not run again (``bncbench.tracking.reuse``):
 the copy carries the source's numbers and provenance, says where it comes from, is skipped on resume,
 and ``reuse_runs=false`` or another configuration computes the cell anew."""
 
@@ -12,9 +12,9 @@ from bncbench import tracking
 from bncbench.bundles import ORIGIN_RUN_TAG
 from bncbench.report.results import read_runs
 from bncbench.report.run_settings import run_settings
-from bncbench.reuse import COPIED_FROM_TAG
-from bncbench.runner import run_cell
-from bncbench.sweep import summarise
+from bncbench.tracking.reuse import COPIED_FROM_TAG
+from bncbench.app.runner import run_cell
+from bncbench.app.sweep import summarise
 
 CELL = ("sklearn-iris", "nb_laplace")
 

@@ -8,12 +8,13 @@ import pytest
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
-from bncbench import lease, semantic, tracking
-from bncbench.config import CONFIG_NAME, config_dir
+from bncbench.tracking import lease
+from bncbench import semantic, tracking
+from bncbench.app.config import CONFIG_NAME, config_dir
 from bncbench.data import Dataset, load_dataset
-from bncbench.metrics import PROBABILITY_FLOOR
-from bncbench.runner import cross_validate, repetition_seeds, run_cell
-from bncbench.sweep import summarise
+from bncbench.core.metrics import PROBABILITY_FLOOR
+from bncbench.app.runner import cross_validate, repetition_seeds, run_cell
+from bncbench.app.sweep import summarise
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 IRIS = {"name": "sklearn-iris", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}
@@ -191,7 +192,7 @@ def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, new_store, monke
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded")
 
-    monkeypatch.setattr("bncbench.runner.cross_validate", broken)
+    monkeypatch.setattr("bncbench.app.runner.cross_validate", broken)
     cfg = cell_cfg(tmp_path, new_store(tmp_path))
     client = tracking.open_store(cfg.tracking_uri)
     exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)

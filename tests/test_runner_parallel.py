@@ -16,9 +16,9 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.bnc.progress import duration, iteration_chunks, task
-from bncbench.progress import CellProgress, mark_cell_done
-from bncbench.runner import cross_validate
-from bncbench.sweep import numba_threads, parallel_cells
+from bncbench.app.progress import CellProgress, mark_cell_done
+from bncbench.app.runner import cross_validate
+from bncbench.app.sweep import numba_threads, parallel_cells
 
 JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
 BASIC = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"

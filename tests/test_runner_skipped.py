@@ -6,10 +6,10 @@ from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
 
 from bncbench import tracking
-from bncbench.config import CONFIG_NAME, compose, config_dir
+from bncbench.app.config import CONFIG_NAME, compose, config_dir
 from bncbench.report import load_results
-from bncbench.runner import run_cell
-from bncbench.sweep import ExperimentCallback, summarise
+from bncbench.app.runner import run_cell
+from bncbench.app.sweep import ExperimentCallback, summarise
 
 
 def _cell(tmp_path, model, *extra):

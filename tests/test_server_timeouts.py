@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from bncbench import tracking
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 BOUND = 60  # seconds: far above the 10 s limit of the first request, far below MLflow's minutes
 

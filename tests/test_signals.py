@@ -81,7 +81,7 @@ def test_the_workers_of_hydras_joblib_launcher_ignore_sigint():
     workers still run the initializer, whatever the timing of a Ctrl-C."""
     from joblib import Parallel, delayed
 
-    from bncbench.cli import _workers_ignore_interrupts
+    from bncbench.app.cli import _workers_ignore_interrupts
 
     with _workers_ignore_interrupts():
         workers = Parallel(n_jobs=2, backend="loky", prefer="processes")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bncbench.compile_cache import synthetic_data
+from bncbench.app.compile_cache import synthetic_data
 
 WARM = """
-from bncbench.compile_cache import warm_kernels
-from bncbench.model_configs import model_config
+from bncbench.app.compile_cache import warm_kernels
+from bncbench.app.model_configs import model_config
 from omegaconf import OmegaConf
 models = [OmegaConf.to_container(model_config(name), resolve=True) for name in ("nb_laplace", "random_forest")]
 print(warm_kernels(models)[0])
@@ -48,7 +48,7 @@ def test_the_classifier_alone_imports_no_tracking_config_or_plotting_library(cli
 
 def test_the_command_line_answers_help_without_the_numerical_libraries(cli_env):
     """``bncbench --help`` and argument errors come at once: the subcommands import what they use."""
-    code = "import sys; import bncbench.cli; print(' '.join(sorted(sys.modules)))"
+    code = "import sys; import bncbench.app.cli; print(' '.join(sorted(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
     loaded = {name.split(".")[0] for name in result.stdout.split()}
     assert not loaded & {"numba", "sklearn", "scipy", "pandas", "mlflow", "hydra", "matplotlib"}
@@ -61,7 +61,7 @@ def test_the_command_line_answers_help_without_the_numerical_libraries(cli_env):
 def test_the_classifier_package_imports_no_upper_layer():
     """``bncbench.bnc`` (structures, estimators, inference) uses the data layer, the errors and the
     metrics, never the runner, sweep, tracking, report, config or the sweep's progress."""
-    lower = {"bncbench.bnc", "bncbench.data", "bncbench.errors", "bncbench.metrics"}
+    lower = {"bncbench.bnc", "bncbench.data", "bncbench.core.errors", "bncbench.core.metrics"}
     package = Path(__file__).resolve().parents[1] / "bncbench" / "bnc"
     imported = {
         line.split()[1]

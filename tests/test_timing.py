@@ -1,4 +1,4 @@
-"""No numba compilation inside a timed fit or prediction (``bncbench.timing``, the runner's warm-up)."""
+"""No numba compilation inside a timed fit or prediction (``bncbench.core.timing``, the runner's warm-up)."""
 
 import json
 import subprocess
@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from bncbench.timing import CompilationInTimingWarning, timed
+from bncbench.core.timing import CompilationInTimingWarning, timed
 
 
 def test_a_call_that_compiles_is_repeated_and_the_repeat_timed():
@@ -49,7 +49,7 @@ def test_a_call_that_always_compiles_is_not_timed():
 _FRESH_PROCESS = textwrap.dedent(
     """
     import json, sys
-    import bncbench.runner as runner
+    import bncbench.app.runner as runner
     from bncbench.data import load_dataset
 
     repeated = []

@@ -9,7 +9,7 @@ from mlflow.tracking import MlflowClient
 from omegaconf import OmegaConf
 
 from bncbench import semantic, tracking
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 def cell_config(**changes):

@@ -11,11 +11,11 @@ import yaml
 
 from bncbench.baselines import make_baseline
 from bncbench.baselines.weka_forest import WekaRandomForestBaseline, find_weka_jar
-from bncbench.config_files import config_dir
+from bncbench.app.config_files import config_dir
 from bncbench.data import load_dataset
-from bncbench.errors import ConfigError
-from bncbench.models import model_tags
-from bncbench.runner import cross_validate
+from bncbench.core.errors import ConfigError
+from bncbench.protocol.models import model_tags
+from bncbench.app.runner import cross_validate
 
 
 def _weka_missing() -> str:

@@ -7,7 +7,7 @@ runs it in an experiment like any BNC, on the same (by default discretised) fold
 from bncbench.baselines.gradient_boosting import XGBoostBaseline
 from bncbench.baselines.random_forest import RandomForestBaseline
 from bncbench.baselines.weka_forest import WekaRandomForestBaseline
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 BASELINES = {
     "random_forest": RandomForestBaseline,

@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from bncbench.baselines.random_forest import nominal_columns
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 #: Where Debian's ``weka`` package puts the jar; ``weka_jar`` or ``WEKA_JAR`` name another.
 DEBIAN_WEKA_JAR = Path("/usr/share/java/weka.jar")

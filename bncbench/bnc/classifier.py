@@ -15,7 +15,7 @@ from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures import STRUCTURES, counted
 from bncbench.bnc.training_data import InMemoryCodes
-from bncbench.errors import BncbenchError, ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
+from bncbench.core.errors import BncbenchError, ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
 
 #: A column looks continuous (``ContinuousColumnWarning``) when its values are numbers (or strings that
 #: all read as numbers), some of them not integers, with at least ``CONTINUOUS_MIN_VALUES`` distinct

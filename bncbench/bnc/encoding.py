@@ -14,7 +14,7 @@ from numbers import Number
 import numpy as np
 import pandas as pd
 
-from bncbench.errors import DatasetError
+from bncbench.core.errors import DatasetError
 
 UNSEEN = -1
 

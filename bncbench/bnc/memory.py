@@ -22,7 +22,7 @@ holdout and pack a table per candidate m).
 
 import numpy as np
 
-from bncbench.errors import ConfigError, NotApplicableError
+from bncbench.core.errors import ConfigError, NotApplicableError
 
 GIB = 2**30
 #: Default bound of ``BNClassifier(memory_limit_gib=...)``, in GiB.

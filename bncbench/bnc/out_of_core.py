@@ -23,7 +23,7 @@ from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.data import MDLDiscretizer
-from bncbench.errors import ConfigError, DatasetError
+from bncbench.core.errors import ConfigError, DatasetError
 
 def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Iterator[pd.DataFrame]:
     """The rows of a CSV (missing = empty field) or parquet file, ``chunk_rows`` at a time.

@@ -1,6 +1,6 @@
 """Progress of a long fit, shown only on a terminal: a loop inside one numba kernel (e.g. the HDP
 sampler's iterations) is run in chunks, with a line between them (``iteration_chunks``) naming the work
-it belongs to (``task``, e.g. a cell's fold). ``bncbench.progress`` shows an experiment's cells.
+it belongs to (``task``, e.g. a cell's fold). ``bncbench.app.progress`` shows an experiment's cells.
 
 Nothing is printed when the stream is not a terminal (a log file, a pipe, a cluster job's output).
 """

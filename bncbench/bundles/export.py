@@ -10,7 +10,8 @@ import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from bncbench import lease, tracking
+from bncbench.tracking import lease
+from bncbench import tracking
 from bncbench.bundles.format import (
     METRIC_COLUMNS,
     ORIGIN_BUNDLE_TAG,
@@ -19,14 +20,14 @@ from bncbench.bundles.format import (
     RUN_COLUMNS,
     write_bundle,
 )
-from bncbench.errors import ConfigError
-from bncbench.names import check_path_name
-from bncbench.provenance import DATA_DIGEST_TAG
+from bncbench.core.errors import ConfigError
+from bncbench.core.names import check_path_name
+from bncbench.tracking.provenance import DATA_DIGEST_TAG
 
 if TYPE_CHECKING:
     from bncbench.report.cells import ExpectedCell
 
-#: Tags that do not travel: who held a run's lease (``bncbench.lease``), where an imported run came
+#: Tags that do not travel: who held a run's lease (``bncbench.tracking.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
 LOCAL_TAGS = (
     *lease.LEASE_TAGS,

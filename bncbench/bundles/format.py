@@ -25,8 +25,8 @@ from typing import NoReturn
 
 import pandas as pd
 
-from bncbench.errors import BncbenchError, ConfigError
-from bncbench.names import check_path_name
+from bncbench.core.errors import BncbenchError, ConfigError
+from bncbench.core.names import check_path_name
 
 FORMAT = "bncbench-bundle"
 FORMAT_VERSION = 1

@@ -11,7 +11,8 @@ from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
 from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 
-from bncbench import provenance, tracking
+from bncbench.tracking import provenance
+from bncbench import tracking
 from bncbench.bundles.format import (
     ORIGIN_BUNDLE_TAG,
     ORIGIN_RUN_TAG,
@@ -20,8 +21,8 @@ from bncbench.bundles.format import (
     read_bundle,
 )
 from bncbench.data.digest import dataset_digest
-from bncbench.errors import BncbenchError, ConfigError
-from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
+from bncbench.core.errors import BncbenchError, ConfigError
+from bncbench.tracking.provenance import DATA_DIGEST_TAG, VERSION_TAG
 
 _SHORT = 8
 #: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.

@@ -17,7 +17,7 @@ from bncbench.data.store import (
     read_store_table,
     resolve_data_dir,
 )
-from bncbench.errors import ConfigError, DatasetError
+from bncbench.core.errors import ConfigError, DatasetError
 
 logger = logging.getLogger(__name__)
 

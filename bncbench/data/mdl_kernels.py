@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bncbench.bnc.kernel_cache import key_on_package_source
+from bncbench.core.kernel_cache import key_on_package_source
 
 key_on_package_source()  # before the kernels below are defined
 

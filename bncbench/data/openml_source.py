@@ -21,7 +21,7 @@ from openml.datasets.data_feature import OpenMLDataFeature
 from openml.exceptions import PyOpenMLError
 
 from bncbench.data.store import DATA_DIR_HINT, write_store_table
-from bncbench.errors import DatasetError
+from bncbench.core.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 

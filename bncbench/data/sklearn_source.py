@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from sklearn import datasets
 
-from bncbench.errors import DatasetError
+from bncbench.core.errors import DatasetError
 
 SKLEARN_LOADERS = {
     "sklearn-iris": datasets.load_iris,

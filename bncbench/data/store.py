@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bncbench.errors import DatasetError
-from bncbench.names import check_path_name
+from bncbench.core.errors import DatasetError
+from bncbench.core.names import check_path_name
 
 SCHEMA_FILE = "schema.json"
 TYPES = ("numeric", "nominal")

@@ -8,8 +8,8 @@ configuration (``cv.*``, ``hdp.iterations``, ... select the runs read), refittin
 import sys
 from collections.abc import Sequence
 
-from bncbench.config import compose
-from bncbench.errors import BncbenchError
+from bncbench.app.config import compose
+from bncbench.core.errors import BncbenchError
 from bncbench.report.writer import write_report
 
 

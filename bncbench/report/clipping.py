@@ -1,6 +1,6 @@
 """Where a log-loss comparison measures the clip at ``PROBABILITY_FLOOR`` rather than the models.
 
-``log_loss`` clips the true class's probability at ``bncbench.metrics.PROBABILITY_FLOOR`` (1e-15):
+``log_loss`` clips the true class's probability at ``bncbench.core.metrics.PROBABILITY_FLOOR`` (1e-15):
 a test row whose true class was given probability 0 adds ``-log(1e-15) / n = 34.5 / n`` to the log
 loss of a fold of n rows, whatever else the model does. The runner logs that part of each fold's log
 loss as ``clipped_log_loss``. Where it is more than half of a model's mean ``log_loss`` on a
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from bncbench.metrics import PROBABILITY_FLOOR
+from bncbench.core.metrics import PROBABILITY_FLOOR
 from bncbench.report.tables import markdown_text
 from bncbench.report.win_draw_loss import WinDrawLoss, paired_means
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report.published import PublishedTable, published_tables
 from bncbench.report.results import Cells, read_runs
 from bncbench.report.run_settings import run_settings
@@ -143,7 +143,7 @@ def compute_report(
     datasets, models : sequence of str, optional
         The experiment's datasets and models; default every one logged.
     cells : mapping, optional
-        The experiment's cells (:func:`bncbench.report.cells.expected_cells`): only their runs of
+        The experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`): only their runs of
         this configuration and data are read. None: each cell's latest finished run.
     draws, round, alpha
         See :func:`bncbench.report.win_draw_loss.win_draw_loss`.

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from scipy.stats import binomtest
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 #: Significance level of the papers' sign tests.
 PAPER_ALPHA = 0.05

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bncbench.names import check_path_name
+from bncbench.core.names import check_path_name
 from bncbench.report.compute import Report
 from bncbench.report.significance import Undefined
 from bncbench.report.tables import markdown_table, markdown_text, wdl_legend

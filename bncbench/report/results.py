@@ -10,7 +10,7 @@ run's config is logged flattened as params (``model.estimator_params.iterations`
 
 The store is searched once (:func:`read_runs`), and the per-fold values of the runs compared are
 read in bulk (:func:`bncbench.tracking.fold_metrics`). Given the experiment's cells
-(:func:`bncbench.report.cells.expected_cells`), a cell's run is the latest FINISHED one with the
+(``Plan.by_key``, :mod:`bncbench.protocol.cell`), a cell's run is the latest FINISHED one with the
 cell's ``cfg_hash`` and ``data_digest``: runs of other settings (another CV protocol, ...) or of a
 dataset file changed since are left out (:meth:`LoggedRuns.left_out`). Without them, the latest
 FINISHED run of each cell is read, whatever its settings.
@@ -26,9 +26,8 @@ from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 
 from bncbench import tracking
 from bncbench.bundles.format import ORIGIN_RUN_TAG
-from bncbench.provenance import DATA_DIGEST_TAG, VERSION_TAG
-from bncbench.report.cells import ExpectedCell
-from bncbench.semantic import SEMANTIC_KEYS
+from bncbench.tracking.provenance import DATA_DIGEST_TAG, VERSION_TAG
+from bncbench.protocol.cell import SEMANTIC_KEYS, Cell
 from bncbench.tracking import FOLD_PREFIX
 
 MODEL_PARAM_PREFIX = "model."
@@ -43,11 +42,11 @@ PROVENANCE = {
     "git_commit": ("tags", MLFLOW_GIT_COMMIT),
     "git_dirty": ("tags", MLFLOW_GIT_DIRTY),
     "data_digest": ("tags", DATA_DIGEST_TAG),
-    "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.reuse)
+    "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.tracking.reuse)
 }
 #: Params the runner logs that follow from the semantic config rather than belong to it.
 _DERIVED_PARAMS = ("cv.seeds",)
-Cells = Mapping[tuple[str, str], ExpectedCell]
+Cells = Mapping[tuple[str, str], Cell]
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ class LoggedRuns:
     runs : tuple of mlflow.entities.Run
         Every FINISHED run of the experiment tagged ``dataset`` and ``model``.
     cells : mapping or None
-        The experiment's cells (:func:`bncbench.report.cells.expected_cells`) the runs are checked
+        The experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`) the runs are checked
         against; None: each cell's latest run counts, whatever its settings.
     """
 
@@ -182,7 +181,7 @@ def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = Non
     experiment_name : str
         Name of the MLflow experiment (= ``experiment.name`` of the bncbench experiment).
     cells : mapping, optional
-        The experiment's cells (:func:`bncbench.report.cells.expected_cells`): only their runs with
+        The experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`): only their runs with
         the expected ``cfg_hash`` and ``data_digest`` are read (a dataset with no file here: the
         version its latest run read). None: every cell's latest run.
 
@@ -241,7 +240,7 @@ def _belongs(run: Run, cells: Cells) -> bool:
     )
 
 
-def _difference(run: Run, cell: ExpectedCell) -> str:
+def _difference(run: Run, cell: Cell) -> str:
     """How a run differs from its cell's expected run, briefly."""
     logged = {
         key: value

@@ -24,7 +24,7 @@ def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dic
         One row per run read, as :meth:`bncbench.report.results.LoggedRuns.provenance` returns it.
     experiment : str, optional
         The report's experiment: when some runs were computed in another one and copied
-        (``bncbench.reuse``), the setting ``computed in experiment`` counts them by experiment.
+        (``bncbench.tracking.reuse``), the setting ``computed in experiment`` counts them by experiment.
 
     Returns
     -------

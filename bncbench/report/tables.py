@@ -11,7 +11,7 @@ from dataclasses import asdict, fields
 import numpy as np
 import pandas as pd
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 
 #: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, CSV injection).

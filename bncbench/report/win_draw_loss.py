@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report.results import KEY_COLUMNS
 
 DRAWS = ("exclude", "split")

@@ -9,12 +9,10 @@ missing) is left out and the experiment's ``README.md`` says why.
 from pathlib import Path
 
 import pandas as pd
-from omegaconf import DictConfig, OmegaConf
 
-from bncbench.model_configs import experiment_comparisons, is_pattern
-from bncbench.names import check_path_name
-from bncbench.report.cells import expected_cells
+from bncbench.core.names import check_path_name
 from bncbench.report.clipping import clipping_notes
+from bncbench.protocol.cell import Plan
 from bncbench.report.compute import NO_CURVE, Report, compute_report
 from bncbench.report.figures import critical_difference_plot, scatter_plot, win_loss_plot
 from bncbench.report.readme import (
@@ -49,28 +47,24 @@ OUTPUTS = (
 )
 
 
-def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
+def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
     """Write the tables, statistics and figures of an experiment from its MLflow runs.
 
     Parameters
     ----------
-    cfg : DictConfig
-        The composed bncbench config (:func:`bncbench.config.compose` checks its model names); reads
-        ``tracking_uri``, ``report_dir``, ``experiment.name``, ``experiment.comparisons``,
-        ``experiment.metrics``, ``experiment.datasets`` and ``experiment.models`` (optional:
-        default, every dataset and model logged), ``cv.folds`` (default 2), ``report.draws``,
-        ``report.round``, ``report.alpha``, ``report.published`` (keys of
-        :data:`bncbench.report.published.PUBLISHED`, default none) and ``report.reference_tying``
-        (default ``level``).
-    overrides : list of str, optional
-        The overrides ``cfg`` was composed from: each cell's run is then the one of this
-        configuration and data (:func:`bncbench.report.cells.expected_cells`), the others are
-        counted as left out. None: each cell's latest finished run, whatever its settings.
+    plan : Plan
+        The experiment's cells, comparisons, metrics and report settings
+        (:func:`bncbench.app.config.compose`): each cell's run is the one of this configuration and
+        data, the others are counted as left out.
+    tracking_uri : str
+        The store the runs are read from.
+    report_dir : str or Path
+        The report goes to ``<report_dir>/<plan.experiment>``.
 
     Returns
     -------
     pathlib.Path
-        ``<report_dir>/<experiment.name>``, holding
+        ``<report_dir>/<plan.experiment>``, holding
 
         - ``README.md``: the report, linking or showing everything below, what was left out, and
           the settings, code versions and data digests of the runs read;
@@ -94,33 +88,24 @@ def write_report(cfg: DictConfig, overrides: list[str] | None = None) -> Path:
         If the store, the experiment or a metric is missing, the experiment has no finished run, or
         a report option is invalid.
     """
-    experiment = cfg.experiment
-    models = OmegaConf.select(cfg, "experiment.models")
-    comparisons = _expanded(experiment.comparisons, models)
+    settings = dict(plan.report)
     report = compute_report(
-        cfg.tracking_uri,
-        experiment.name,
-        list(experiment.metrics),
-        comparisons,
-        datasets=OmegaConf.select(cfg, "experiment.datasets"),
-        models=models,
-        cells=None if overrides is None else expected_cells(cfg, overrides),
-        draws=cfg.report.draws,
-        round=cfg.report.round,
-        alpha=cfg.report.alpha,
-        published=OmegaConf.select(cfg, "report.published") or [],
-        reference_tying=OmegaConf.select(cfg, "report.reference_tying", default="level"),
-        folds_per_repetition=OmegaConf.select(cfg, "cv.folds", default=2),
+        tracking_uri,
+        plan.experiment,
+        list(plan.metrics),
+        list(plan.comparisons),
+        datasets=list(plan.datasets),
+        models=list(plan.models),
+        cells=plan.by_key(),
+        draws=settings.get("draws", "exclude"),
+        round=settings.get("round"),
+        alpha=settings.get("alpha", 0.05),
+        published=settings.get("published") or [],
+        reference_tying=settings.get("reference_tying", "level"),
+        folds_per_repetition=plan.cv.folds,
     )
-    command = regenerate_command(overrides, experiment.name)
-    return write_files(report, Path(cfg.report_dir), OmegaConf.to_container(cfg.report, resolve=True), command)
-
-
-def _expanded(comparisons, models) -> list[dict]:
-    """The comparisons with their patterns expanded over ``models``; a model named outright needs no
-    run (its comparison shows it was not run)."""
-    named = [str(c.get(side)) for c in comparisons for side in ("a", "b") if not is_pattern(str(c.get(side)))]
-    return experiment_comparisons({"models": [*(models or []), *named], "comparisons": comparisons})
+    command = regenerate_command(list(plan.overrides), plan.experiment)
+    return write_files(report, Path(report_dir), settings, command)
 
 
 def regenerate_command(overrides: list[str] | None, experiment: str) -> str:

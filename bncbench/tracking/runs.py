@@ -3,7 +3,7 @@
 Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named
 ``experiment.name``; one run per (dataset, model) cell, named ``<dataset>/<model>`` and tagged
 ``dataset``, ``model``, ``structure``, ``estimator``, ``cfg_hash`` and ``data_digest``, and with what
-produced it (``bncbench.provenance``); the mean over the folds of each metric as ``<metric>`` and
+produced it (``bncbench.tracking.provenance``); the mean over the folds of each metric as ``<metric>`` and
 the per-fold values as ``fold/<metric>`` with step = fold index; failed cells have status FAILED and
 an ``error`` tag.
 """
@@ -17,7 +17,7 @@ import pandas as pd
 from mlflow.entities import DatasetInput, Metric, Param, Run, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 
-from bncbench.provenance import DATA_DIGEST_TAG
+from bncbench.tracking.provenance import DATA_DIGEST_TAG
 from bncbench.tracking.store import environment
 
 #: MLflow tag values are limited in length; longer error messages are cut there.
@@ -55,7 +55,7 @@ def cell_names(run: Run) -> tuple[str | None, str | None]:
 def finished_run_in_other_experiments(
     client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None
 ) -> Run | None:
-    """:func:`finished_run` over the store's other active experiments (``bncbench.reuse``)."""
+    """:func:`finished_run` over the store's other active experiments (``bncbench.tracking.reuse``)."""
     if data_digest is None:
         return None
     others, token = [], None
@@ -88,7 +88,7 @@ def _latest_finished(
 
 
 def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
-    """The RUNNING runs with ``cfg_hash == hash_`` (live or abandoned: ``bncbench.lease``)."""
+    """The RUNNING runs with ``cfg_hash == hash_`` (live or abandoned: ``bncbench.tracking.lease``)."""
     return client.search_runs(
         [experiment_id], filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'RUNNING'"
     )
@@ -169,7 +169,7 @@ def log_metric_history(client: MlflowClient, run_id: str, history: list[Metric])
 
 
 def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput], attempts: int = 3) -> None:
-    """Record the datasets a run read (``bncbench.provenance.dataset_input``).
+    """Record the datasets a run read (``bncbench.tracking.provenance.dataset_input``).
 
     MLflow looks a dataset up, then inserts it when absent: two cells logging the same new dataset at
     once (parallel jobs of one dataset) make one insert fail on the table's unique constraint. That

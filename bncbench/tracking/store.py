@@ -21,7 +21,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from sqlalchemy.engine import make_url
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.bnc.progress import is_terminal
 
 #: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database

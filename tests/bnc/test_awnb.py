@@ -6,7 +6,7 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.awnb import AttributeWeightedNaiveBayes
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 def _and_data(copies=20):

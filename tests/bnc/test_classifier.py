@@ -6,7 +6,7 @@ from sklearn.exceptions import NotFittedError
 
 from bncbench import BNClassifier
 from bncbench.bnc.structures import STRUCTURES
-from bncbench.errors import ConfigError, DatasetError
+from bncbench.core.errors import ConfigError, DatasetError
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from bncbench.bnc.estimators import (
 from bncbench.bnc.estimators.dirichlet import smoothed
 from bncbench.bnc.out_of_core import fit_file
 from bncbench.bnc.structures import STRUCTURES, structure_uses_k
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 RNG = np.random.default_rng(0)
 X = pd.DataFrame(RNG.integers(0, 3, size=(120, 4)), columns=list("abcd")).astype(str)

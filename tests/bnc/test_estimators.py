@@ -9,7 +9,7 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.estimators.m_estimate import largest_tied
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 # A, B, class: six rows whose tables are worked out by hand below.
 TINY = pd.DataFrame(

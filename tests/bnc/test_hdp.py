@@ -15,7 +15,7 @@ from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _moving
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sum_log_inverse_beta
 from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, _fill_steps, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 # Java's Test2LevelMLPaperMain runs the worked example with no tying and concentrations every iteration.
 WORKED = {"tying": "none", "concentration_every": 1, "iterations": 20_000, "seed": 1}

@@ -12,8 +12,8 @@ from bncbench.bnc.estimators.hpb.estimator import HierarchicalPatternBayes
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.estimators.hpb.pattern_bayes import PatternHierarchy
-from bncbench.errors import ConfigError, NotApplicableError
-from bncbench.metrics import log_loss
+from bncbench.core.errors import ConfigError, NotApplicableError
+from bncbench.core.metrics import log_loss
 
 # A, B, class: (1, 1) never occurs. With S = 1 and b = 2 the estimates are worked out below.
 TINY = pd.DataFrame(

@@ -65,7 +65,7 @@ def test_two_saves_of_different_signatures_at_once_keep_each_its_own_code(tmp_pa
 
 
 def test_the_lock_is_installed_once():
-    import bncbench.bnc.kernel_cache as kernel_cache
+    import bncbench.core.kernel_cache as kernel_cache
 
     save = IndexDataCacheFile.save
     kernel_cache.lock_cache_saves()

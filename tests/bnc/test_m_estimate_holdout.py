@@ -9,7 +9,7 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.m_estimate import MEstimate
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.metrics import LOSSES
+from bncbench.core.metrics import LOSSES
 
 
 def _by_whole_tables(estimator, network, codes, rng):

@@ -9,7 +9,7 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.manb import ModelAveragedNaiveBayes
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 # A, B, class. A: + has a0 a0 a0 a1, - has a1 a1. B: + has b0 b0 b1 b1, - has b1 b0.
 TINY = pd.DataFrame(

@@ -12,7 +12,7 @@ from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.memory import GIB, MemoryLimit
 from bncbench.bnc.network import CountedNetwork
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.errors import ConfigError, NotApplicableError
+from bncbench.core.errors import ConfigError, NotApplicableError
 
 
 def _id_like_frame(n_rows):

@@ -6,7 +6,7 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import fit_file
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from bncbench.bnc.classifier import CONTINUOUS_FRACTION, CONTINUOUS_MIN_VALUES
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.structures import STRUCTURES
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.errors import (
+from bncbench.core.errors import (
     BncbenchError,
     BncbenchWarning,
     ConfigError,
@@ -23,7 +23,7 @@ from bncbench.errors import (
     DatasetError,
     UnseenValuesWarning,
 )
-from bncbench.runner import cross_validate
+from bncbench.app.runner import cross_validate
 
 INF, NAN = math.inf, math.nan
 X = pd.DataFrame({"a": [1, 2, 1, 2, 1, 2, 1, 1] * 5, "b": list("xyxyyxxy") * 5})

@@ -9,7 +9,7 @@ from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures.selective_kdb import leave_one_out_losses
 from bncbench.bnc.structures import _kdb_parents
 from bncbench.bnc.training_data import InMemoryCodes
-from bncbench.metrics import LOSSES
+from bncbench.core.metrics import LOSSES
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import pytest
 
 from bncbench.bnc.information import conditional_mutual_information, mutual_information_with_class
 from bncbench.bnc.structures import k_dependence, naive_bayes, tree_augmented
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.bnc.training_data import InMemoryCodes
 
 

@@ -10,7 +10,7 @@ from bncbench.bnc.estimators.wanbia import (
     ConditionalLogLikelihood,
     WeightingToAlleviateNaiveBayes,
 )
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 def _random_data(seed, n=300, d=5):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from bncbench.data import load_dataset
-from bncbench.errors import DatasetError
+from bncbench.core.errors import DatasetError
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 SPECS = {p.stem: yaml.safe_load(p.read_text()) for p in sorted((CONF / "dataset").glob("*.yaml"))}

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from bncbench.data import load_dataset
-from bncbench.errors import DatasetError
+from bncbench.core.errors import DatasetError
 
 CONF_DATASETS = Path(__file__).resolve().parents[2] / "conf" / "dataset"
 

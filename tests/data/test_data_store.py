@@ -12,7 +12,7 @@ import pytest
 
 from bncbench.data import Dataset, load_dataset, resolve_data_dir
 from bncbench.data.store import read_store_table, write_store_table
-from bncbench.errors import ConfigError, DatasetError
+from bncbench.core.errors import ConfigError, DatasetError
 
 GOOD_CSV = "x,colour,class\n1.5,red,a\n,blue,b\n3,red,b\n"
 

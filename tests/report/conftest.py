@@ -6,7 +6,7 @@ import pytest
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
-from bncbench.config import compose
+from bncbench.app.config import compose
 from bncbench.report.cells import expected_cells
 
 

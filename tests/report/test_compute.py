@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report import check_report_settings, compute_report, write_files
 
 TOY = {"metrics": ["zero_one_loss", "rmse"], "comparisons": [{"a": "a", "b": "b"}]}

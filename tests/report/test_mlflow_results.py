@@ -3,8 +3,8 @@
 import pytest
 from mlflow.tracking import MlflowClient
 
-from bncbench.errors import ConfigError
-from bncbench.provenance import DATA_DIGEST_TAG
+from bncbench.core.errors import ConfigError
+from bncbench.tracking.provenance import DATA_DIGEST_TAG
 from bncbench.report.cells import ExpectedCell
 from bncbench.report.results import load_fold_metrics, load_results, read_runs
 

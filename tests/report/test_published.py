@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report.published import (
     HDP_TABLE1,
     PUBLISHED,

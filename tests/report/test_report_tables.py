@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report import load_results, to_frame, to_latex, to_markdown, wdl_table, write_report
 from bncbench.report.writer import regenerate_command
 

@@ -4,7 +4,7 @@ from math import comb
 
 import pytest
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.report.win_draw_loss import win_draw_loss
 
 

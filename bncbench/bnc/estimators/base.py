@@ -13,7 +13,7 @@ import inspect
 from contextlib import contextmanager
 
 from bncbench.bnc.inference import PackedNetwork
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 #: Estimator name -> class, filled by ``Estimator.__init_subclass__``.
 ESTIMATORS: dict[str, type["Estimator"]] = {}

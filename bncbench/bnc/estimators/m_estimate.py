@@ -25,8 +25,8 @@ from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
 from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import PackedNetwork, posterior
-from bncbench.errors import ConfigError
-from bncbench.metrics import LOSSES
+from bncbench.core.errors import ConfigError
+from bncbench.core.metrics import LOSSES
 
 DEFAULT_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
 BACKOFFS = ("value", "context")

@@ -29,7 +29,7 @@ from scipy.special import expit, gammaln
 
 from bncbench.bnc.estimators.parameters import check_number
 from bncbench.bnc.estimators.per_attribute import PerAttributeEstimator
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 class ModelAveragedNaiveBayes(PerAttributeEstimator):

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from numbers import Integral, Real
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 def _is_real(value) -> bool:

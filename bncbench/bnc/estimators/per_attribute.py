@@ -19,7 +19,7 @@ import pandas as pd
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
 from bncbench.bnc.estimators.parameters import check_number
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 class PerAttributeEstimator(Estimator):

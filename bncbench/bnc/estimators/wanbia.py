@@ -31,7 +31,7 @@ from scipy.special import logsumexp
 from bncbench.bnc.estimators.parameters import check_integer
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
 from bncbench.bnc.inference import PackedNetwork
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 class WeightingToAlleviateNaiveBayes(AttributeWeighting):

@@ -19,7 +19,7 @@ from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures import selective_kdb
 from bncbench.bnc.structures.aode import AveragedOneDependence
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 
 def counted(network, data):

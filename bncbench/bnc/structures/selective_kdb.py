@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from bncbench.bnc.estimators.m_estimate import MEstimate, context_totals
 from bncbench.bnc.inference import PackedNetwork
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 LOSS_CODES = {"rmse": 0, "zero_one_loss": 1, "log_loss": 2}
 _FLOOR = 1e-15

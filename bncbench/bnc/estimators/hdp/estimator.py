@@ -44,7 +44,7 @@ from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.bnc.estimators.parameters import check_integer, check_number
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 from bncbench.bnc.progress import iteration_chunks
 
 TYINGS = ("none", "single", "level", "same_parent")

@@ -28,7 +28,7 @@ from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.hpb.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
 from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import posterior
-from bncbench.errors import ConfigError, NotApplicableError
+from bncbench.core.errors import ConfigError, NotApplicableError
 
 #: Candidates for S: equivalent sample sizes of the prior, from 0.01 to 100 in steps of about x3.
 DEFAULT_S_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)

@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bncbench.metrics import PROBABILITY_FLOOR
+from bncbench.core.metrics import PROBABILITY_FLOOR
 
 SELECTION_LOSSES = ("log_loss", "rmse")
 
@@ -108,7 +108,7 @@ def _log_posterior_mean(counts, totals, s: float, log_prior: np.ndarray) -> np.n
 
 
 def _loo_losses(p_true: np.ndarray, weights: np.ndarray, loss: str) -> np.ndarray:
-    """The log loss or RMSE of ``bncbench.metrics`` over held-out rows, one per column of ``p_true``:
+    """The log loss or RMSE of ``bncbench.core.metrics`` over held-out rows, one per column of ``p_true``:
     its rows are true-class probabilities, each shared by ``weights`` held-out rows."""
     if loss == "log_loss":
         return -(weights @ np.log(np.clip(p_true, PROBABILITY_FLOOR, 1.0))) / weights.sum()
@@ -251,7 +251,7 @@ class PatternHierarchy:
         s_grid : sequence of float
             Candidates for S, all > 0, increasing.
         loss : {"log_loss", "rmse"}
-            Leave-one-out loss of the held-out row's true class (``bncbench.metrics``). Ties go to the
+            Leave-one-out loss of the held-out row's true class (``bncbench.core.metrics``). Ties go to the
             larger S: a family whose patterns all occur once, where leave-one-out cannot tell, leans
             on its prior.
         """

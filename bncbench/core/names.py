@@ -7,7 +7,7 @@ a dataset ``../outside/secret`` read or fetch a file outside the data directory)
 
 import re
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_LENGTH = 200

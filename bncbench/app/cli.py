@@ -1,16 +1,9 @@
-"""The ``bncbench`` command: ``run``, ``report`` and ``list`` subcommands (argparse).
+"""The ``bncbench`` command: ``run``, ``report``, ``list``, ``export`` and ``import`` (argparse).
 
-``bncbench run [overrides]`` runs an experiment as a Hydra multirun of its (dataset, model) cells (see
-``bncbench.runner`` and ``bncbench.sweep``). Before Hydra starts, the overrides are composed once by
-``bncbench.config.compose`` so that a wrong name or value is reported as one line (exit status 2)
-instead of Hydra's stack trace; with one of Hydra's own flags (``--cfg job``, ``--info``, ...) the
-arguments go to Hydra unchecked. ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``.
-
-Ctrl-C (SIGINT) or SIGTERM stops the cells' worker processes (joblib aborts its pool), prints what
-finished and how to resume, and exits with status 128 + the signal's number (130, 143). The workers
-ignore SIGINT themselves (a terminal sends Ctrl-C to the whole process group;
-``_workers_ignore_interrupts``): the launcher alone decides, and a worker caught between two cells
-prints no traceback of its own.
+``bncbench run [overrides]`` composes the experiment once (``bncbench.app.config.compose``: a wrong
+name or value is one line, exit status 2), then runs its plan (``bncbench.app.sweep``).
+``--dry-run`` prints the plan and its cost and runs nothing; ``--cfg job`` prints the composed
+config. ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``.
 
 ``bncbench list`` reads the YAML files under ``config_dir()`` directly, without composing them, so
 that it answers at once.
@@ -18,19 +11,16 @@ that it answers at once.
 
 import argparse
 import json
-import signal
 import sys
 from collections.abc import Sequence
-from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 
 import yaml
 from omegaconf import OmegaConf
 
-from bncbench.config_files import config_dir
-from bncbench.errors import BncbenchError
-from bncbench.model_configs import estimator_names, grid_models, model_config, model_names, options
+from bncbench.app.config_files import config_dir
+from bncbench.app.model_configs import estimator_names, grid_models, model_config, model_names, options
+from bncbench.core.errors import BncbenchError
 
 DESCRIPTION = (
     "Benchmark suite for Bayesian network classifiers: 5x2 cross-validation of every (dataset, model) "
@@ -38,45 +28,11 @@ DESCRIPTION = (
 )
 OVERRIDES_HELP = (
     "settings as key=value, e.g. experiment=kdb, experiment.datasets=[iris,zoo], hdp.iterations=1000, "
-    "runs_dir=/scratch/runs, tracking_uri=http://host:5000, hydra/launcher=slurm (see conf/config.yaml)"
+    "runs_dir=/scratch/runs, tracking_uri=http://host:5000, executor.n_jobs=4, executor=slurm "
+    "(see conf/config.yaml)"
 )
 #: What ``bncbench list`` lists: the config group (folder of ``conf/``) of each.
 LISTED_GROUPS = {"experiments": "experiment", "models": "models", "datasets": "dataset", "suites": "suite"}
-#: Hydra's flags after which it runs no cell, or reads configs from elsewhere: no check of the overrides then.
-_UNCHECKED_FLAGS = ("--hydra-help", "--info", "-i", "--shell-completion", "-sc", "--config-path", "-cp",
-                    "--config-name", "-cn", "--config-dir", "-cd")
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that joblib stops its workers the same way."""
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated()
-
-
-def _ignore_interrupts() -> None:
-    """Run first in each joblib worker: Ctrl-C is the launcher's to handle (it stops the workers)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-@contextmanager
-def _workers_ignore_interrupts():
-    """Within the block, joblib's "loky" workers run ``_ignore_interrupts`` first.
-
-    Hydra's joblib launcher names the backend ("loky") when it creates its pool, and joblib then builds
-    the backend from its registered factory, ignoring the settings of ``joblib.parallel_config``: the
-    factory of that name is replaced for the block.
-    """
-    from joblib import register_parallel_backend
-    from joblib.parallel import BACKENDS, LokyBackend
-
-    original = BACKENDS["loky"]
-    register_parallel_backend("loky", partial(LokyBackend, initializer=_ignore_interrupts))
-    try:
-        yield
-    finally:
-        register_parallel_backend("loky", original)
 
 
 def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
@@ -87,10 +43,13 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         "run",
         help="run an experiment (default: smoke); finished cells are skipped, so it also resumes",
         description="Run every (dataset, model) cell of an experiment (5x2 cross-validation, one MLflow "
-        "run per cell; cells already finished are skipped), then write its report and say how to "
-        "browse the runs. Hydra's flags (--cfg job, --info, -m) pass through to Hydra.",
+        "run per cell; cells already finished are skipped), smallest first, then write its report and "
+        "say how to browse the runs. It first prints the plan: cells to run and finished, and the "
+        "expected CPU-hours and wall time.",
     )
-    run.add_argument("overrides", nargs=argparse.REMAINDER, help=OVERRIDES_HELP)
+    run.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
+    run.add_argument("--dry-run", action="store_true", help="print the plan and its cost, run nothing")
+    run.add_argument("--cfg", choices=["job"], help="print the composed config (job), run nothing")
     report = commands.add_parser(
         "report",
         help="write an experiment's tables again from its logged runs (nothing reruns)",
@@ -137,23 +96,23 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     """Run the ``bncbench`` command; ``argv`` defaults to ``sys.argv[1:]``. Returns the exit status.
 
-    Arguments that begin with an override (``experiment=kdb``) or a flag of Hydra's rather than a
-    subcommand are those of ``run``, as ``python -m bncbench`` has always taken them.
+    Arguments that begin with an override (``experiment=kdb``) rather than a subcommand are those of
+    ``run``, as ``python -m bncbench`` has always taken them.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in ("-h", "--help") and ("=" in argv[0] or argv[0].startswith(("-", "~", "+"))):
+    if not argv or (argv[0] not in ("-h", "--help") and ("=" in argv[0] or argv[0].startswith(("-", "~", "+")))):
         argv.insert(0, "run")
     command_line = parser(prog)
-    args, hydra_flags = command_line.parse_known_args(argv)
-    if args.command == "run":  # the flags before the first override, in their order: Hydra's
-        return run([*hydra_flags, *args.overrides], " ".join([prog, *argv]))
+    args, extra = command_line.parse_known_args(argv)
     positionals = "items" if args.command == "import" else "overrides"
-    if hydra_flags and hasattr(args, positionals) and not any(arg.startswith("-") for arg in hydra_flags):
+    if extra and not any(arg.startswith("-") for arg in extra):
         # arguments after an option (export x=1 --out d y=2): argparse leaves them over, they are the command's
-        setattr(args, positionals, [*getattr(args, positionals), *hydra_flags])
-    elif hydra_flags:
-        command_line.error(f"unrecognized arguments: {' '.join(hydra_flags)}")
+        setattr(args, positionals, [*getattr(args, positionals), *extra])
+    elif extra:
+        command_line.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        if args.command == "run":
+            return run(args.overrides, " ".join([prog, *argv[1:]]), args.dry_run, args.cfg)
         if args.command == "report":
             return report(args.overrides)
         if args.command == "export":
@@ -167,74 +126,57 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     return 0
 
 
-def run(arguments: Sequence[str], command: str) -> int:
-    """Run an experiment: Hydra's multirun of its cells over ``arguments`` (overrides, Hydra's flags).
+def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str | None = None) -> int:
+    """Run an experiment: compose its plan once, then run it (``bncbench.app.sweep.run_plan``).
 
     ``command`` is the command line as the user typed it, which resumes an interrupted sweep.
     """
-    import hydra  # here: the other subcommands answer without importing the app
+    from bncbench.app.config import compose
+    from bncbench.app.sweep import run_plan, show_plan
 
-    from bncbench.config import CONFIG_NAME, compose
-    from bncbench.runner import run_job
-    from bncbench.sweep import print_interruption
-
-    arguments = list(arguments)
-    overrides = [arg for arg in arguments if not arg.startswith("-") and ("=" in arg or arg.startswith("~"))]
-    cfg = None
-    try:
-        if not any(arg.split("=")[0] in _UNCHECKED_FLAGS for arg in arguments):
-            cfg = compose(overrides)
-        app = hydra.main(version_base="1.3", config_path=str(config_dir()), config_name=CONFIG_NAME)(run_job)
-    except BncbenchError as err:
-        print(f"bncbench: error: {err}", file=sys.stderr)
-        return 2
-    sys.argv = [sys.argv[0], *arguments]  # Hydra reads its arguments from sys.argv
-    signal.signal(signal.SIGTERM, _raise_terminated)
-    try:
-        with _workers_ignore_interrupts():
-            app()
-    except KeyboardInterrupt as err:
-        signum = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
-        if cfg is not None:
-            print_interruption(cfg, signal.Signals(signum).name, command)
-        return 128 + signum
-    return 0
+    composed = compose(overrides)
+    if show == "job":
+        print(OmegaConf.to_yaml(composed.cfg))
+        return 0
+    if dry_run:
+        return show_plan(composed)
+    return run_plan(composed, command)
 
 
 def report(overrides: Sequence[str]) -> int:
     """Write the report of the configuration ``overrides`` compose from the logged runs."""
-    from bncbench.config import compose
+    from bncbench.app.config import compose
     from bncbench.report.writer import write_report
 
-    print(f"report written to {write_report(compose(overrides), list(overrides))}")
+    composed = compose(overrides)
+    print(f"report written to {write_report(composed.plan, composed.cfg.tracking_uri, composed.cfg.report_dir)}")
     return 0
 
 
 def export(overrides: Sequence[str], out: str | None, predictions: bool, every_configuration: bool) -> int:
     """Export the finished cells of the configuration ``overrides`` give, or with
     ``every_configuration`` those of its experiment in any configuration (``bncbench.bundles``)."""
+    from bncbench.app.config import compose
     from bncbench.bundles import export_bundle
-    from bncbench.config import compose
-    from bncbench.report.cells import expected_cells
 
-    cfg = compose(overrides)
-    folder = Path(out) if out else Path(cfg.report_dir) / cfg.experiment.name / "bundles"
-    cells = None if every_configuration else expected_cells(cfg, list(overrides))
-    bundle = export_bundle(cfg.tracking_uri, cfg.experiment.name, folder, cells=cells, predictions=predictions)
+    composed = compose(overrides)
+    cfg, plan = composed.cfg, composed.plan
+    folder = Path(out) if out else Path(cfg.report_dir) / plan.experiment / "bundles"
+    cells = None if every_configuration else plan.by_key()
+    bundle = export_bundle(cfg.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
     print(f"bundle written to {bundle}")
     return 0
 
 
 def import_(items: Sequence[str]) -> int:
     """Import the bundles among ``items`` into the store the overrides among them name."""
+    from bncbench.app.config import compose
+    from bncbench.app.runs_dir import artifact_location
     from bncbench.bundles import import_bundles
-    from bncbench.config import compose
     from bncbench.data import resolve_data_dir
-    from bncbench.runs_dir import artifact_location
 
     overrides = [item for item in items if "=" in item]
-    cfg = compose(overrides)
+    cfg = compose(overrides).cfg
     summary = import_bundles(
         cfg.tracking_uri,
         [item for item in items if "=" not in item],

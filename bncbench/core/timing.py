@@ -4,7 +4,7 @@ numba compiles a kernel, or loads it from its on-disk cache, the first time the 
 new argument types, inside whatever call that happens to be: on a fresh install the first fold's
 ``fit_seconds`` would be compilation (tens of seconds) rather than fitting. ``timed`` guarantees that
 no timed region holds a compilation; the runner's warm-up on a few rows of each cell
-(``bncbench.runner.cross_validate``) makes it rare that ``timed`` has to repeat a call.
+(``bncbench.app.runner.cross_validate``) makes it rare that ``timed`` has to repeat a call.
 """
 
 import time

@@ -33,10 +33,9 @@ log = logging.getLogger(__name__)
 
 OWNER_TAG = "bncbench.owner"
 HEARTBEAT_TAG = "bncbench.heartbeat"
-#: The sweep (launching process) a run belongs to, as the environment variable ``SWEEP_VARIABLE`` of
-#: its worker says; the summary of a sweep counts its own runs only.
+#: The sweep (launching process) a run belongs to (``bncbench.app.runner.Destination.sweep``); the
+#: summary of a sweep counts its own runs only.
 SWEEP_TAG = "bncbench.sweep"
-SWEEP_VARIABLE = "BNCBENCH_SWEEP"
 HEARTBEAT_SECONDS = 60.0
 #: Set on a run whose process looked after writing it and saw no other live run of its cell.
 CLAIM_TAG = "bncbench.claimed"
@@ -102,11 +101,11 @@ def is_live(tags: dict, now: float | None = None) -> bool:
     return (time.time() if now is None else now) - beat < LEASE_SECONDS
 
 
-def lease_tags() -> dict[str, str]:
-    """The tags of a run this process starts: its owner, a first heartbeat, and the sweep."""
+def lease_tags(sweep: str | None = None) -> dict[str, str]:
+    """The tags of a run this process starts: its owner, a first heartbeat, and the sweep it is part of."""
     tags = {OWNER_TAG: owner(), HEARTBEAT_TAG: f"{time.time():.0f}"}
-    if os.environ.get(SWEEP_VARIABLE):
-        tags[SWEEP_TAG] = os.environ[SWEEP_VARIABLE]
+    if sweep:
+        tags[SWEEP_TAG] = sweep
     return tags
 
 

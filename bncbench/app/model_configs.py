@@ -28,8 +28,8 @@ from collections.abc import Mapping
 import yaml
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from bncbench.config_files import config_dir
-from bncbench.errors import ConfigError
+from bncbench.app.config_files import config_dir
+from bncbench.core.errors import ConfigError
 
 MODELS_RESOLVER = "bncbench.models"
 #: Keys of a grid besides the swept parameters.
@@ -39,7 +39,7 @@ MODEL_KEYS = {"structure", "estimator", "k", "structure_params", "estimator_para
 
 
 def model_names(grids) -> list[str]:
-    """The names of the models of ``grids`` (``experiment.grids``), in order: the ``bncbench.models``
+    """The names of the models of ``grids`` (``experiment.grids``), in order: the ``bncbench.protocol.models``
     resolver, which is ``experiment.models``'s default."""
     return list(grid_models(grids))
 

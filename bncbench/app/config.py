@@ -12,6 +12,7 @@ import difflib
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import yaml
 from hydra import compose as hydra_compose
@@ -22,19 +23,23 @@ from hydra.errors import HydraException, MissingConfigException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from bncbench.config_files import CONFIG_NAME, config_dir
-from bncbench.errors import ConfigError
-from bncbench.model_configs import experiment_comparisons, grid_models, model_config
-from bncbench.names import check_path_name
-from bncbench.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
-from bncbench.semantic import canonical_model
+from bncbench.app.config_files import CONFIG_NAME, config_dir
+from bncbench.core.errors import ConfigError
+from bncbench.app.model_configs import experiment_comparisons, grid_models, model_config
+from bncbench.core.names import check_path_name
+from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
+from bncbench.data.digest import dataset_digest
+from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
 
-SWEEP_RESOLVER = "bncbench.sweep"
+#: The key under which ``_dataset_specs`` composes the experiment's dataset configs.
+_CELLS = "_cells"
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
-#: (``conf/dataset``) and the models (``bncbench.model_configs``).
+#: (``conf/dataset``) and the models (``bncbench.app.model_configs``).
 NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 #: Top-level nodes filled by config groups rather than by ``config.yaml``'s own keys.
-GROUP_NODES = ("dataset", "suite")
+GROUP_NODES = ("dataset", "suite", "executor")
+#: The executors of ``conf/executor/`` by their ``kind`` (``bncbench.app.executors``).
+EXECUTORS = ("local", "slurm", "submitit_local")
 #: Nodes of ``config.yaml`` whose keys are all its own: any other key in them is a typo.
 CLOSED_NODES = ("cv", "experiment", "report")
 #: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
@@ -44,28 +49,26 @@ MODEL_SETTINGS = ("hdp",)
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
 
 
-def sweep_choices(names) -> str:
-    """``[a, b]`` -> ``"a,b"``: a list of config names as the value of a Hydra choice sweep."""
-    if not isinstance(names, (list, tuple, ListConfig)):
-        raise ConfigError(f"expected a list of config names, got {names!r}.")
-    return ",".join(str(name) for name in names)
+@dataclass(frozen=True)
+class Composed:
+    """An experiment composed with its overrides: the plan of its cells, and the settings of where and
+    how they run (``cfg``: places, executor, threads; without the ``hydra`` node, unresolved)."""
+
+    cfg: DictConfig
+    plan: Plan
 
 
-OmegaConf.register_new_resolver(SWEEP_RESOLVER, sweep_choices, replace=True)
+def compose(overrides: Sequence[str] = ()) -> Composed:
+    """Compose the primary config with command-line style ``overrides``, check it, and build the plan.
 
-
-def compose(overrides: Sequence[str] = ()) -> DictConfig:
-    """Compose the primary config with command-line style ``overrides`` and check the names in it.
+    Hydra composes the primary config once, and the experiment's dataset configs once more in one
+    call (each under a key of its own); every model is built and resolved once
+    (``bncbench.app.model_configs``), then every cell is hashed (``bncbench.protocol.cell``).
 
     Parameters
     ----------
     overrides : sequence of str
         Hydra overrides, e.g. ``["experiment=kdb", "tracking_uri=sqlite:///x.db"]``.
-
-    Returns
-    -------
-    DictConfig
-        The composed config, without the ``hydra`` node, unresolved.
 
     Raises
     ------
@@ -85,12 +88,53 @@ def compose(overrides: Sequence[str] = ()) -> DictConfig:
 
         check_settings(cfg)
         check_experiment(cfg, options)
-        check_models(cfg, models := experiment_models(cfg))
+        nodes = experiment_models(cfg)
+        models = check_models(cfg, nodes)
         check_report(cfg)
-        check_overrides_apply(overrides, models, str(cfg.experiment.name))
+        check_overrides_apply(overrides, nodes, str(cfg.experiment.name))
+        datasets = _dataset_specs(cfg, overrides)
     with open_dict(cfg):
         del cfg["hydra"]
-    return cfg
+    return Composed(cfg, _plan(cfg, overrides, datasets, models))
+
+
+def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
+    """Each dataset config of the experiment, resolved, composed in one call as
+    ``+dataset@_cells.dataset<i>=<name>``; where the overrides or the experiment set keys inside
+    ``dataset`` itself, each dataset is composed with them, as one cell's config."""
+    names = [str(name) for name in cfg.experiment.datasets]
+    root = _compose([*overrides, *(f"+dataset@{_CELLS}.dataset{i}={name}" for i, name in enumerate(names))])
+    if root.get("dataset") is not None:
+        nodes = [_compose([*overrides, f"dataset={name}"]).dataset for name in names]
+    else:
+        nodes = [root[_CELLS][f"dataset{i}"] for i in range(len(names))]
+    specs = {}
+    with open_dict(root):
+        for name, node in zip(names, nodes, strict=True):
+            root.dataset = node  # in its place: interpolations resolve as in a cell's config
+            specs[name] = OmegaConf.to_container(root.dataset, resolve=True)
+    return specs
+
+
+def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], models: dict[str, dict]) -> Plan:
+    experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
+    cv = CrossValidationSettings(**{key: int(cfg.cv[key]) for key in ("repetitions", "folds", "seed")})
+    cells = []
+    for dataset, spec in datasets.items():
+        data = dataset_digest(spec, cfg.data_dir)
+        cells += [Cell.of(dataset, model, spec, model_spec, cv, data.digest if data else None)
+                  for model, model_spec in models.items()]
+    return Plan(
+        experiment=str(experiment["name"]),
+        cells=tuple(cells),
+        datasets=tuple(datasets),
+        models=tuple(models),
+        cv=cv,
+        comparisons=tuple(experiment_comparisons(experiment)),
+        metrics=tuple(experiment.get("metrics") or ()),
+        report=OmegaConf.to_container(cfg.report, resolve=True),
+        overrides=tuple(overrides),
+    )
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -136,19 +180,7 @@ def check_settings(cfg: DictConfig) -> None:
                 f"report_dir must be a directory, e.g. report_dir=reports, got {cfg.report_dir!r}."
             )
         check_path_name("experiment.name", cfg.experiment.name)
-        launcher = str(OmegaConf.select(cfg, "hydra.launcher._target_", default=""))
-        if launcher.endswith("SlurmLauncher") and cfg.tracking_uri.startswith("sqlite:"):
-            raise ConfigError(
-                f"tracking_uri={cfg.tracking_uri} with cells on a cluster: SQLite on a network file system "
-                "is unsafe. Start an `mlflow server` and set tracking_uri=http://<host>:<port> (README: "
-                "Running on a cluster)."
-            )
-        n_jobs = OmegaConf.select(cfg, "hydra.launcher.n_jobs", default=None)
-        if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0):
-            raise ConfigError(
-                f"hydra.launcher.n_jobs must be a positive number of processes, or -1 for one per core "
-                f"(-2 all but one, ...), got {n_jobs!r}."
-            )
+        check_executor(cfg.executor, cfg.tracking_uri)
     except MissingMandatoryValue as err:
         choice = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None)
         where = f" by experiment {choice!r} (conf/experiment/{choice}.yaml)" if choice else ""
@@ -157,6 +189,28 @@ def check_settings(cfg: DictConfig) -> None:
         ) from None
     except OmegaConfBaseException as err:
         raise ConfigError(f"invalid configuration: {err}") from None
+
+
+def check_executor(executor: DictConfig, tracking_uri: str) -> None:
+    """Check the executor's kind and sizes; a cluster's cells must log to a server, not to SQLite."""
+    if executor.get("kind") not in EXECUTORS:
+        raise ConfigError(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {executor.get('kind')!r}.")
+    if executor.kind == "local":
+        n_jobs = executor.get("n_jobs")
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
+            raise ConfigError(
+                f"executor.n_jobs must be a positive number of processes, or -1 for one per core "
+                f"(-2 all but one, ...), got {n_jobs!r}."
+            )
+        return
+    for key in ("timeout_min", "cpus_per_task", "array_parallelism"):
+        _check_integer(f"executor.{key}", executor.get(key), 1)
+    if executor.kind == "slurm" and tracking_uri.startswith("sqlite:"):
+        raise ConfigError(
+            f"tracking_uri={tracking_uri} with cells on a cluster: SQLite on a network file system "
+            "is unsafe. Start an `mlflow server` and set tracking_uri=http://<host>:<port> (README: "
+            "Running on a cluster)."
+        )
 
 
 def _check_integer(name: str, value, minimum: int, also: str = "") -> None:
@@ -243,18 +297,18 @@ def check_experiment(cfg: DictConfig, options) -> None:
 
 
 def experiment_models(cfg: DictConfig) -> dict[str, DictConfig]:
-    """Model name -> its unresolved node (``bncbench.model_configs``), for each model of the experiment."""
+    """Model name -> its unresolved node (``bncbench.app.model_configs``), for each model of the experiment."""
     try:
         return {str(m): model_config(str(m), cfg.experiment.get("grids")) for m in cfg.experiment.models}
     except ConfigError as err:
         raise ConfigError(f"experiment {cfg.experiment.name!r}: {err}") from None
 
 
-def check_models(cfg: DictConfig, models: dict[str, DictConfig]) -> None:
-    """Check each model's structure and estimator, or baseline (names and parameters), without
-    fitting, and that no two models of the experiment are one classifier (their cells would share a
-    ``cfg_hash``, hence their runs)."""
-    seen = {}
+def check_models(cfg: DictConfig, models: dict[str, DictConfig]) -> dict[str, dict]:
+    """Each model resolved, once, after checking its structure and estimator, or baseline (names and
+    parameters), without fitting, and that no two models of the experiment are one classifier (their
+    cells would share a ``cfg_hash``, hence their runs)."""
+    seen, resolved = {}, {}
     for name, node in models.items():
         try:
             model = _resolved(cfg, node)
@@ -268,6 +322,8 @@ def check_models(cfg: DictConfig, models: dict[str, DictConfig]) -> None:
                 "classifier (same structure, estimator and parameters); list one of them."
             )
         seen[canonical] = name
+        resolved[name] = model
+    return resolved
 
 
 def _resolved(cfg: DictConfig, node: DictConfig) -> dict:
@@ -375,8 +431,12 @@ def _check_overrides(overrides: list[str]) -> None:
                 f"'{override.input_line}' is a sweep: an experiment already sweeps over its (dataset, model) "
                 "cells, other sweeps are not supported. Write a list as key=[a,b], or add an experiment file."
             )
-        if key == "hydra.mode" and str(override.value()) != "MULTIRUN":
-            raise ConfigError(f"'{override.input_line}': an experiment always runs as a Hydra multirun.")
+        if key.startswith(("hydra/launcher", "hydra.launcher")):
+            raise ConfigError(
+                f"'{override.input_line}': cells no longer run through Hydra's launchers but an executor: "
+                "executor.n_jobs=4 (this machine), executor=slurm (a cluster), executor.timeout_min=... "
+                "(see conf/executor/)."
+            )
 
 
 def _missing_config_message(err: MissingConfigException) -> str:

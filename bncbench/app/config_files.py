@@ -3,14 +3,14 @@ files as ``bncbench/conf`` in an installed (non-editable) package (see ``setup.p
 
 from pathlib import Path
 
-from bncbench.errors import ConfigError
+from bncbench.core.errors import ConfigError
 
 CONFIG_NAME = "config"
 
 
 def config_dir() -> Path:
     """The directory holding ``config.yaml``: ``bncbench/conf`` when installed, else ``<checkout>/conf``."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     for candidate in (package / "conf", package.parent / "conf"):
         if (candidate / f"{CONFIG_NAME}.yaml").is_file():
             return candidate

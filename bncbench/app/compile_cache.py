@@ -6,8 +6,8 @@ compile the same kernels at the same time (about 20 s each on two cores), and co
 one cache entry race. ``warm_kernels`` fits and predicts each BNC of the experiment on a small
 synthetic dataset first, so that the workers find every kernel in the cache. The codes a BNC's
 kernels see are int64 whatever the data, so a few rows call them with the types of a real fold; a
-kernel a real dataset still needs is compiled by that cell's own warm-up (``bncbench.runner``), never
-inside a timed region (``bncbench.timing``).
+kernel a real dataset still needs is compiled by that cell's own warm-up (``bncbench.app.runner``), never
+inside a timed region (``bncbench.core.timing``).
 """
 
 import logging
@@ -19,7 +19,7 @@ import pandas as pd
 from numba.core import event
 
 from bncbench.data.discretize import MDLDiscretizer
-from bncbench.models import make_model
+from bncbench.protocol.models import make_model
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,8 @@ import tempfile
 
 from mlflow.entities import Run
 
-from bncbench import lease, provenance, tracking
+from bncbench.tracking import lease, provenance
+from bncbench import tracking
 from bncbench.bundles.format import ORIGIN_RUN_TAG
 
 log = logging.getLogger(__name__)

@@ -1,0 +1,313 @@
+"""One cell of an experiment, run and logged to MLflow as one run: the glue between the plan's ``Cell``,
+its cross-validation (``bncbench.protocol.cross_validation``) and the store (``bncbench.tracking``).
+
+``run_cell`` is what an executor (``bncbench.app.executors``) calls for each cell, in a worker process
+or on a cluster's node; the sweep around it is ``bncbench.app.sweep``.
+"""
+
+import json
+import logging
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numba
+import numpy as np
+import pandas as pd
+import yaml
+
+from bncbench import tracking
+from bncbench.core.errors import BncbenchError, NotApplicableError
+from bncbench.data import load_dataset, resolve_data_dir
+from bncbench.data.digest import dataset_digest
+from bncbench.protocol.cell import Cell
+from bncbench.protocol.cross_validation import cross_validate, repetition_seeds
+from bncbench.protocol.models import model_tags
+from bncbench.report.figures import heat_map
+from bncbench.tracking import lease, provenance, reuse
+
+log = logging.getLogger(__name__)
+
+DISK_FULL = (
+    "the disk under the tracking store or its artifacts is full; free space (or set tracking_uri and "
+    "artifact_location to a disk that has it) and run the experiment again: this cell runs again"
+)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where and how a sweep's cells are logged: plain data, sent with each cell to its worker.
+
+    Attributes
+    ----------
+    tracking_uri : str
+    experiment : str
+        The MLflow experiment (``experiment.name``).
+    artifact_location : str or None
+        The experiment's artifact root when the cell creates it (``bncbench.app.runs_dir``).
+    data_dir : str or None
+        The dataset store (``data_dir``, None: the default one).
+    reuse_runs : bool
+        Copy a cell another experiment of the store finished on the same data.
+    numba_threads : int
+        Threads of the numba kernels in the cell.
+    sweep : str or None
+        The sweep's name, tagged on its runs (``lease.SWEEP_TAG``).
+    """
+
+    tracking_uri: str
+    experiment: str
+    artifact_location: str | None = None
+    data_dir: str | None = None
+    reuse_runs: bool = True
+    numba_threads: int = 1
+    sweep: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of a cell: ``status`` is "finished", "copied", "skipped", "running elsewhere",
+    "not applicable" or "failed"; ``message`` the reason of the last two."""
+
+    cell: Cell
+    status: str
+    message: str = ""
+    seconds: float = 0.0
+
+
+def run_cell(cell: Cell, destination: Destination) -> Outcome:
+    """Cross-validate one cell and log it as one MLflow run. Never raises but for an interruption.
+
+    A cell that already has a FINISHED run with its ``cfg_hash`` that read the same data (tag
+    ``data_digest``, ``bncbench.data.digest``) is skipped, whatever code version produced it; a
+    changed dataset file makes the cell run again. A cell FINISHED on the same data under another
+    model name in this experiment (a renamed model: the hash does not depend on names) is copied from
+    that run under its new name ("copied", ``bncbench.tracking.reuse``), and so is one that another
+    experiment of the store has FINISHED, unless ``reuse_runs`` is false. A cell another process is
+    running (a live lease, ``bncbench.tracking.lease``) is left to it ("running elsewhere"); runs of
+    the same cell left RUNNING by a process that died are marked KILLED and the cell runs again. Each
+    run is tagged with what produced it (``bncbench.tracking.provenance``). A model that cannot run
+    on the dataset (``NotApplicableError``, e.g. HPB with too many sub-patterns) ends the run KILLED
+    with the reason, naming the dataset, in the tag ``not_applicable``: the report, which reads
+    FINISHED runs only, leaves it out, and the next sweep tries it again (the refusal comes before
+    fitting). Any other exception is logged on the run (status FAILED, tag ``error``; a traceback
+    artifact unless it is a ``BncbenchError``) and not raised. A ``KeyboardInterrupt`` (Ctrl-C, or
+    SIGTERM raised as one) ends the cell's run KILLED, tagged ``error``, and is raised again.
+    """
+    start = time.perf_counter()
+    numba.set_num_threads(max(1, min(destination.numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    try:
+        client = tracking.open_store(destination.tracking_uri, check=False)  # checked before the sweep
+        experiment_id = tracking.prepare_experiment(client, destination.experiment, destination.artifact_location)
+        with tracking.quiet_store():  # a failed write is reported here, without MLflow's own traceback
+            status, message = _run_cell(cell, destination, client, experiment_id)
+    except KeyboardInterrupt:
+        raise
+    except Exception as err:  # not even a run could be logged
+        if tracking.disk_full(err):
+            _log_disk_full(cell.name, None, None)
+            status, message = "failed", DISK_FULL
+        else:
+            message = str(err) if isinstance(err, BncbenchError) else traceback.format_exc()
+            log.error("%s: not run: %s", cell.name, message)
+            status, message = "failed", f"not run: {message.strip().splitlines()[-1]}"
+    return Outcome(cell, status, message, time.perf_counter() - start)
+
+
+def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) -> tuple[str, str]:
+    hash_, digest, name = cell.cfg_hash, cell.data_digest, cell.name
+    key = cell.key
+    taken = _taken_by_another(client, experiment_id, hash_, digest, key)
+    if taken:
+        return taken, ""
+    tracking.abandon(
+        client,
+        [run for run in tracking.running_runs(client, experiment_id, hash_) if not lease.is_live(run.data.tags)],
+        "left RUNNING by an interrupted process (it ended before the run finished); run again",
+    )  # a live run started by another process since the check above is that process's, not abandoned
+    tags = {
+        **provenance.run_tags(),
+        "dataset": cell.dataset,
+        "model": cell.model,
+        **model_tags(cell.semantic()["model"]),
+        "cfg_hash": hash_,
+        "numba_threads": numba.get_num_threads(),
+    }
+    try:
+        run_id = tracking.start_run(client, experiment_id, name, {**tags, **lease.lease_tags(destination.sweep)})
+    except Exception as err:
+        if not tracking.disk_full(err):
+            raise
+        _log_disk_full(name, client, None)
+        return "failed", DISK_FULL
+    taken = _claim(client, experiment_id, hash_, digest, key, tracking.get_run(client, run_id))
+    if taken:  # another process started or finished the cell meanwhile
+        tracking.delete_run(client, run_id)
+        return taken, ""
+    source = tracking.finished_run(client, experiment_id, hash_, digest) or (  # under another name here
+        reuse.computed_elsewhere(client, experiment_id, hash_, digest) if destination.reuse_runs else None
+    )
+    try:
+        with lease.Heartbeat(client, run_id):
+            if source is not None:
+                reuse.copy_cell(client, source, run_id)
+            else:
+                _evaluate_and_log(cell, destination, client, run_id)
+    except NotApplicableError as err:
+        reason = f"not applicable to dataset {cell.dataset!r}: {err}"
+        tracking.set_tags(client, run_id, {"not_applicable": reason})
+        tracking.end_run(client, run_id, status="KILLED")
+        log.warning("%s: skipped: %s", name, reason)
+        return "not applicable", reason
+    except KeyboardInterrupt:
+        _end_interrupted(client, run_id)
+        raise
+    except Exception as err:  # a failed cell must never stop the others
+        if tracking.disk_full(err):
+            _log_disk_full(name, client, run_id)
+            return "failed", DISK_FULL
+        message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
+        tracking.set_tags(client, run_id, {"error": message})
+        if not isinstance(err, BncbenchError):
+            tracking.log_text(client, run_id, traceback.format_exc(), "error.txt")
+        tracking.end_run(client, run_id, failed=True)
+        log.error("%s: FAILED: %s", name, message)
+        return "failed", message
+    tracking.end_run(client, run_id, failed=False)
+    if source is not None:
+        log.info("%s: copied from run %s, named %s in experiment %s (run %s)", name, source.info.run_id,
+                 source.info.run_name, tracking.experiment_name(client, source.info.experiment_id), run_id)
+        return "copied", ""
+    log.info("%s: finished (run %s)", name, run_id)
+    return "finished", ""
+
+
+def _end_interrupted(client, run_id: str) -> None:
+    """End the run of a cell stopped by Ctrl-C (or SIGTERM) KILLED, saying so, so that it never shows
+    as running; its cell runs again in the next sweep."""
+    try:
+        tracking.set_tags(client, run_id, {"error": INTERRUPTED})
+        tracking.end_run(client, run_id, status="KILLED")
+    except Exception:  # the store itself may be what was interrupted; the next sweep abandons the run
+        pass
+
+
+#: The ``error`` tag of a cell's run stopped by an interruption.
+INTERRUPTED = "interrupted (Ctrl-C or SIGTERM) before it finished; the next sweep runs the cell again"
+
+
+def _taken_by_another(client, experiment_id, hash_, digest, cell) -> str | None:
+    """"skipped" when the cell has a FINISHED run of this data, "running elsewhere" when another
+    process holds a live run of it, else None: the look before this process starts its run."""
+    if _finished(client, experiment_id, hash_, digest, cell):
+        return "skipped"
+    rivals = _live_rivals(client, experiment_id, hash_, None)
+    if rivals:
+        log.info("%s: skipped, running in another process (run %s)", "/".join(cell), rivals[0].info.run_id)
+        return "running elsewhere"
+    return None
+
+
+def _claim(client, experiment_id, hash_, digest, cell, own) -> str | None:
+    """The look after this process started its run ``own``: None once the cell is claimed for it, else
+    "skipped" or "running elsewhere" as ``_taken_by_another`` (``lease.decision``; two processes that
+    started the cell together never both keep it). A wait longer than a lease leaves the cell to the
+    other process."""
+    deadline = time.monotonic() + lease.LEASE_SECONDS
+    while True:
+        if _finished(client, experiment_id, hash_, digest, cell):
+            return "skipped"
+        rivals = _live_rivals(client, experiment_id, hash_, own)
+        decision = lease.decision(own, rivals)
+        if decision == "claim":
+            tracking.set_tags(client, own.info.run_id, {lease.CLAIM_TAG: "1"})
+            return None
+        if decision == "give way" or time.monotonic() > deadline:
+            log.info("%s: skipped, running in another process (run %s)", "/".join(cell), rivals[0].info.run_id)
+            return "running elsewhere"
+        time.sleep(lease.DECISION_POLL_SECONDS)
+
+
+def _finished(client, experiment_id, hash_, digest, cell) -> bool:
+    done = tracking.finished_run(client, experiment_id, hash_, digest, cell)
+    if done is not None:
+        log.info("%s: skipped, finished as run %s", "/".join(cell), done.info.run_id)
+    return done is not None
+
+
+def _live_rivals(client, experiment_id, hash_, own) -> list:
+    """The live RUNNING runs of the cell (``lease.is_live``) other than ``own``."""
+    return [
+        run
+        for run in tracking.running_runs(client, experiment_id, hash_)
+        if lease.is_live(run.data.tags) and (own is None or run.info.run_id != own.info.run_id)
+    ]
+
+
+def _log_disk_full(name: str, client, run_id: str | None) -> None:
+    """One line for a cell stopped by a full disk, and the run marked FAILED if the store still takes
+    that (a full disk under SQLite refuses it: the run then stays RUNNING and its cell runs again)."""
+    log.error("%s: FAILED: %s", name, DISK_FULL)
+    if run_id is not None:
+        try:
+            with tracking.quiet_store():
+                tracking.set_tags(client, run_id, {"error": DISK_FULL})
+                tracking.end_run(client, run_id, failed=True)
+        except Exception:  # the same full disk; nothing more to say than the line above
+            pass
+
+
+def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str) -> None:
+    cv = cell.cv
+    params = {
+        **cell.params,
+        "cv.seeds": json.dumps(repetition_seeds(cv.seed, cv.repetitions)),
+        "data_dir": str(resolve_data_dir(destination.data_dir)),
+        "experiment.name": destination.experiment,
+    }
+    tracking.log_params(client, run_id, params)
+    config = {"experiment": {"name": destination.experiment}, **cell.semantic(), "data_dir": destination.data_dir}
+    tracking.log_text(client, run_id, yaml.safe_dump(config, sort_keys=False), "config.yaml")
+
+    spec = cell.semantic()["dataset"]
+    dataset = load_dataset(spec, destination.data_dir)
+    data = dataset_digest(spec, destination.data_dir)  # after loading, which fetches a dataset not yet stored
+    tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
+    tracking.set_tags(client, run_id, {provenance.DATA_DIGEST_TAG: data.digest})
+    result = cross_validate(dataset, cell.semantic()["model"], cv.repetitions, cv.folds, cv.seed)
+
+    metrics = [
+        (f"fold/{name}", value, fold)
+        for name in result.metrics
+        for fold, value in enumerate(result.metrics[name])
+    ]
+    metrics += [(name, result.metrics[name].mean(), 0) for name in result.metrics]
+    tracking.log_metrics(client, run_id, metrics)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "predictions.parquet"
+        result.predictions.to_parquet(path, index=False)
+        tracking.log_artifacts(client, run_id, path)
+    tracking.log_dict(client, run_id, {"folds": result.structures}, "structure.json")
+    _log_diagnostics(client, run_id, result.diagnostics)
+
+
+def _log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:
+    """Numbers as ``fold/<name>`` metrics and their mean; tables as ``<name>.csv`` with a fold column,
+    and a loss grid also as a heat-map of its mean over the folds, ``<name>.png``."""
+    names = sorted({name for found in per_fold for name in found})
+    metrics = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            values = [(fold, found[name]) for fold, found in enumerate(per_fold) if name in found]
+            if isinstance(values[0][1], pd.DataFrame):
+                tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values]
+                pd.concat(tables).to_csv(Path(tmp) / f"{name}.csv", index=False)
+                if values[0][1].attrs.get("grid"):
+                    heat_map(sum(t for _, t in values) / len(values), name, Path(tmp) / f"{name}.png")
+            else:
+                metrics += [(f"fold/{name}", float(v), fold) for fold, v in values]
+                metrics.append((name, float(np.mean([v for _, v in values])), 0))
+        tracking.log_artifacts(client, run_id, tmp)
+    tracking.log_metrics(client, run_id, metrics)

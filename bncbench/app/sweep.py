@@ -1,0 +1,291 @@
+"""The sweep of an experiment: its plan's cells, run through an executor and summed up.
+
+``run_plan`` creates the MLflow store and experiment once, before any worker starts (concurrent first
+connections to a new SQLite file race in its schema migration), reads the store once to find the
+cells finished before, prints what the sweep will do and cost (``bncbench.app.cost``), compiles the
+numba kernels of the experiment's BNCs once for this machine (``bncbench.app.compile_cache``), runs
+the other cells smallest first through the executor with a progress line, then writes the report,
+says how to browse the runs and sums up. ``numba_threads`` shares this machine's cores among the
+cells that run at once.
+"""
+
+import os
+import shlex
+import signal
+import sys
+import time
+import traceback
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import joblib
+from sqlalchemy.engine import make_url
+
+from bncbench import tracking
+from bncbench.app.compile_cache import warm_kernels
+from bncbench.app.config import Composed
+from bncbench.app.cost import plan_costs
+from bncbench.app.executors import cells_at_once, make_executor
+from bncbench.app.progress import SweepProgress
+from bncbench.app.runner import INTERRUPTED, Destination, Outcome
+from bncbench.app.runs_dir import artifact_location, runs_dir
+from bncbench.core.errors import BncbenchError
+from bncbench.protocol.cell import Cell, Plan
+from bncbench.report import write_report
+from bncbench.tracking import lease
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that the sweep stops the same way."""
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted()
+
+
+@dataclass
+class Summary:
+    """What became of every cell of a sweep."""
+
+    finished: list[str] = field(default_factory=list)
+    copied: list[str] = field(default_factory=list)  # copied from a finished run (bncbench.tracking.reuse)
+    skipped: list[str] = field(default_factory=list)  # finished before
+    failed: dict[str, str] = field(default_factory=dict)  # cell -> why
+    not_applicable: dict[str, str] = field(default_factory=dict)  # cell -> why the model cannot run
+    elsewhere: list[str] = field(default_factory=list)  # cells another process is running
+
+    def add(self, outcome: Outcome) -> None:
+        name = outcome.cell.name
+        if outcome.status == "failed":
+            self.failed[name] = outcome.message or "failed"
+        elif outcome.status == "not applicable":
+            self.not_applicable[name] = outcome.message
+        else:
+            {"finished": self.finished, "copied": self.copied, "skipped": self.skipped,
+             "running elsewhere": self.elsewhere}[outcome.status].append(name)
+
+    @property
+    def total(self) -> int:
+        cells = (self.finished, self.copied, self.skipped, self.failed, self.not_applicable, self.elsewhere)
+        return sum(map(len, cells))
+
+    def line(self, experiment: str) -> str:
+        """``bncbench: experiment 'kdb': 476 cells, 12 run, 464 skipped (finished before), 0 failed.``"""
+        parts = [f"{len(self.finished)} run"]
+        if self.copied:
+            parts.append(f"{len(self.copied)} copied from a finished run of the same config")
+        parts.append(f"{len(self.skipped)} skipped (finished before)")
+        if self.not_applicable:
+            parts.append(f"{len(self.not_applicable)} not applicable")
+        if self.elsewhere:
+            parts.append(f"{len(self.elsewhere)} running in another sweep")
+        parts.append(f"{len(self.failed)} failed")
+        return f"bncbench: experiment {experiment!r}: {self.total} cells, {', '.join(parts)}."
+
+
+def run_plan(composed: Composed, command: str) -> int:
+    """Run the cells of ``composed.plan`` not finished before, write the report, sum up.
+
+    ``command`` is the command line as typed, which resumes an interrupted sweep. Returns the exit
+    status: 0 when no cell failed and the report was written, 1 otherwise, 128 + the signal's number
+    when interrupted (Ctrl-C: 130, SIGTERM: 143).
+    """
+    cfg, plan = composed.cfg, composed.plan
+    client = tracking.open_store(cfg.tracking_uri)
+    experiment_id = tracking.prepare_experiment(client, plan.experiment, artifact_location(cfg))
+    tracking.mark_sweep(client, experiment_id)
+    for key, value in ui_tags(plan).items():
+        client.set_experiment_tag(experiment_id, key, value)
+    finished = finished_before(client, experiment_id, plan)
+    to_run = [cell for cell in plan.cells if cell.key not in finished]
+    executor_settings = dict(cfg.executor)
+    cores = joblib.cpu_count()
+    workers = cells_at_once(executor_settings, max(1, len(to_run)), cores)
+    costs = plan_costs(plan, cfg, client)
+    to_run.sort(key=costs.order)
+    print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
+    summary = Summary(skipped=[plan.by_key()[key].name for key in finished if key in plan.by_key()])
+    sweep = f"{lease.owner()}:{time.time():.0f}"
+    if to_run:
+        threads = numba_threads(cfg.numba_threads, workers, cores)
+        destination = Destination(
+            tracking_uri=str(cfg.tracking_uri),
+            experiment=plan.experiment,
+            artifact_location=artifact_location(cfg),
+            data_dir=None if cfg.data_dir is None else str(cfg.data_dir),
+            reuse_runs=bool(cfg.reuse_runs),
+            numba_threads=threads,
+            sweep=sweep,
+        )
+        executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
+        if executor_settings["kind"] == "local":
+            os.environ["NUMBA_NUM_THREADS"] = str(threads)  # the workers' numba pool, read when it starts
+            _warm_kernels(to_run)
+        progress = SweepProgress(to_run, costs.seconds, workers, lambda: list(executor.running)).start()
+        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+        try:
+            for outcome in executor.run(to_run, destination):
+                summary.add(outcome)
+                progress.done(outcome.cell, outcome.status, outcome.seconds)
+                if outcome.status == "failed":
+                    print(f"bncbench: FAILED {outcome.cell.name}: {outcome.message.splitlines()[0]}", flush=True)
+        except KeyboardInterrupt as err:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
+            progress.stop()
+            executor.stop()
+            signum = signal.SIGTERM if isinstance(err, Interrupted) else signal.SIGINT
+            _interrupted(client, experiment_id, sweep, plan, summary, signal.Signals(signum).name, command)
+            return 128 + signum
+        finally:
+            progress.stop()
+            signal.signal(signal.SIGTERM, previous)
+    report_ok = _write_report(plan, cfg)
+    print(browse_hint(cfg.tracking_uri, experiment_id))
+    _print_by_reason("skipped", summary.not_applicable)
+    _print_by_reason("FAILED", summary.failed)
+    print(summary.line(plan.experiment))
+    return 1 if summary.failed or not report_ok else 0
+
+
+def show_plan(composed: Composed) -> int:
+    """``bncbench run --dry-run``: what the sweep would run and cost, read from the store if it exists;
+    nothing is created or run."""
+    cfg, plan = composed.cfg, composed.plan
+    try:
+        client = tracking.open_existing_store(cfg.tracking_uri)
+        finished = finished_before(client, tracking.experiment_id(client, plan.experiment), plan)
+    except BncbenchError:  # no store or no experiment yet: nothing finished
+        client, finished = None, set()
+    to_run = [cell for cell in plan.cells if cell.key not in finished]
+    workers = cells_at_once(dict(cfg.executor), max(1, len(to_run)), joblib.cpu_count())
+    costs = plan_costs(plan, cfg, client)
+    print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
+    return 0
+
+
+def finished_before(client, experiment_id: str, plan: Plan) -> set[tuple[str, str]]:
+    """The cells of ``plan`` with a FINISHED run of the same ``cfg_hash`` and data digest under their
+    own name in this experiment, in one search of the store: the sweep skips them without starting a
+    worker (a cell finished under another name or in another experiment is copied by its worker)."""
+    logged = {
+        (tracking.cell_names(run), run.data.tags.get("cfg_hash"), run.data.tags.get("data_digest"))
+        for run in tracking.finished_cell_runs(client, experiment_id)
+    }
+    return {
+        cell.key for cell in plan.cells
+        if cell.data_digest is not None and (cell.key, cell.cfg_hash, cell.data_digest) in logged
+    }
+
+
+def numba_threads(setting, workers: int, cores: int) -> int:
+    """Threads of the numba kernels (``parallel=True``) in each cell, so that the cells running at once
+    on one machine do not oversubscribe its cores: ``numba_threads`` as set, or for ``auto``
+    ``max(1, cores // workers)``."""
+    if setting != "auto":
+        return int(setting)
+    return max(1, cores // workers)
+
+
+def ui_tags(plan: Plan) -> dict[str, str]:
+    """Experiment tags that make ``mlflow ui`` read well: a description (``mlflow.note.content``,
+    rendered as Markdown) and the kind ``custom_model_development`` (MLflow 3 otherwise opens an
+    experiment on its GenAI overview)."""
+    comparisons = ", ".join(f"{c['a']} vs {c['b']}" for c in plan.comparisons) or "none"
+    description = (
+        f"bncbench experiment `{plan.experiment}`: {len(plan.datasets)} datasets x {len(plan.models)} models, "
+        f"{plan.cv.repetitions}x{plan.cv.folds} cross-validation (seed {plan.cv.seed}). One run per cell, "
+        "named `dataset/model`, with per-fold metrics `fold/<metric>` (step = fold) and their means. "
+        f"Comparisons: {comparisons}. Report: `bncbench report experiment={plan.experiment}`."
+    )
+    return {"mlflow.note.content": description, "mlflow.experimentKind": "custom_model_development"}
+
+
+def browse_hint(tracking_uri: str, experiment_id: str) -> str:
+    """How to browse the runs in MLflow's UI, landing on the experiment's runs table.
+
+    The UI routes by URL fragment (a hash router); ``#/experiments/<id>/runs`` is the runs table. A
+    SQLite store is shown as an absolute URI, so that the command works from any directory.
+    """
+    runs_table = f"#/experiments/{experiment_id}/runs"
+    if urlparse(tracking_uri).scheme in tracking.SERVER_SCHEMES:
+        return f"bncbench: browse the runs at {tracking_uri.rstrip('/')}/{runs_table}"
+    store = tracking_uri
+    if tracking_uri.startswith("sqlite:"):
+        url = make_url(tracking_uri)
+        store = url.set(database=str(Path(url.database).resolve())).render_as_string(hide_password=False)
+    return (
+        f"bncbench: browse the runs: mlflow ui --backend-store-uri {shlex.quote(store)}\n"
+        f"bncbench: then open http://127.0.0.1:5000/{runs_table}"
+    )
+
+
+def _interrupted(client, experiment_id, sweep, plan: Plan, summary: Summary, signal_name: str, command: str) -> None:
+    """After a sweep stopped by a signal: its runs left RUNNING are ended KILLED, then what finished,
+    and that ``command`` (the one stopped) resumes it."""
+    print(f"\nbncbench: stopped by {signal_name}; the cells' workers are stopped.", file=sys.stderr)
+    try:
+        stopped = [
+            run for run in tracking.cell_runs(client, experiment_id)
+            if run.info.status == "RUNNING" and run.data.tags.get(lease.SWEEP_TAG) == sweep
+        ]
+        tracking.abandon(client, stopped, INTERRUPTED)
+        print(
+            f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells, {len(summary.finished)} run, "
+            f"{len(summary.copied)} copied, {len(summary.skipped)} skipped (finished before), {len(stopped)} "
+            f"stopped (their runs are marked KILLED), {len(summary.failed)} failed.",
+            file=sys.stderr,
+        )
+    except Exception as err:  # the store may be what was slow; the resume hint matters more
+        print(f"bncbench: the cells' runs could not be read back ({err}).", file=sys.stderr)
+    print(f"bncbench: to resume, run the same command again (finished cells are skipped): {command}", file=sys.stderr)
+
+
+def _warm_kernels(cells: list[Cell]) -> None:
+    """Compile the numba kernels of the cells' BNCs here, once, before the workers of this machine start
+    (``bncbench.app.compile_cache``); cells on a cluster's nodes compile for their own CPUs."""
+    models = {cell.model: cell.semantic()["model"] for cell in cells}
+    compiled, seconds = warm_kernels(models.values())
+    if compiled:
+        print(
+            f"bncbench: numba compiled the kernels of the experiment's models for this machine in "
+            f"{seconds:.0f} s, once: the cells, and the next runs, load them from its cache.",
+            flush=True,
+        )
+
+
+def _submitit_folder(cfg, plan: Plan) -> Path:
+    """Where submitit keeps a sweep's jobs: ``<runs_dir>/submitit/<experiment>/<time>``."""
+    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "submitit" / plan.experiment / time.strftime("%Y-%m-%d_%H-%M-%S")
+
+
+def _write_report(plan: Plan, cfg) -> bool:
+    """Write the report of the sweep's plan; say why when it cannot be."""
+    try:
+        print(f"bncbench: report written to {write_report(plan, cfg.tracking_uri, cfg.report_dir)}")
+    except BncbenchError as err:
+        print(f"bncbench: report not written: {err}", file=sys.stderr)
+        return False
+    except OSError as err:  # e.g. a report_dir that cannot be written
+        print(
+            f"bncbench: report not written: {err}; set report_dir to a writable directory and write it "
+            f"again with bncbench report experiment={plan.experiment} (nothing reruns).",
+            file=sys.stderr,
+        )
+        return False
+    except Exception:  # a bug in the report must not hide the summary of the cells
+        traceback.print_exc()
+        return False
+    return True
+
+
+def _print_by_reason(label: str, reasons: dict[str, str]) -> None:
+    """One line per distinct reason: ``bncbench: <label> <cells>: <first line of the reason>``."""
+    by_reason = defaultdict(list)
+    for cell, reason in reasons.items():
+        by_reason[reason].append(cell)
+    for reason, cells in by_reason.items():
+        shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
+        print(f"bncbench: {label} {shown}: {reason.splitlines()[0] if reason else ''}")
+

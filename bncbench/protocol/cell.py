@@ -1,0 +1,190 @@
+"""The cells of an experiment and the ``cfg_hash`` that identifies each: one ``Plan`` of ``Cell``s.
+
+Composing an experiment (``bncbench.app.config``, Hydra, once) yields a ``Plan``: every consumer (the
+sweep, its cost estimate, the report, ``list``, ``export``, reuse) reads the cells from it and none
+composes again. A cell is one (dataset, model) cross-validation with everything that determines its
+results, resolved: the dataset's config, the model's config and the CV settings.
+
+A finished cell is skipped on resume, and the report reads a cell's run, by its ``cfg_hash``: two
+configs that build the same classifier on the same data under the same protocol must hash the same.
+So the hash is taken over ``canonical_model``'s form of the model: without its name (renaming or
+regrouping models never invalidates a finished cell), without ``k`` where the structure ignores it,
+with the estimator's defaults written out and the structure's defaults left out (``{}`` and
+``{loss: rmse}`` are one ``skdb``). The two directions are those of the hashes the committed bundles
+were logged with (estimator defaults were always written out, structure parameters never), so that
+no finished cell runs again.
+"""
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from bncbench.bnc.estimators import ESTIMATORS, estimator_defaults
+from bncbench.bnc.structures import STRUCTURES, structure_uses_k
+
+#: The parts of a cell's config that determine its results, in the order they are logged as params.
+SEMANTIC_KEYS = ("dataset", "model", "cv")
+
+
+@dataclass(frozen=True)
+class CrossValidationSettings:
+    """``repetitions`` x stratified ``folds``-fold cross-validation, the repetitions' seeds derived
+    from ``seed`` (``bncbench.protocol.cross_validation.repetition_seeds``)."""
+
+    repetitions: int = 5
+    folds: int = 2
+    seed: int = 1
+
+    def as_dict(self) -> dict:
+        return {"repetitions": self.repetitions, "folds": self.folds, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (dataset, model) cell of an experiment, resolved.
+
+    Attributes
+    ----------
+    dataset, model : str
+        The names the experiment lists (the dataset's config name, the model's name).
+    dataset_spec, model_spec : Mapping
+        The dataset's config (``conf/dataset/<name>.yaml``) and the model's (structure and
+        estimator, or baseline), resolved.
+    cv : CrossValidationSettings
+    cfg_hash : str
+        ``semantic_hash`` of the three.
+    data_digest : str or None
+        The digest of the dataset file as it is now (``bncbench.data.digest``); None when the data
+        directory has no file for it (it is fetched when loaded, or the report reads the version its
+        latest run read).
+    """
+
+    dataset: str
+    model: str
+    dataset_spec: Mapping = field(repr=False)
+    model_spec: Mapping = field(repr=False)
+    cv: CrossValidationSettings = field(repr=False)
+    cfg_hash: str = ""
+    data_digest: str | None = None
+
+    @classmethod
+    def of(cls, dataset: str, model: str, dataset_spec: Mapping, model_spec: Mapping,
+           cv: CrossValidationSettings, data_digest: str | None) -> "Cell":
+        """The cell with its ``cfg_hash`` computed."""
+        semantic = {"dataset": dataset_spec, "model": model_spec, "cv": cv.as_dict()}
+        return cls(dataset, model, _frozen(dataset_spec), _frozen(model_spec), cv, semantic_hash(_plain(semantic)),
+                   data_digest)
+
+    @property
+    def name(self) -> str:
+        """``<dataset>/<model>``, the name of the cell's run."""
+        return f"{self.dataset}/{self.model}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.dataset, self.model)
+
+    def semantic(self) -> dict:
+        """The cell's semantic config as plain data: ``{"dataset": ..., "model": ..., "cv": ...}``."""
+        return {"dataset": _plain(self.dataset_spec), "model": _plain(self.model_spec), "cv": self.cv.as_dict()}
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The semantic config flattened, as a run logs it as params (``flatten``)."""
+        return flatten(self.semantic())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The cells of one experiment in one configuration, in the order they run.
+
+    Attributes
+    ----------
+    experiment : str
+        ``experiment.name``: the MLflow experiment and the report's folder.
+    cells : tuple of Cell
+    datasets, models : tuple of str
+        The experiment's lists, in their order (the report's rows and columns).
+    cv : CrossValidationSettings
+        The protocol of every cell.
+    comparisons : tuple of Mapping
+        ``{a: model, b: model}``, patterns expanded over ``models``.
+    metrics : tuple of str
+        The metrics the report compares.
+    report : Mapping
+        The report's settings (``report.*``).
+    overrides : tuple of str
+        The command-line overrides the plan was composed from (the report says how to regenerate it).
+    """
+
+    experiment: str
+    cells: tuple[Cell, ...]
+    datasets: tuple[str, ...]
+    models: tuple[str, ...]
+    cv: CrossValidationSettings = CrossValidationSettings()
+    comparisons: tuple[Mapping, ...] = ()
+    metrics: tuple[str, ...] = ()
+    report: Mapping = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
+
+    def by_key(self) -> dict[tuple[str, str], Cell]:
+        """``{(dataset, model): cell}``."""
+        return {cell.key: cell for cell in self.cells}
+
+    def __len__(self) -> int:
+        return len(self.cells)
+
+
+def semantic_hash(semantic: Mapping) -> str:
+    """``cfg_hash`` of a semantic config (``Cell.semantic``): equal configs, in any key order, give
+    equal hashes."""
+    canonical = {**semantic, "model": canonical_model(semantic["model"])}
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def canonical_model(model: Mapping) -> dict:
+    """A resolved model config in the form two configs of the same classifier share (see the module)."""
+    canonical = {key: _plain(value) for key, value in model.items() if key != "name"}
+    structure = canonical.get("structure")
+    if isinstance(structure, str) and structure in STRUCTURES and not structure_uses_k(structure):
+        canonical["k"] = None
+    if canonical.get("estimator") in ESTIMATORS:  # an unknown one fails its cell, whatever its hash
+        canonical["estimator_params"] = {
+            **estimator_defaults(canonical["estimator"]), **(canonical.get("estimator_params") or {})
+        }
+    return canonical
+
+
+def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists and empty mappings become JSON text."""
+    flat = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten(value, f"{name}."))
+        elif isinstance(value, (Mapping, list, tuple)):
+            flat[name] = json.dumps(_plain(value), default=str)
+        else:
+            flat[name] = str(value)
+    return flat
+
+
+def _frozen(value):
+    """A read-only copy of plain data (mappings become ``MappingProxyType``, lists tuples)."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _frozen(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+def _plain(value):
+    """``_frozen``'s inverse: dicts and lists again."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    return value

@@ -1,0 +1,158 @@
+"""The cross-validation of one cell: ``repetitions`` x stratified ``folds``-fold CV of a model on a
+dataset, with MDL discretisation fitted per training fold, the losses of every fold and the timings of
+fit and prediction (without numba's compilation). Pure: no MLflow, no Hydra; ``bncbench.app.runner``
+logs what it returns.
+"""
+
+import logging
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedKFold
+
+from bncbench.bnc.classifier import BNClassifier
+from bncbench.bnc.progress import task
+from bncbench.core.errors import DatasetError
+from bncbench.core.metrics import CLIPPING, LOSSES
+from bncbench.core.timing import timed
+from bncbench.data import MDLDiscretizer
+from bncbench.protocol.models import discretises, make_model
+
+log = logging.getLogger(__name__)
+
+#: Rows of the untimed fit that compiles a cell's numba kernels before its first timed fit.
+WARM_UP_ROWS = 100
+
+
+@dataclass
+class CrossValidation:
+    """Results of the repeated cross-validation of one cell; fold ``i`` is row/entry ``i``."""
+
+    seeds: list[int]
+    metrics: pd.DataFrame  # one row per fold: the losses, the clipped rows and the timings
+    predictions: pd.DataFrame  # one row per (fold, test row)
+    structures: list[dict] = field(default_factory=list)  # per fold: repetition, parents_
+    diagnostics: list[dict] = field(default_factory=list)  # per fold: BNClassifier.diagnostics()
+
+
+def repetition_seeds(seed: int, repetitions: int) -> list[int]:
+    """Seeds of the repetitions' fold splits, derived from ``seed`` by NumPy's SeedSequence.
+
+    Unlike ``seed + r``, the seeds of two base seeds share no repetition.
+    """
+    return [int(s) for s in np.random.SeedSequence(int(seed)).generate_state(int(repetitions))]
+
+
+def cross_validate(
+    dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1
+) -> CrossValidation:
+    """``repetitions`` x stratified ``folds``-fold CV of a model (``bncbench.protocol.models``) on ``dataset``.
+
+    Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts (unless
+    a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed.
+    ``fit_seconds`` times the classifier's ``fit``, ``predict_seconds`` its ``predict_proba`` (the
+    predicted class is the arg-max), both by ``time.perf_counter``; discretisation is timed by neither,
+    and neither holds numba's compilation (``bncbench.core.timing.timed``, after an untimed warm-up fit on
+    a few rows of the first fold, ``_warm_up``).
+
+    The losses (``bncbench.core.metrics``) are computed over all classes of the dataset: a class missing
+    from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
+    ``bncbench.core.metrics.PROBABILITY_FLOOR`` (1e-15). Each fold also counts the rows so clipped and the
+    part of its log loss they make (``bncbench.core.metrics.CLIPPING``).
+
+    Parameters
+    ----------
+    dataset : bncbench.data.Dataset
+    model : dict
+        A model config (``conf/model``): BNClassifier arguments or a baseline.
+    repetitions, folds, seed : int
+        The CV protocol; see ``repetition_seeds``.
+    """
+    seeds = repetition_seeds(seed, repetitions)
+    classes = np.array(sorted(dataset.y.unique()), dtype=object)
+    y_codes = np.searchsorted(classes, dataset.y.to_numpy(dtype=object))
+    _check_folds(dataset.name, np.bincount(y_codes), int(folds))
+    fold_metrics, predictions, structures, diagnostics = [], [], [], []
+    for repetition, rep_seed in enumerate(seeds):
+        splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
+        with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
+            warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+            splits = list(splitter.split(np.zeros(len(y_codes)), y_codes))
+        for train, test in splits:
+            index = len(fold_metrics)
+            with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
+                proba, seconds, classifier = _fit_predict(
+                    dataset, train, test, model, rep_seed, classes, warm_up=index == 0
+                )
+            losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
+            clipping = {name: count(proba, y_codes[test]) for name, count in CLIPPING.items()}
+            fold_metrics.append({**losses, **clipping, **seconds})
+            predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
+            if isinstance(classifier, BNClassifier):
+                parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
+                structures.append({"fold": index, "repetition": repetition, "parents": parents})
+                diagnostics.append(classifier.diagnostics())
+    return CrossValidation(
+        seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures, diagnostics
+    )
+
+
+def _check_folds(name: str, class_counts: np.ndarray, folds: int) -> None:
+    """Refuse a dataset that stratified ``folds``-fold CV cannot split: scikit-learn needs a class with
+    at least ``folds`` rows (classes rarer than that are part of the papers' protocol: they miss from
+    some training folds)."""
+    if class_counts.max() < folds:
+        raise DatasetError(
+            f"dataset {name!r} has {class_counts.sum()} rows and at most {class_counts.max()} per class "
+            f"({len(class_counts)} classes): stratified {folds}-fold cross-validation needs a class with at "
+            f"least {folds} rows. Use fewer folds (cv.folds=...) or a larger dataset."
+        )
+
+
+def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=False):
+    X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
+    y_train = dataset.y.iloc[train]
+    if discretises(model):
+        discretizer = MDLDiscretizer().fit(X_train, y_train)
+        X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
+    if warm_up:
+        _warm_up(model, X_train, y_train, X_test, random_state)
+    classifier = make_model(model, random_state)
+    _, fit_seconds = timed(lambda: classifier.fit(X_train, y_train), "fit")
+    fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
+    proba = np.zeros((len(test), len(classes)))
+    proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
+    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier
+
+
+def _warm_up(model, X_train, y_train, X_test, random_state) -> None:
+    """Fit and predict the model untimed on at most ``WARM_UP_ROWS`` training rows (every class among
+    them), so that numba compiles or loads the kernels of the timed calls before they are timed.
+
+    The codes are int64 whatever the data, so a few rows call the kernels with the types of the whole
+    fold. A model that cannot fit so few rows is left cold: ``bncbench.core.timing.timed`` then repeats
+    the call that compiles, so the timings hold no compilation either way.
+    """
+    per_class = max(1, WARM_UP_ROWS // y_train.nunique())
+    rows = np.flatnonzero(y_train.groupby(y_train, observed=True).cumcount().to_numpy() < per_class)
+    classifier = make_model(model, random_state)
+    try:
+        classifier.fit(X_train.iloc[rows], y_train.iloc[rows]).predict_proba(X_test.iloc[:WARM_UP_ROWS])
+    except Exception as err:  # the real fit reports the model's errors; this one only saves time
+        log.debug("warm-up of %s not done: %s", model.get("name", "model"), err)
+
+
+def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
+    frame = pd.DataFrame(
+        {
+            "fold": fold,
+            "repetition": repetition,
+            "row": test,
+            "y_true": classes[y_codes].astype(str),
+            "y_pred": classes[np.argmax(proba, axis=1)].astype(str),
+        }
+    )
+    probabilities = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
+    return pd.concat([frame, probabilities], axis=1)
