@@ -1,7 +1,7 @@
 """CPU cost of the HDP side of an experiment's protocol (issue 13), extrapolated from short fits.
 
 Every HDP model of the experiment (default ``hdp_vs_m``: NB, TAN, kDB-1..5 and SkDB with HDP
-estimates) is fitted on one training half of each dataset, as ``bncbench.app.runner`` does (the first
+estimates) is fitted on one training half of each dataset, as ``bncbench.protocol.cross_validation`` does (the first
 repetition's stratified 2-fold split, MDL fitted on that half, ``random_state`` the repetition's seed),
 at two iteration counts. The process CPU time of a fit is linear in the iterations, ``a + b * I``
 (``a``: counting, structure learning, the sampler's set-up; ``b``: one Gibbs iteration), so the two fits
@@ -52,7 +52,7 @@ from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.app.model_configs import with_model
 from bncbench.protocol.models import make_model
-from bncbench.app.runner import repetition_seeds
+from bncbench.protocol.cross_validation import repetition_seeds
 
 HOUR = 3600.0
 

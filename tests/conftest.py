@@ -126,16 +126,33 @@ def new_store(empty_store_template):
 
 
 @pytest.fixture(scope="session")
-def compose_cell():
-    """``compose_cell(dataset, model, *overrides)``: a cell's config as a job of a sweep composes it."""
-    from hydra import compose, initialize_config_dir
+def weka_missing() -> str:
+    """Why Weka's RandomForest cannot run here (no jar, no JDK), or "" when it can: its tests skip, saying
+    why, on a machine without Debian's ``weka`` (``.ci/run`` installs it)."""
+    import shutil
 
-    from bncbench.app.config import CONFIG_NAME, config_dir
-    from bncbench.app.model_configs import with_model
+    from bncbench.baselines.weka_forest import find_weka_jar
+    from bncbench.core.errors import ConfigError
+
+    try:
+        find_weka_jar()
+    except ConfigError as err:
+        return str(err)
+    return "" if shutil.which("javac") else "no JDK (javac)"
+
+
+@pytest.fixture(scope="session")
+def plan_cell():
+    """``plan_cell(dataset, model, *overrides)``: the one cell of the plan the overrides compose with
+    ``dataset`` and ``model``, and where a sweep of it logs (``Destination``)."""
+    from bncbench.app.config import compose
+    from bncbench.app.sweep import destination_of
 
     def make(dataset: str, model: str, *overrides: str):
-        with initialize_config_dir(str(config_dir()), version_base="1.3"):
-            return with_model(compose(CONFIG_NAME, [f"dataset={dataset}", f"model={model}", *overrides]))
+        composed = compose(
+            [f"experiment.datasets=[{dataset}]", f"experiment.models=[{model}]", "experiment.comparisons=[]", *overrides]
+        )
+        return composed.plan.cells[0], destination_of(composed.cfg, composed.plan)
 
     return make
 

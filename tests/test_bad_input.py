@@ -21,16 +21,19 @@ import numpy as np
 import openml
 import pandas as pd
 import pytest
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 
 from bncbench import BNClassifier, tracking
 from bncbench.__main__ import main
-from bncbench.app.config import CONFIG_NAME, config_dir
+from dataclasses import replace
+
+from bncbench.app.config import compose
+from bncbench.data.digest import dataset_digest
+from bncbench.protocol.cell import Cell
 from bncbench.data import load_dataset
 from bncbench.core.errors import ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
-from bncbench.app.runner import cross_validate, run_cell
-from bncbench.app.sweep import _write_report
+from bncbench.app.runner import run_cell
+from bncbench.protocol.cross_validation import cross_validate
+from bncbench.app.sweep import _write_report, destination_of
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 KDB = {"structure": "kdb", "k": 2, "structure_params": {}, "estimator": "m_estimate", "estimator_params": {}}
@@ -99,14 +102,14 @@ def run_main(monkeypatch, capsys, *args):
         (["cv.folds=2.5"], "cv.folds must be an integer >= 2, got 2.5."),  # would silently run 2 folds
         (["cv.seed=-1"], "cv.seed must be an integer >= 0, got -1."),
         (["numba_threads=many"], "numba_threads must be an integer >= 1 or auto"),
-        (["hydra.launcher.n_jobs=0"], "hydra.launcher.n_jobs must be a positive number of processes"),
+        (["executor.n_jobs=0"], "executor.n_jobs must be a positive number of processes"),
         (["report.draws=maybe"], "report.draws must be one of exclude, split, got 'maybe'"),  # found after the run, before
         (["report.alpha=2"], "report.alpha must be in (0, 1), got 2"),
         (["experiment.metrics=[accuracy]"], "experiment.metrics names ['accuracy']; the metrics of every run are"),
         (["experiment.comparisons=[{a: nb_laplace}]"], "a comparison must be a mapping {a: model, b: model}"),
         (["tracking_uri="], "tracking_uri must be set"),
         (["report_dir=null"], "report_dir must be a directory"),
-        (["hydra/launcher=slurm"], "SQLite on a network file system is unsafe"),
+        (["executor=slurm"], "SQLite on a network file system is unsafe"),
     ],
 )
 def test_a_bad_setting_is_one_line(monkeypatch, capsys, args, message):
@@ -159,7 +162,7 @@ def test_a_read_only_tracking_store_stops_before_any_cell(tmp_path, new_store, r
             "experiment.models=[nb_laplace]",
             "experiment.comparisons=[]",
             f"tracking_uri={uri}",
-            "hydra/launcher=basic",
+            "executor.n_jobs=1",
             cwd=tmp_path,
         )
     assert result.returncode == 2, result.output
@@ -454,16 +457,17 @@ def non_ascii_cell(tmp_path_factory, write_store, new_store):
         root / "store",
         {"données": (text, entry([numeric("température"), nominal("日本", "éあ")], ["oui", "nön/ü x"]))},
     )
-    overrides = ["dataset=iris", "model=kdb1_laplace", f"tracking_uri={new_store(root)}", f"data_dir={root / 'store'}"]
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        cfg = hydra_compose(CONFIG_NAME, overrides)
-    cfg.dataset.name, cfg.dataset.openml_id = "données", None
-    client = tracking.open_store(cfg.tracking_uri)
+    composed = compose(["experiment.datasets=[iris]", "experiment.models=[kdb1_laplace]", "experiment.comparisons=[]",
+                        f"tracking_uri={new_store(root)}", f"data_dir={root / 'store'}"])
+    iris = composed.plan.cells[0]
+    spec = {**iris.semantic()["dataset"], "name": "données", "openml_id": None}
+    digest = dataset_digest(spec, root / "store").digest
+    cell = Cell.of("données", "kdb1_laplace", spec, iris.semantic()["model"], iris.cv, digest)
+    plan = replace(composed.plan, cells=(cell,), datasets=("données",))
+    client = tracking.open_store(composed.cfg.tracking_uri)
     experiment = tracking.prepare_experiment(client, "smoke", str(root / "artifacts"))
-    status = run_cell(cfg, client, experiment, "données", "kdb1_laplace")
-    cfg.experiment.datasets, cfg.experiment.models = ["données"], ["kdb1_laplace"]
-    cfg.experiment.comparisons = []
-    return root, cfg, client, experiment, status
+    status = run_cell(cell, destination_of(composed.cfg, plan)).status
+    return root, (plan, composed.cfg), client, experiment, status
 
 
 def test_non_ascii_names_run_and_are_logged(non_ascii_cell):
@@ -480,19 +484,19 @@ def test_non_ascii_names_run_and_are_logged(non_ascii_cell):
 
 
 def test_a_report_directory_that_cannot_be_written_says_how_to_write_it_again(non_ascii_cell, capsys):
-    root, cfg, *_ = non_ascii_cell
+    root, (plan, cfg), *_ = non_ascii_cell
     (root / "reports").mkdir()
     cfg.report_dir = str(root / "reports")
     with read_only(root / "reports"):
-        assert _write_report(cfg) is False
+        assert _write_report(plan, cfg) is False
     err = capsys.readouterr().err
     assert "bncbench: report not written: " in err and str(root / "reports") in err
-    assert "python -m bncbench.report experiment=smoke (nothing reruns)" in err and "Traceback" not in err
-    assert _write_report(cfg) is True  # and once it can be
+    assert "bncbench report experiment=smoke (nothing reruns)" in err and "Traceback" not in err
+    assert _write_report(plan, cfg) is True  # and once it can be
     assert "données" in (root / "reports" / "smoke" / "results.csv").read_text(encoding="utf-8")
     written = {p: p.read_bytes() for p in (root / "reports").rglob("*") if p.is_file()}
     with read_only(root / "reports", root / "reports" / "smoke"):
-        assert _write_report(cfg) is False
+        assert _write_report(plan, cfg) is False
     assert {p: p.read_bytes() for p in (root / "reports").rglob("*") if p.is_file()} == written  # intact
 
 

@@ -5,7 +5,7 @@ import pytest
 from bncbench.baselines import make_baseline
 from bncbench.data import load_dataset
 from bncbench.core.errors import ConfigError
-from bncbench.app.runner import cross_validate
+from bncbench.protocol.cross_validation import cross_validate
 
 
 @pytest.fixture(scope="module")

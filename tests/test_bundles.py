@@ -27,31 +27,30 @@ from bncbench.app.cli import main
 from bncbench.app.config import compose
 from bncbench.core.errors import ConfigError
 from bncbench.report import write_report
-from bncbench.report.cells import expected_cells
 from bncbench.app.runner import run_cell
 
 MODELS = ["nb_laplace", "nb_m_estimate"]
 LAPTOP, CLUSTER = ["sklearn-iris"], ["sklearn-wine"]
 
 
-def run_cells(client, directory: Path, datasets, compose_cell, *overrides) -> str:
+def run_cells(client, directory: Path, datasets, plan_cell, *overrides) -> str:
     """Run every (dataset, model) cell of ``datasets`` x ``MODELS`` into the smoke experiment."""
     experiment_id = tracking.prepare_experiment(client, "smoke", str(directory / "artifacts"))
     for dataset in datasets:
         for model in MODELS:
-            cfg = compose_cell(dataset, model, f"tracking_uri={client.tracking_uri}", *overrides)
-            assert run_cell(cfg, client, experiment_id, dataset, model) == "finished"
+            job = plan_cell(dataset, model, f"tracking_uri={client.tracking_uri}", *overrides)
+            assert run_cell(*job).status == "finished"
     return experiment_id
 
 
 @pytest.fixture(scope="module")
-def machines(tmp_path_factory, new_store, compose_cell):
+def machines(tmp_path_factory, new_store, plan_cell):
     """Two stores, each with the finished cells of one dataset, and their exported bundles."""
     found = {}
     for name, datasets in {"laptop": LAPTOP, "cluster": CLUSTER}.items():
         directory = tmp_path_factory.mktemp(name)
         uri = new_store(directory / "store")
-        run_cells(tracking.open_store(uri), directory, datasets, compose_cell)
+        run_cells(tracking.open_store(uri), directory, datasets, plan_cell)
         found[name] = uri
         found[f"{name}_bundle"] = export_bundle(uri, "smoke", directory / "bundles")
     return found
@@ -67,7 +66,8 @@ def report(uri: str, datasets, report_dir: Path) -> dict[str, bytes]:
         f"tracking_uri={uri}",
         f"report_dir={report_dir}",
     ]
-    place = write_report(compose(overrides), overrides)
+    composed = compose(overrides)
+    place = write_report(composed.plan, uri, report_dir)
     return {
         str(path.relative_to(place)): path.read_bytes() for path in sorted(place.rglob("*")) if path.is_file()
     }
@@ -89,7 +89,7 @@ def file_sha(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, tmp_path, compose_cell):
+def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, tmp_path, plan_cell):
     fresh = new_store(tmp_path / "fresh")
     summary = import_bundles(
         fresh, [machines["laptop_bundle"]], artifact_location=str(tmp_path / "artifacts")
@@ -119,11 +119,8 @@ def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, 
     assert set(results["run_id"]) == set(originals)  # the report names the imported runs by their original id
     again = export_bundle(fresh, "smoke", tmp_path / "bundles")  # the same runs make the same bundle
     assert read_bundle(again).id == read_bundle(machines["laptop_bundle"]).id
-    cfg = compose_cell("sklearn-iris", "nb_laplace", f"tracking_uri={fresh}")  # a sweep there skips the cell
-    assert (
-        run_cell(cfg, client, tracking.experiment_id(client, "smoke"), "sklearn-iris", "nb_laplace")
-        == "skipped"
-    )
+    job = plan_cell("sklearn-iris", "nb_laplace", f"tracking_uri={fresh}")  # a sweep there skips the cell
+    assert run_cell(*job).status == "skipped"
 
 
 def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
@@ -213,7 +210,7 @@ def test_a_damaged_bundle_is_refused_and_the_store_left_untouched(machines, tmp_
     assert not absent.parent.exists()
 
 
-def test_another_data_digest_is_reported(tmp_path, new_store, compose_cell, shared_data_dir):
+def test_another_data_digest_is_reported(tmp_path, new_store, plan_cell, shared_data_dir):
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     shutil.copyfile(shared_data_dir / "iris.csv.gz", data_dir / "iris.csv.gz")
@@ -222,8 +219,8 @@ def test_another_data_digest_is_reported(tmp_path, new_store, compose_cell, shar
     uri = new_store(tmp_path / "store")
     client = tracking.open_store(uri)
     experiment_id = tracking.prepare_experiment(client, "smoke", str(tmp_path / "artifacts"))
-    cfg = compose_cell("iris", "nb_laplace", f"tracking_uri={uri}", f"data_dir={data_dir}")
-    assert run_cell(cfg, client, experiment_id, "iris", "nb_laplace") == "finished"
+    job = plan_cell("iris", "nb_laplace", f"tracking_uri={uri}", f"data_dir={data_dir}")
+    assert run_cell(*job).status == "finished"
     bundle = export_bundle(uri, "smoke", tmp_path / "bundles")
 
     same = import_bundles(new_store(tmp_path / "same"), [bundle], data_dir=data_dir)
@@ -298,16 +295,16 @@ def test_a_run_that_cannot_be_written_whole_is_not_left_behind(machines, new_sto
     assert runs_of(fresh) == []  # the run whose predictions failed was deleted, not left RUNNING
 
 
-def test_export_of_a_configuration_carries_the_runs_its_report_reads(machines, tmp_path, compose_cell):
+def test_export_of_a_configuration_carries_the_runs_its_report_reads(machines, tmp_path, plan_cell):
     """``bncbench export`` with overrides exports the cells of that configuration only (its datasets,
     models and settings); ``--all`` (``cells=None``) every finished cell of the experiment."""
     uri = copy_store(machines["laptop"], tmp_path / "store")
-    run_cells(tracking.open_store(uri), tmp_path, LAPTOP, compose_cell, "cv.seed=7")  # a second configuration
+    run_cells(tracking.open_store(uri), tmp_path, LAPTOP, plan_cell, "cv.seed=7")  # a second configuration
 
     def exported(*overrides: str, every: bool = False) -> pd.DataFrame:
         overrides = ["experiment=smoke", f"experiment.datasets=[{LAPTOP[0]}]", "experiment.comparisons=[]",
                      f"tracking_uri={uri}", *overrides]
-        cells = None if every else expected_cells(compose(overrides), overrides)
+        cells = None if every else compose(overrides).plan.by_key()
         bundle = export_bundle(uri, "smoke", tmp_path / "bundles", cells=cells)
         return read_bundle(bundle).runs
 

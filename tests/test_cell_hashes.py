@@ -1,5 +1,5 @@
 """The ``cfg_hash`` of every experiment's cells stays what it was when models were written one file
-per model (``tests/golden/cell_hashes.json``, recorded with the semantic hash, ``bncbench.semantic``,
+per model (``tests/golden/cell_hashes.json``, recorded with the semantic hash, ``bncbench.protocol.cell``,
 over the one-file-per-model configs, before issue 12 made models compositions of a structure and an
 estimator): declaring a model another way must not make a finished cell run again.
 
@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from bncbench.app.config import compose, config_dir
-from bncbench.report.cells import expected_cells
 
 GOLDEN = Path(__file__).parent / "golden" / "cell_hashes.json"
 EXPERIMENTS = sorted(path.stem for path in (config_dir() / "experiment").glob("*.yaml"))
@@ -30,9 +29,9 @@ def pinned_hashes(experiment: str) -> dict[str, str]:
     """``{"<dataset>/<model>": cfg_hash}`` for each model on the first dataset and each dataset with
     the first model."""
     overrides = [f"experiment={experiment}"]
-    cfg = compose(overrides)
-    datasets, models = list(cfg.experiment.datasets), list(cfg.experiment.models)
-    cells = expected_cells(cfg, overrides)
+    plan = compose(overrides).plan
+    datasets, models = list(plan.datasets), list(plan.models)
+    cells = plan.by_key()
     pinned = [(datasets[0], m) for m in models] + [(d, models[0]) for d in datasets]
     return {f"{d}/{m}": cells[(d, m)].cfg_hash for d, m in pinned}
 

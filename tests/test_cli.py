@@ -12,7 +12,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.app.config import CONFIG_NAME, config_dir
+from bncbench.app.config import compose, config_dir
+from bncbench.app.sweep import _submitit_folder
 from bncbench.app.runs_dir import artifact_location
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
@@ -35,10 +36,10 @@ def last_line(result) -> str:
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory, run_cli, new_store):
-    """The smoke experiment run once with the joblib launcher, store and outputs in a fresh directory."""
+    """The smoke experiment run once on two worker processes, store and outputs in a fresh directory."""
     cwd = tmp_path_factory.mktemp("smoke")
     uri = new_store(cwd / "store")
-    result = run_cli("experiment=smoke", f"tracking_uri={uri}", "hydra.launcher.n_jobs=2", cwd=cwd)
+    result = run_cli("experiment=smoke", f"tracking_uri={uri}", "executor.n_jobs=2", cwd=cwd)
     return cwd, uri, result
 
 
@@ -58,7 +59,8 @@ def test_smoke_runs_every_cell(smoke):
         last_line(result)
         == "bncbench: experiment 'smoke': 18 cells, 18 run, 0 skipped (finished before), 0 failed."
     )
-    assert "Joblib.Parallel" in result.output
+    assert "bncbench: experiment 'smoke': 18 cells (3 datasets x 6 models): 18 to run, 0 finished before." in result.output
+    assert "expected cost about" in result.output
     assert (cwd / "reports" / "smoke" / "wdl.md").is_file()
 
 
@@ -121,7 +123,7 @@ def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
 
 def test_rerun_skips_every_finished_cell(smoke, run_cli):
     cwd, uri, _ = smoke
-    result = run_cli(f"tracking_uri={uri}", "hydra/launcher=basic", cwd=cwd)
+    result = run_cli(f"tracking_uri={uri}", "executor.n_jobs=1", cwd=cwd)
     assert result.returncode == 0, result.output
     assert (
         last_line(result)
@@ -141,7 +143,7 @@ def test_a_run_left_running_is_run_again(smoke, run_cli):
     client.delete_run(done.info.run_id)  # as if the process was killed before the run finished:
     stale = client.create_run(experiment_id, run_name=done.info.run_name, tags=done.data.tags).info.run_id
     result = run_cli(
-        f"tracking_uri={uri}", "experiment.datasets=[sklearn-iris]", "hydra/launcher=basic", cwd=cwd
+        f"tracking_uri={uri}", "experiment.datasets=[sklearn-iris]", "executor.n_jobs=1", cwd=cwd
     )
     assert result.returncode == 0, result.output
     assert (
@@ -201,7 +203,7 @@ def bad_data(tmp_path_factory, run_cli, write_store, simple_schema, simple_table
         "experiment.comparisons=[]",
         f"data_dir={store}",
         f"tracking_uri={new_store(cwd)}",
-        "hydra/launcher=basic",
+        "executor.n_jobs=1",
         cwd=cwd,
     )
     return result
@@ -320,7 +322,7 @@ def test_subcommand_help(bncbench, tmp_path, command, says):
     assert not (tmp_path / "runs").exists()  # help runs nothing
 
 
-def test_run_passes_hydras_flags_through_after_checking_the_overrides(bncbench, tmp_path):
+def test_run_shows_the_composed_config_or_the_plan_and_runs_nothing(bncbench, tmp_path):
     shown = bncbench("run", "--cfg", "job", "experiment=kdb", cwd=tmp_path)
     assert shown.returncode == 0, shown.output
     assert "  name: kdb\n" in shown.stdout  # the composed config, and nothing run
@@ -328,6 +330,11 @@ def test_run_passes_hydras_flags_through_after_checking_the_overrides(bncbench, 
     wrong = bncbench("run", "--cfg", "job", "experiment=nope", cwd=tmp_path)
     assert wrong.returncode == 2
     assert wrong.stderr.startswith("bncbench: error: unknown experiment 'nope'; valid experiment names: ")
+    plan = bncbench("run", "--dry-run", "experiment=kdb", cwd=tmp_path)
+    assert plan.returncode == 0, plan.output
+    assert plan.stdout.startswith("bncbench: experiment 'kdb': 476 cells (68 datasets x 7 models): 476 to run, 0 finished")
+    assert "CPU-hours" in plan.stdout
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_unknown_subcommand_is_one_clear_error(bncbench, tmp_path):
@@ -382,12 +389,10 @@ def test_list_names_with_one_line_each(bncbench, tmp_path, kind, name, descripti
     ],
 )
 def test_run_files_follow_runs_dir_or_the_sqlite_store(overrides, store, files):
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        cfg = compose(CONFIG_NAME, overrides, return_hydra_config=True)
+    composed = compose(overrides)
+    cfg = composed.cfg
     assert cfg.tracking_uri == store
-    assert cfg.hydra.sweep.dir.startswith(f"{files}/hydra/smoke/")
+    assert str(_submitit_folder(cfg, composed.plan)).startswith(f"{files}/submitit/smoke/")
     server = store.startswith("http")
     assert artifact_location(cfg) == (None if server else f"{files}/artifacts")  # a server keeps its own
 
@@ -405,7 +410,7 @@ def elsewhere(tmp_path_factory, bncbench):
     """``bncbench run`` from directory B with its SQLite store and report in directory A."""
     a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
     overrides = [*KDB_CELLS, f"tracking_uri=sqlite:///{a}/mlflow.db", f"report_dir={a}/reports"]
-    result = bncbench("run", *overrides, "hydra/launcher=basic", cwd=b)
+    result = bncbench("run", *overrides, "executor.n_jobs=1", cwd=b)
     return a, b, overrides, result
 
 
@@ -414,7 +419,7 @@ def test_a_store_elsewhere_leaves_nothing_in_the_working_directory(elsewhere):
     assert result.returncode == 0, result.output
     assert last_line(result) == "bncbench: experiment 'kdb': 2 cells, 2 run, 0 skipped (finished before), 0 failed."
     assert list(b.iterdir()) == []
-    assert {"artifacts", "hydra", "mlflow.db", "reports"} <= {p.name for p in a.iterdir()}
+    assert {p.name for p in a.iterdir()} == {"artifacts", "mlflow.db", "reports"}
     experiment = MlflowClient(f"sqlite:///{a}/mlflow.db").get_experiment_by_name("kdb")
     assert experiment.artifact_location == (a / "artifacts" / "kdb").as_uri()
 
@@ -426,7 +431,7 @@ def test_a_sweep_says_how_to_browse_its_runs(elsewhere):
     assert f"bncbench: then open http://127.0.0.1:5000/#/experiments/{experiment.experiment_id}/runs\n" in result.stdout
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI's runs view
     assert experiment.tags["mlflow.note.content"].startswith(
-        "bncbench experiment kdb: 1 datasets x 2 models, 5x2 cross-validation (seed 1)."
+        "bncbench experiment `kdb`: 1 datasets x 2 models, 5x2 cross-validation (seed 1)."
     )
 
 

@@ -20,23 +20,22 @@ def fill(disk, leave_bytes):
 
 @pytest.mark.parametrize("leave_kib", [16, 64])  # the run cannot start; it starts, its artifacts cannot be written
 def test_a_cell_on_a_full_disk_says_so_in_one_line(leave_kib, tmp_path, empty_store_template, caplog,
-                                                    small_disk, compose_cell):
+                                                    small_disk, plan_cell):
     with small_disk(tmp_path / "disk", "4m") as disk:
         shutil.copyfile(empty_store_template, disk / "mlflow.db")
         places = [f"tracking_uri=sqlite:///{disk}/mlflow.db", f"artifact_location={disk}/artifacts"]
-        cfg = compose_cell("sklearn-iris", "nb_laplace", *places)
-        client = tracking.open_store(cfg.tracking_uri)
-        exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
-        assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
+        job = plan_cell("sklearn-iris", "nb_laplace", *places)
+        client = tracking.open_store(job[1].tracking_uri)
+        exp = tracking.prepare_experiment(client, "smoke", job[1].artifact_location)
+        assert run_cell(*job).status == "finished"
         kept = client.search_runs([exp])[0].info.run_id
         fill(disk, leave_kib * 1024)
-        other = compose_cell("sklearn-wine", "nb_laplace", *places)
+        other = plan_cell("sklearn-wine", "nb_laplace", *places)
         caplog.clear()
         with caplog.at_level(logging.INFO):
-            assert run_cell(other, client, exp, "sklearn-wine", "nb_laplace") == "failed"
-        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
-        assert [r.getMessage() for r in errors] == [f"sklearn-wine/nb_laplace: FAILED: {DISK_FULL}"]
-        assert not any(r.exc_info for r in caplog.records)
+            outcome = run_cell(*other)
+        assert (outcome.status, outcome.message) == ("failed", DISK_FULL)  # the sweep's one line
+        assert not any(r.exc_info or r.levelno >= logging.WARNING for r in caplog.records)
         os.remove(disk / "filler")
         assert client.get_run(kept).info.status == "FINISHED"  # what was logged before is intact
         started = [r for r in client.search_runs([exp]) if r.info.run_id != kept]

@@ -17,7 +17,7 @@ from bncbench.app.config import compose
 from bncbench.data import Dataset, load_dataset
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
-from bncbench.app.runner import cross_validate
+from bncbench.protocol.cross_validation import cross_validate
 
 NB = {"structure": "nb", "k": None, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 

@@ -13,7 +13,7 @@ import pytest
 
 from bncbench.tracking import lease
 from bncbench.app import runner
-from bncbench import semantic, tracking
+from bncbench import tracking
 from bncbench.app.runner import run_cell
 
 
@@ -64,33 +64,33 @@ def test_the_heartbeat_is_renewed_while_the_cell_runs(tmp_path, new_store):
 
 
 @pytest.fixture
-def cell(tmp_path, new_store, compose_cell):
-    cfg = compose_cell(
+def cell(tmp_path, new_store, plan_cell):
+    job = plan_cell(
         "sklearn-iris", "nb_laplace", f"tracking_uri={new_store(tmp_path)}", f"artifact_location={tmp_path}/artifacts"
     )
-    client = tracking.open_store(cfg.tracking_uri)
-    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
-    return cfg, client, exp
+    client = tracking.open_store(job[1].tracking_uri)
+    exp = tracking.prepare_experiment(client, "smoke", None)
+    return job, client, exp
 
 
-def held_run(cfg, client, exp, owner):
-    tags = {"cfg_hash": semantic.cfg_hash(cfg), "dataset": "sklearn-iris", "model": "nb_laplace",
+def held_run(job, client, exp, owner):
+    tags = {"cfg_hash": job[0].cfg_hash, "dataset": "sklearn-iris", "model": "nb_laplace",
             lease.OWNER_TAG: owner, lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
     return tracking.start_run(client, exp, "sklearn-iris/nb_laplace", tags)
 
 
 def test_a_cell_another_live_process_runs_is_left_to_it(cell):
-    cfg, client, exp = cell
-    other = held_run(cfg, client, exp, lease.owner(os.getppid()))  # the parent: alive
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "running elsewhere"
+    job, client, exp = cell
+    other = held_run(job, client, exp, lease.owner(os.getppid()))  # the parent: alive
+    assert run_cell(*job).status == "running elsewhere"
     (run,) = client.search_runs([exp])
     assert run.info.run_id == other and run.info.status == "RUNNING" and "error" not in run.data.tags
 
 
 def test_a_cell_whose_process_died_is_marked_killed_and_run_again(cell):
-    cfg, client, exp = cell
-    abandoned = held_run(cfg, client, exp, dead_process_owner())
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
+    job, client, exp = cell
+    abandoned = held_run(job, client, exp, dead_process_owner())
+    assert run_cell(*job).status == "finished"
     assert client.get_run(abandoned).info.status == "KILLED"
     assert "left RUNNING by an interrupted process" in client.get_run(abandoned).data.tags["error"]
 
@@ -98,25 +98,25 @@ def test_a_cell_whose_process_died_is_marked_killed_and_run_again(cell):
 def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(cell, monkeypatch):
     """The race two launchers ran into: another process starts the cell between this process's first
     look and its clean-up of abandoned runs; its run is live, so it is left to it."""
-    cfg, client, exp = cell
+    job, client, exp = cell
     look = runner._taken_by_another
     other = []
 
     def another_process_starts_after_the_first_look(*args, **kwargs):
         found = look(*args, **kwargs)
         if not other:
-            other.append(held_run(cfg, client, exp, lease.owner(os.getppid())))
+            other.append(held_run(job, client, exp, lease.owner(os.getppid())))
         return found
 
     monkeypatch.setattr(runner, "_taken_by_another", another_process_starts_after_the_first_look)
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "running elsewhere"
+    assert run_cell(*job).status == "running elsewhere"
     run = client.get_run(other[0])
     assert run.info.status == "RUNNING" and "error" not in run.data.tags
 
 
-def earlier_run(cfg, client, exp, before):
+def earlier_run(job, client, exp, before):
     """This process's run of the cell, stamped a second before run ``before`` though written after it."""
-    tags = {"cfg_hash": semantic.cfg_hash(cfg), lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
+    tags = {"cfg_hash": job[0].cfg_hash, lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
     start = client.get_run(before).info.start_time - 1000
     return client.create_run(exp, start_time=start, tags=tags, run_name="sklearn-iris/nb_laplace")
 
@@ -125,9 +125,9 @@ def earlier_run(cfg, client, exp, before):
 def test_the_earlier_stamped_of_two_runs_waits_for_the_other_to_decide(cell, other_decides):
     """The race two launchers ran into: the other process looked before this process's run, stamped
     earlier, was written; it saw no rival and went on (claims) or, having seen it, deletes its run."""
-    cfg, client, exp = cell
-    other = held_run(cfg, client, exp, lease.owner(os.getppid()))
-    own = earlier_run(cfg, client, exp, other)
+    job, client, exp = cell
+    other = held_run(job, client, exp, lease.owner(os.getppid()))
+    own = earlier_run(job, client, exp, other)
     assert lease.decision(own, runner._live_rivals(client, exp, own.data.tags["cfg_hash"], own)) == "wait"
 
     def decide():
@@ -166,10 +166,10 @@ def test_two_launchers_on_one_store_run_every_cell_once(store, tmp_path, new_sto
     args = [
         sys.executable, "-m", "bncbench", f"experiment.datasets=[{','.join(DATASETS)}]",
         f"experiment.models=[{','.join(MODELS)}]", "experiment.comparisons=[]", f"tracking_uri={uri}",
-        "hydra/launcher=basic",
+        "executor.n_jobs=1",
     ]
     launchers = [
-        subprocess.Popen([*args, f"hydra.sweep.dir={tmp_path}/sweep{i}"], cwd=tmp_path, env=cli_env,
+        subprocess.Popen(args, cwd=tmp_path, env=cli_env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for i in range(2)
     ]

@@ -16,7 +16,7 @@ GRID = {
 
 def test_a_structure_estimator_pair_needs_no_file():
     cfg = compose(["experiment.models=[kdb5_hdp, fan_aic_m_estimate]", "experiment.comparisons=[]",
-                   "hdp.iterations=77"])
+                   "hdp.iterations=77"]).cfg
     kdb5_hdp = model_config("kdb5_hdp")
     assert OmegaConf.to_container(kdb5_hdp) == {
         "name": "kdb5_hdp", "structure": "kdb", "k": 5, "structure_params": {}, "estimator": "hdp",
@@ -69,7 +69,7 @@ def test_a_bad_grid_is_refused(grids, message):
 
 
 def test_the_tying_experiment_is_one_grid_with_comparisons_by_pattern():
-    cfg = compose(["experiment=tying"])
+    cfg = compose(["experiment=tying"]).cfg
     assert len(cfg.experiment.models) == 30
     comparisons = experiment_comparisons(cfg.experiment)
     assert len(comparisons) == 28  # each of 15 models of a structure but the reference, twice
@@ -91,7 +91,7 @@ def test_bad_comparisons_are_refused_before_anything_runs(comparisons, message):
 
 def test_a_pattern_covers_the_models_of_the_run():
     subset = ["experiment=tying", "experiment.models=[tan_hdp_single_it500, tan_hdp_level_it50000]"]
-    assert experiment_comparisons(compose(subset).experiment) == [
+    assert experiment_comparisons(compose(subset).cfg.experiment) == [
         {"a": "tan_hdp_single_it500", "b": "tan_hdp_level_it50000"}  # the kdb5 pattern matches nothing here
     ]
 

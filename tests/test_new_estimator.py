@@ -31,7 +31,7 @@ def test_a_new_estimator_runs_through_an_experiment(tmp_path, new_store, shared_
                 f"tracking_uri={uri}",
                 f"data_dir={shared_data_dir}",
                 f"report_dir={tmp_path / 'reports'}",
-                "hydra.launcher.n_jobs=1",  # joblib runs the cells in this process, where the class is registered
+                "executor.n_jobs=1",  # joblib runs the cells in this process, where the class is registered
             ]
         )
     assert status == 0

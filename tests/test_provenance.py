@@ -13,13 +13,12 @@ import subprocess
 import numpy
 import pandas as pd
 import pytest
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 
 import bncbench
 from bncbench.tracking import provenance
 from bncbench import tracking
-from bncbench.app.config import CONFIG_NAME, compose, config_dir
+from bncbench.app.config import compose
+from bncbench.app.sweep import destination_of
 from bncbench.report import write_report
 from bncbench.app.runner import run_cell
 
@@ -85,20 +84,21 @@ def experiment(iris_store, tmp_path, new_store):
         f"artifact_location={tmp_path / 'artifacts'}",
         f"report_dir={tmp_path / 'reports'}",
     ]
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        cell = hydra_compose(CONFIG_NAME, [*overrides, "dataset=iris", "model=nb_laplace"])
-    client = tracking.open_store(cell.tracking_uri)
-    experiment_id = tracking.prepare_experiment(client, "smoke", cell.artifact_location)
 
-    def run():
-        return run_cell(cell, client, experiment_id, "iris", "nb_laplace"), client, experiment_id
+    def run():  # composed anew, as a new sweep does: the data digest is the file's as it is now
+        composed = compose(overrides)
+        client = tracking.open_store(composed.cfg.tracking_uri)
+        experiment_id = tracking.prepare_experiment(client, "smoke", None)
+        outcome = run_cell(composed.plan.cells[0], destination_of(composed.cfg, composed.plan))
+        return outcome.status, client, experiment_id
 
     return overrides, run
 
 
 def report(overrides):
     """The report of the configuration ``overrides`` compose: results.csv and README.md."""
-    out = write_report(compose(overrides), overrides)
+    composed = compose(overrides)
+    out = write_report(composed.plan, composed.cfg.tracking_uri, composed.cfg.report_dir)
     return pd.read_csv(out / "results.csv"), (out / "README.md").read_text()
 
 

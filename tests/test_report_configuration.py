@@ -24,9 +24,9 @@ def store(tmp_path_factory, new_store, run_cli):
     the overrides of the first command and the store's FINISHED runs by their cv.repetitions."""
     cwd = tmp_path_factory.mktemp("two_configurations")
     common = [*EXPERIMENT, f"tracking_uri={new_store(cwd / 'store')}"]
-    first = run_cli(*common, "hydra/launcher=basic", cwd=cwd)
+    first = run_cli(*common, "executor.n_jobs=1", cwd=cwd)
     assert first.returncode == 0, first.output
-    other = run_cli(*common, *OTHER_CV, "hydra/launcher=basic", cwd=cwd)
+    other = run_cli(*common, *OTHER_CV, "executor.n_jobs=1", cwd=cwd)
     assert other.returncode == 0, other.output
     assert "2 cells, 2 run, 0 skipped" in other.output  # another configuration: nothing to skip
     client = MlflowClient(common[-1].removeprefix("tracking_uri="))

@@ -13,31 +13,32 @@ from bncbench.bundles import ORIGIN_RUN_TAG
 from bncbench.report.results import read_runs
 from bncbench.report.run_settings import run_settings
 from bncbench.tracking.reuse import COPIED_FROM_TAG
+from dataclasses import replace
+
 from bncbench.app.runner import run_cell
-from bncbench.app.sweep import summarise
 
 CELL = ("sklearn-iris", "nb_laplace")
 
 
 @pytest.fixture
-def store(tmp_path, new_store, compose_cell):
+def store(tmp_path, new_store, plan_cell):
     """A store whose experiment ``first`` has the finished cell, with a provenance the copy must keep:
     another git commit, and no ``cpu.model`` tag."""
     uri = new_store(tmp_path)
-    cfg = cell_cfg(compose_cell, uri, tmp_path, "first")
+    job = cell_job(plan_cell, uri, tmp_path, "first")
     client = tracking.open_store(uri)
-    first = tracking.prepare_experiment(client, "first", cfg.artifact_location)
-    assert run_cell(cfg, client, first, *CELL) == "finished"
+    first = tracking.prepare_experiment(client, "first", None)
+    assert run_cell(*job).status == "finished"
     (source,) = client.search_runs([first])
     client.set_tag(source.info.run_id, "mlflow.source.git.commit", "0123456789abcdef")
     client.delete_tag(source.info.run_id, "cpu.model")
-    second = cell_cfg(compose_cell, uri, tmp_path, "second")
+    second = cell_job(plan_cell, uri, tmp_path, "second")
     return client, second, client.get_run(source.info.run_id)
 
 
-def cell_cfg(compose_cell, uri, tmp_path, experiment, *overrides):
-    """The cell's config as a sweep of ``experiment`` composes it (its MLflow experiment: the name)."""
-    return compose_cell(
+def cell_job(plan_cell, uri, tmp_path, experiment, *overrides):
+    """The cell and its destination in a sweep of ``experiment`` (its MLflow experiment: the name)."""
+    return plan_cell(
         *CELL, f"tracking_uri={uri}", f"artifact_location={tmp_path}/artifacts", f"experiment.name={experiment}", *overrides
     )
 
@@ -55,9 +56,9 @@ def artifacts(client, run_id: str, folder: Path) -> dict[str, bytes]:
 
 
 def test_the_copy_is_the_source_record_and_says_where_it_comes_from(store, tmp_path):
-    client, cfg, source = store
-    second = tracking.prepare_experiment(client, "second", cfg.artifact_location)
-    assert run_cell(cfg, client, second, *CELL) == "copied"
+    client, job, source = store
+    second = tracking.prepare_experiment(client, "second", None)
+    assert run_cell(*job).status == "copied"
     (copy,) = client.search_runs([second])
     assert copy.info.status == "FINISHED"
     assert copy.info.run_name == "sklearn-iris/nb_laplace"
@@ -80,20 +81,18 @@ def test_the_copy_is_the_source_record_and_says_where_it_comes_from(store, tmp_p
     assert copied == artifacts(client, source.info.run_id, tmp_path / "source")
 
 
-def test_a_copied_cell_is_skipped_next_time_and_counted_as_copied(store):
-    client, cfg, source = store
-    second = tracking.prepare_experiment(client, "second", cfg.artifact_location)
-    assert run_cell(cfg, client, second, *CELL) == "copied"
-    assert run_cell(cfg, client, second, *CELL) == "skipped"
+def test_a_copied_cell_is_skipped_next_time(store):
+    client, job, source = store
+    second = tracking.prepare_experiment(client, "second", None)
+    assert run_cell(*job).status == "copied"
+    assert run_cell(*job).status == "skipped"
     assert len(client.search_runs([second])) == 1
-    summary = summarise(client, second, [CELL[0]], [CELL[1]], sweep=None)
-    assert (summary.copied, summary.finished, summary.skipped) == (["sklearn-iris/nb_laplace"], [], [])
 
 
 def test_the_report_of_copied_runs_reads_them_as_the_source_and_names_the_experiment(store):
-    client, cfg, source = store
-    second = tracking.prepare_experiment(client, "second", cfg.artifact_location)
-    run_cell(cfg, client, second, *CELL)
+    client, job, source = store
+    second = tracking.prepare_experiment(client, "second", None)
+    run_cell(*job)
     first, copied = (read_runs(client.tracking_uri, name) for name in ("first", "second"))
     pd.testing.assert_frame_equal(copied.results(), first.results())  # same numbers, same run id
     assert run_settings(copied.provenance(), "second")["computed in experiment"] == {"first": 1}
@@ -101,19 +100,18 @@ def test_the_report_of_copied_runs_reads_them_as_the_source_and_names_the_experi
 
 
 @pytest.mark.parametrize("reuse_runs", ["true", "false"])
-def test_a_renamed_model_has_its_finished_cell_copied_under_the_new_name(store, compose_cell, tmp_path, reuse_runs):
+def test_a_renamed_model_has_its_finished_cell_copied_under_the_new_name(store, plan_cell, tmp_path, reuse_runs):
     client, _, source = store
-    cfg = cell_cfg(compose_cell, client.tracking_uri, tmp_path, "first", f"reuse_runs={reuse_runs}")
+    cell, destination = cell_job(plan_cell, client.tracking_uri, tmp_path, "first", f"reuse_runs={reuse_runs}")
     first = source.info.experiment_id
-    renamed = (CELL[0], "nb_laplace_renamed")  # the same classifier, so the same cfg_hash
-    assert run_cell(cfg, client, first, *renamed) == "copied"
-    assert run_cell(cfg, client, first, *renamed) == "skipped"
-    assert run_cell(cfg, client, first, *CELL) == "skipped"  # the old name keeps its run
-    copy = tracking.finished_run(client, first, source.data.tags["cfg_hash"], source.data.tags["data_digest"], renamed)
+    renamed = replace(cell, model="nb_laplace_renamed")  # the same classifier, so the same cfg_hash
+    outcome = run_cell(renamed, destination)
+    assert outcome.status == "copied"
+    assert run_cell(renamed, destination).status == "skipped"
+    assert run_cell(cell, destination).status == "skipped"  # the old name keeps its run
+    copy = tracking.finished_run(client, first, source.data.tags["cfg_hash"], source.data.tags["data_digest"], renamed.key)
     assert copy.data.tags[COPIED_FROM_TAG] == f"first/{source.info.run_id}"
     assert history(client, copy.info.run_id) == history(client, source.info.run_id)
-    summary = summarise(client, first, [CELL[0]], [renamed[1]], sweep=None)
-    assert summary.copied == ["sklearn-iris/nb_laplace_renamed"] and not summary.failed
     results = read_runs(client.tracking_uri, "first").results()
     assert sorted(results["model"]) == ["nb_laplace", "nb_laplace_renamed"]
     assert results["rmse"].nunique() == 1
@@ -121,12 +119,12 @@ def test_a_renamed_model_has_its_finished_cell_copied_under_the_new_name(store, 
 
 @pytest.mark.parametrize("override", ["reuse_runs=false", "cv.seed=7"])
 def test_the_cell_is_computed_when_reuse_is_off_or_the_configuration_differs(
-    store, compose_cell, tmp_path, override
+    store, plan_cell, tmp_path, override
 ):
-    client, cfg, source = store
-    other = cell_cfg(compose_cell, cfg.tracking_uri, tmp_path, "second", override)
-    second = tracking.prepare_experiment(client, "second", cfg.artifact_location)
-    assert run_cell(other, client, second, *CELL) == "finished"
+    client, job, source = store
+    other = cell_job(plan_cell, client.tracking_uri, tmp_path, "second", override)
+    second = tracking.prepare_experiment(client, "second", None)
+    assert run_cell(*other).status == "finished"
     (run,) = client.search_runs([second])
     assert COPIED_FROM_TAG not in run.data.tags
     assert run.data.params["experiment.name"] == "second"

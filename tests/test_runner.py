@@ -5,16 +5,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 
-from bncbench.tracking import lease
-from bncbench import semantic, tracking
-from bncbench.app.config import CONFIG_NAME, config_dir
-from bncbench.data import Dataset, load_dataset
+from bncbench import tracking
+from bncbench.app.runner import Outcome, run_cell
+from bncbench.app.sweep import Summary, finished_before
 from bncbench.core.metrics import PROBABILITY_FLOOR
-from bncbench.app.runner import cross_validate, repetition_seeds, run_cell
-from bncbench.app.sweep import summarise
+from bncbench.data import Dataset, load_dataset
+from bncbench.protocol.cross_validation import cross_validate, repetition_seeds
 
 NB = {"structure": "nb", "k": 0, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 IRIS = {"name": "sklearn-iris", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}
@@ -106,111 +103,103 @@ def test_holdout_ties_no_longer_give_the_true_class_of_iris_probability_zero(iri
     assert (cv.metrics["clipped_log_loss"] == 0).all()
 
 
-def cell_cfg(tmp_path, store_uri, dataset="sklearn-iris", model="nb_laplace", extra=()):
-    """A cell's config as a job of the experiment's sweep composes it (``extra``: more overrides)."""
-    overrides = [
-        f"dataset={dataset}",
-        f"model={model}",
-        f"tracking_uri={store_uri}",
-        f"artifact_location={tmp_path}/artifacts",
-        *extra,
-    ]
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        return hydra_compose(CONFIG_NAME, overrides)
+@pytest.fixture
+def iris_cell(tmp_path, new_store, plan_cell):
+    """``iris_cell(model="nb_laplace", *overrides)``: the sklearn-iris cell of ``model`` logging to a new
+    store in ``tmp_path``, its destination, and the store's client and experiment id."""
+
+    def make(model="nb_laplace", *overrides):
+        uri = new_store(tmp_path)
+        cell, destination = plan_cell(
+            "sklearn-iris", model, f"tracking_uri={uri}", f"artifact_location={tmp_path}/artifacts", *overrides
+        )
+        client = tracking.open_store(uri)
+        return cell, destination, client, tracking.prepare_experiment(client, destination.experiment, None)
+
+    return make
 
 
-def test_run_cell_logs_a_finished_run_then_skips_it(tmp_path, new_store):
-    cfg = cell_cfg(tmp_path, new_store(tmp_path))
-    client = tracking.open_store(cfg.tracking_uri)
-    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "finished"
+def test_run_cell_logs_a_finished_run_then_skips_it(iris_cell):
+    cell, destination, client, exp = iris_cell()
+    assert run_cell(cell, destination).status == "finished"
     (run,) = client.search_runs([exp])
     assert run.info.status == "FINISHED"
     assert run.info.run_name == "sklearn-iris/nb_laplace"
-    assert run.data.tags["cfg_hash"] == semantic.cfg_hash(cfg)
+    assert run.data.tags["cfg_hash"] == cell.cfg_hash
     assert {"dataset.name", "model.estimator", "cv.seed", "cv.seeds", "data_dir"} <= set(run.data.params)
-    assert json.loads(run.data.params["cv.seeds"]) == repetition_seeds(cfg.cv.seed, 5)
+    assert json.loads(run.data.params["cv.seeds"]) == repetition_seeds(cell.cv.seed, 5)
     folds = [m.value for m in client.get_metric_history(run.info.run_id, "fold/rmse")]
     assert len(folds) == 10 and run.data.metrics["rmse"] == pytest.approx(np.mean(folds))
     assert len(client.get_metric_history(run.info.run_id, "fold/zero_probability_rows")) == 10
     assert {"zero_probability_rows", "clipped_log_loss"} <= set(run.data.metrics)
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "skipped"
+    assert run_cell(cell, destination).status == "skipped"
     assert len(client.search_runs([exp])) == 1
 
 
-def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path, new_store):
-    cfg = cell_cfg(tmp_path, new_store(tmp_path))
-    cfg.dataset.name = "no-such-dataset"
-    cfg.dataset.source = "store"
-    cfg.data_dir = str(tmp_path / "empty_store")
-    client = tracking.open_store(cfg.tracking_uri)
-    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
-    assert run_cell(cfg, client, exp, "no-such-dataset", "nb_laplace") == "failed"
+def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path, new_store, plan_cell, write_store,
+                                                         simple_table, simple_schema):
+    data_dir = write_store(tmp_path / "store", {"gone": (simple_table(), simple_schema)})
+    uri = new_store(tmp_path)
+    cell, destination = plan_cell("iris", "nb_laplace", f"tracking_uri={uri}", f"data_dir={data_dir}")
+    cell = type(cell).of("gone", "nb_laplace", {**cell.semantic()["dataset"], "name": "gone"},
+                         cell.semantic()["model"], cell.cv, None)
+    (data_dir / "gone.csv.gz").unlink()
+    client = tracking.open_store(uri)
+    exp = tracking.prepare_experiment(client, destination.experiment, None)
+    outcome = run_cell(cell, destination)
+    assert outcome.status == "failed" and "'gone'" in outcome.message
     (run,) = client.search_runs([exp])
     assert run.info.status == "FAILED"
-    assert "Dataset 'no-such-dataset' not found" in run.data.tags["error"]
+    assert "'gone'" in run.data.tags["error"]
     # user errors carry their message only, no traceback artifact
     assert [a.path for a in client.list_artifacts(run.info.run_id)] == ["config.yaml"]
 
 
-def test_summary_classifies_cells(tmp_path, new_store):
-    client = tracking.open_store(new_store(tmp_path))
-    exp = tracking.prepare_experiment(client, "e", str(tmp_path))
-
-    def run(dataset, model, status, sweep="this", live=False):
-        tags = {"dataset": dataset, "model": model, lease.SWEEP_TAG: sweep}
-        if live:
-            tags.update({lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: "0"})
-        run_id = tracking.start_run(client, exp, f"{dataset}/{model}", tags)
-        if status != "RUNNING":
-            client.set_terminated(run_id, status)
-        if status == "FAILED":
-            tracking.set_tags(client, run_id, {"error": "boom"})
-
-    run("d1", "m1", "FINISHED", sweep="earlier")
-    run("d1", "m2", "FINISHED")
-    run("d2", "m1", "FAILED")
-    run("d2", "m2", "RUNNING")  # no owner: its process died
-    run("d3", "m1", "RUNNING", sweep="another", live=True)  # this process, alive: another sweep's cell
-    run("d4", "m1", "RUNNING", live=True)  # this sweep's, alive: interrupted in a one-process sweep
-    summary = summarise(client, exp, ["d1", "d2", "d3", "d4"], ["m1", "m2"], "this")
-    assert summary.skipped == ["d1/m1"]
-    assert summary.finished == ["d1/m2"]
-    assert summary.elsewhere == ["d3/m1"]
-    interrupted = "interrupted (its run is left RUNNING; the next sweep runs the cell again)"
-    assert summary.failed == {
-        "d2/m1": "boom",
-        "d2/m2": interrupted,
-        "d3/m2": "not run (see the log of its Hydra job)",
-        "d4/m1": interrupted,
-        "d4/m2": "not run (see the log of its Hydra job)",
-    }
-    assert summary.total == 8
+def test_summary_classifies_outcomes(iris_cell):
+    cell = iris_cell()[0]
+    summary = Summary(skipped=["d0/m0"])
+    for status, message in [("finished", ""), ("copied", ""), ("failed", "boom"), ("not applicable", "too wide"),
+                            ("running elsewhere", "")]:
+        summary.add(Outcome(cell, status, message))
+    assert summary.finished == summary.copied == summary.elsewhere == ["sklearn-iris/nb_laplace"]
+    assert summary.failed == {"sklearn-iris/nb_laplace": "boom"}
+    assert summary.not_applicable == {"sklearn-iris/nb_laplace": "too wide"}
+    assert summary.total == 6
+    assert summary.line("e") == (
+        "bncbench: experiment 'e': 6 cells, 1 run, 1 copied from a finished run of the same config, "
+        "1 skipped (finished before), 1 not applicable, 1 running in another sweep, 1 failed."
+    )
 
 
-def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, new_store, monkeypatch):
+def test_the_sweep_skips_the_cells_finished_before_in_one_search(iris_cell, plan_cell):
+    cell, destination, client, exp = iris_cell()
+    plan = type("P", (), {"cells": (cell,)})
+    assert finished_before(client, exp, plan) == set()
+    run_cell(cell, destination)
+    assert finished_before(client, exp, plan) == {cell.key}
+    other, _ = plan_cell("sklearn-iris", "nb_laplace", "cv.seed=7")  # another configuration
+    assert finished_before(client, exp, type("P", (), {"cells": (other,)})) == set()
+
+
+def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, iris_cell, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("kernel exploded")
 
     monkeypatch.setattr("bncbench.app.runner.cross_validate", broken)
-    cfg = cell_cfg(tmp_path, new_store(tmp_path))
-    client = tracking.open_store(cfg.tracking_uri)
-    exp = tracking.prepare_experiment(client, "smoke", cfg.artifact_location)
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"
+    cell, destination, client, exp = iris_cell()
+    assert run_cell(cell, destination).status == "failed"
     (run,) = client.search_runs([exp])
     assert run.info.status == "FAILED"
     assert run.data.tags["error"] == "RuntimeError: kernel exploded"
     (tmp_path / "dl").mkdir()
     error_file = client.download_artifacts(run.info.run_id, "error.txt", str(tmp_path / "dl"))
     assert "Traceback" in open(error_file).read()
-    assert run_cell(cfg, client, exp, "sklearn-iris", "nb_laplace") == "failed"  # a failed cell runs again
+    assert run_cell(cell, destination).status == "failed"  # a failed cell runs again
 
 
-def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path, new_store):
-    cfg = cell_cfg(tmp_path, new_store(tmp_path), model="skdb_m_estimate")
-    client = tracking.open_store(cfg.tracking_uri)
-    exp = tracking.prepare_experiment(client, "skdb", cfg.artifact_location)
-    assert run_cell(cfg, client, exp, "sklearn-iris", "skdb_m_estimate") == "finished"
+def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path, iris_cell):
+    cell, destination, client, exp = iris_cell("skdb_m_estimate")
+    assert run_cell(cell, destination).status == "finished"
     (run,) = client.search_runs([exp])
     run_id = run.info.run_id
     assert len(client.get_metric_history(run_id, "fold/skdb_k")) == 10
@@ -221,12 +210,10 @@ def test_a_selective_kdb_cell_logs_its_selection_and_loss_grid(tmp_path, new_sto
     assert len(grid) == 10 * 6 * 5  # folds x (k' = 0..5) x (l = 0..4)
 
 
-def test_an_hdp_cell_whose_chains_end_before_a_concentration_update_is_logged(tmp_path, new_store):
+def test_an_hdp_cell_whose_chains_end_before_a_concentration_update_is_logged(tmp_path, iris_cell):
     # 2 iterations: the first concentration update would come at the 3rd; the trace has no column
-    cfg = cell_cfg(tmp_path, new_store(tmp_path), model="kdb1_hdp", extra=["hdp.iterations=2"])
-    client = tracking.open_store(cfg.tracking_uri)
-    exp = tracking.prepare_experiment(client, "short", cfg.artifact_location)
-    assert run_cell(cfg, client, exp, "sklearn-iris", "kdb1_hdp") == "finished"
+    cell, destination, client, exp = iris_cell("kdb1_hdp", "hdp.iterations=2")
+    assert run_cell(cell, destination).status == "finished"
     (run,) = client.search_runs([exp])
     assert len(client.get_metric_history(run.info.run_id, "fold/hdp_concentration_level1")) == 10
     trace = pd.read_csv(client.download_artifacts(run.info.run_id, "hdp_concentration_trace.csv", str(tmp_path)))

@@ -4,7 +4,6 @@ depend on it; the progress lines of a sweep and of a long fit."""
 import io
 import sys
 import time
-from collections import Counter
 from functools import partial
 
 import numba
@@ -16,33 +15,35 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
 from bncbench.bnc.progress import duration, iteration_chunks, task
-from bncbench.app.progress import CellProgress, mark_cell_done
-from bncbench.app.runner import cross_validate
-from bncbench.app.sweep import numba_threads, parallel_cells
-
-JOBLIB = "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher"
-BASIC = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
-SUBMITIT_LOCAL = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"
-SUBMITIT_SLURM = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
+from bncbench.app.executors import InProcess, LocalProcesses, cells_at_once, make_executor
+from bncbench.app.progress import SweepProgress
+from bncbench.app.sweep import numba_threads
+from bncbench.protocol.cell import Cell, CrossValidationSettings
+from bncbench.protocol.cross_validation import cross_validate
 
 
 @pytest.mark.parametrize(
-    ("setting", "launcher", "cells", "cores", "parallel", "threads"),
+    ("setting", "executor", "cells", "cores", "parallel", "threads"),
     [
-        ("auto", {"_target_": JOBLIB, "n_jobs": -1}, 100, 8, 8, 1),  # the default: one process per core
-        ("auto", {"_target_": JOBLIB, "n_jobs": 2}, 100, 8, 2, 4),
-        ("auto", {"_target_": JOBLIB, "n_jobs": -2}, 100, 8, 7, 1),
-        ("auto", {"_target_": JOBLIB, "n_jobs": -1}, 3, 8, 3, 2),  # fewer cells than cores
-        ("auto", {"_target_": JOBLIB, "n_jobs": 16}, 100, 8, 16, 1),
-        ("auto", {"_target_": BASIC}, 100, 8, 1, 8),  # one cell at a time
-        ("auto", {"_target_": SUBMITIT_LOCAL}, 2, 8, 2, 4),  # every job at once
-        ("auto", {"_target_": SUBMITIT_SLURM, "cpus_per_task": 4}, 100, 4, 1, 4),  # the job's own cores
-        (3, {"_target_": JOBLIB, "n_jobs": -1}, 100, 8, 8, 3),
+        ("auto", {"kind": "local", "n_jobs": -1}, 100, 8, 8, 1),  # the default: one process per core
+        ("auto", {"kind": "local", "n_jobs": 2}, 100, 8, 2, 4),
+        ("auto", {"kind": "local", "n_jobs": -2}, 100, 8, 7, 1),
+        ("auto", {"kind": "local", "n_jobs": -1}, 3, 8, 3, 2),  # fewer cells than cores
+        ("auto", {"kind": "local", "n_jobs": 16}, 100, 8, 16, 1),
+        ("auto", {"kind": "local", "n_jobs": 1}, 100, 8, 1, 8),  # one cell at a time
+        ("auto", {"kind": "submitit_local", "array_parallelism": 64}, 2, 8, 2, 4),  # every job at once
+        (3, {"kind": "local", "n_jobs": -1}, 100, 8, 8, 3),
     ],
 )
-def test_threads_per_cell_share_the_cores(setting, launcher, cells, cores, parallel, threads):
-    assert parallel_cells(launcher, cells, cores) == parallel
-    assert numba_threads(setting, launcher, cells, cores) == threads
+def test_threads_per_cell_share_the_cores(setting, executor, cells, cores, parallel, threads):
+    assert cells_at_once(executor, cells, cores) == parallel
+    assert numba_threads(setting, parallel, cores) == threads
+
+
+def test_one_job_runs_the_cells_in_this_process(tmp_path):
+    assert isinstance(make_executor({"kind": "local", "n_jobs": 1}, 10, 8, tmp_path), InProcess)
+    assert isinstance(make_executor({"kind": "local", "n_jobs": -1}, 10, 8, tmp_path), LocalProcesses)
+    assert isinstance(make_executor({"kind": "local", "n_jobs": -1}, 1, 8, tmp_path), InProcess)
 
 
 WINE = {"name": "sklearn-wine", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}
@@ -82,36 +83,48 @@ def test_duration():
     assert [duration(s) for s in (4.6, 65, 3725, 90000)] == ["5 s", "1 min 5 s", "1 h 2 min", "1 d 1 h"]
 
 
-def test_cell_progress_counts_markers_and_estimates_the_time_left(tmp_path):
-    progress = CellProgress(tmp_path, total=10, stream=Terminal())
-    assert progress.counts() == Counter()
-    for job, status in enumerate(["skipped", "skipped", "finished", "failed"]):
-        mark_cell_done(tmp_path, job, status)
-    counts = progress.counts()
-    assert counts == Counter(skipped=2, finished=1, failed=1)
-    now = time.mktime((2030, 1, 1, 12, 0, 0, 0, 0, -1))
-    # 2 cells ran in 60 s (the skipped ones took none): 6 left, 3 min
-    assert progress.line(counts, 60, now=now) == (
-        "bncbench: 4/10 cells done (1 failed), 1 min 0 s elapsed, ETA 12:03 (about 3 min 0 s left)"
-    )
-    assert progress.line(Counter(skipped=3), 1) == "bncbench: 3/10 cells done, 1 s elapsed"  # no rate yet
-    assert progress.line(Counter(finished=10), 5) == "bncbench: 10/10 cells done, 5 s elapsed"
+def _cells(*names):
+    spec = {"name": "d", "source": "sklearn"}
+    return [Cell.of(d, m, spec, {"structure": "nb", "estimator": "mle"}, CrossValidationSettings(), None)
+            for d, m in (name.split("/") for name in names)]
 
 
-def test_cell_progress_prints_on_a_terminal_only(tmp_path):
+def test_sweep_progress_estimates_the_time_left_from_the_cost_model():
+    cells = _cells("a/m", "b/m", "c/m", "d/m")
+    predicted = {cell.key: seconds for cell, seconds in zip(cells, [10.0, 20.0, 30.0, 40.0])}
+    running = []
+    progress = SweepProgress(cells, predicted, workers=2, running=lambda: running, stream=Terminal())
+    assert progress.seconds_left(now=0.0) == pytest.approx(100.0 / 2)  # nothing done: the model alone
+    progress.done(cells[0], "finished", 10.0 + 2 * 60.0)  # this machine took 3x (with the prior's 60 s)
+    running.append(cells[1])
+    # factor (130 + 60) / (10 + 60); c and d waiting over 2 workers, b started just now
+    factor = 190.0 / 70.0
+    assert progress.seconds_left(now=0.0) == pytest.approx(70.0 * factor / 2 + 20.0 * factor)
+    assert progress.seconds_left(now=15.0) == pytest.approx(70.0 * factor / 2 + 20.0 * factor - 15.0)
+    progress.done(cells[2], "skipped", 0.0)  # takes no time, teaches nothing of the speed
+    line = progress.line(now=progress._start + 65.0)
+    assert line.startswith("bncbench: 2/4 cells done; running: b/m; 1 min 5 s elapsed, about ")
+    assert "ETA" in line
+
+
+def test_sweep_progress_prints_on_a_terminal_when_cells_end(monkeypatch):
+    monkeypatch.setattr("bncbench.app.progress.INTERVAL", 0.01)
+    cells = _cells("a/m", "b/m")
     terminal, log = Terminal(), io.StringIO()
-    shown = CellProgress(tmp_path, total=2, stream=terminal, interval=0.01).start()
-    quiet = CellProgress(tmp_path, total=2, stream=log, interval=0.01).start()
-    mark_cell_done(tmp_path, 0, "finished")
-    time.sleep(0.2)
-    mark_cell_done(tmp_path, 1, "finished")
+    shown = SweepProgress(cells, {}, 1, lambda: [], stream=terminal).start()
+    quiet = SweepProgress(cells, {}, 1, lambda: [], stream=log).start()
+    for progress in (shown, quiet):
+        progress.done(cells[0], "finished", 1.0)
+    time.sleep(0.3)
+    for progress in (shown, quiet):
+        progress.done(cells[1], "failed", 1.0)
+    time.sleep(0.3)
     shown.stop()
     quiet.stop()
     lines = terminal.getvalue().splitlines()
-    assert lines[0].startswith("bncbench: 1/2 cells done, ") and "ETA" in lines[0]
-    assert lines[-1].startswith("bncbench: 2/2 cells done, ")
-    assert len(lines) == len(set(lines))  # a line only when the count changes
-    assert log.getvalue() == ""
+    assert lines[0].startswith("bncbench: 1/2 cells done; ") and "ETA" in lines[0]
+    assert lines[-1].startswith("bncbench: 2/2 cells done (1 failed); ")
+    assert log.getvalue() == ""  # a log gets a line every LOG_INTERVAL only
 
 
 def test_progress_lines_name_their_task():

@@ -46,7 +46,7 @@ def killed_and_resumed(tmp_path_factory, new_store, cli_env):
         f"experiment.models=[{','.join(MODELS)}]",
         "experiment.comparisons=[{a: skdb_m_estimate, b: nb_laplace}]",
         f"tracking_uri={uri}",
-        "hydra/launcher=basic",
+        "executor.n_jobs=1",
     ]
     first = subprocess.Popen(
         args, cwd=cwd, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True

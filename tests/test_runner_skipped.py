@@ -2,41 +2,27 @@
 out of the report."""
 
 import pytest
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
 
 from bncbench import tracking
-from bncbench.app.config import CONFIG_NAME, compose, config_dir
-from bncbench.report import load_results
+from bncbench.app.config import compose
 from bncbench.app.runner import run_cell
-from bncbench.app.sweep import ExperimentCallback, summarise
+from bncbench.app.sweep import run_plan
+from bncbench.report import load_results
 
-
-def _cell(tmp_path, model, *extra):
-    overrides = [
-        "dataset=sklearn-iris",
-        f"model={model}",
-        f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
-        f"artifact_location={tmp_path}/artifacts",
-        *extra,
-    ]
-    with initialize_config_dir(str(config_dir()), version_base="1.3"):
-        return hydra_compose(CONFIG_NAME, overrides)
+GRID = "experiment.grids=[{structure: direct, estimator: hpb, estimator_params: {max_patterns: [100]}, name: direct_hpb}]"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
+def store(tmp_path_factory, plan_cell):
     """A store with a finished nb_laplace cell and a direct_hpb cell over its bound, on iris."""
     tmp_path = tmp_path_factory.mktemp("store")
-    bounded = _cell(
-        tmp_path, "direct_hpb",
-        "experiment.grids=[{structure: direct, estimator: hpb, estimator_params: {max_patterns: [100]}, name: direct_hpb}]",
-    )
-    client = tracking.open_store(bounded.tracking_uri)
-    exp = tracking.prepare_experiment(client, "smoke", bounded.artifact_location)
+    places = [f"tracking_uri=sqlite:///{tmp_path}/mlflow.db", f"artifact_location={tmp_path}/artifacts"]
+    bounded = plan_cell("sklearn-iris", "direct_hpb", *places, GRID)
+    client = tracking.open_store(bounded[1].tracking_uri)
+    exp = tracking.prepare_experiment(client, "smoke", None)
     statuses = {
-        "direct_hpb": run_cell(bounded, client, exp, "sklearn-iris", "direct_hpb"),
-        "nb_laplace": run_cell(_cell(tmp_path, "nb_laplace"), client, exp, "sklearn-iris", "nb_laplace"),
+        "direct_hpb": run_cell(*bounded).status,
+        "nb_laplace": run_cell(*plan_cell("sklearn-iris", "nb_laplace", *places)).status,
     }
     return tmp_path, client, exp, statuses
 
@@ -53,27 +39,25 @@ def test_the_cell_is_killed_with_the_reason_naming_dataset_patterns_and_bound(st
     assert "error.txt" not in {a.path for a in client.list_artifacts(run.info.run_id)}
 
 
-def test_the_summary_counts_it_apart_and_the_report_leaves_it_out(store, capsys):
+def test_the_sweep_counts_it_apart_and_the_report_leaves_it_out(store, capsys):
     tmp_path, client, exp, _ = store
-    summary = summarise(client, exp, ["sklearn-iris"], ["nb_laplace", "direct_hpb"], sweep=None)
-    assert summary.finished == ["sklearn-iris/nb_laplace"]
-    assert list(summary.not_applicable) == ["sklearn-iris/direct_hpb"] and summary.failed == {}
-    assert summary.total == 2
     results = load_results(f"sqlite:///{tmp_path}/mlflow.db", "smoke")
     assert list(results["model"]) == ["nb_laplace"]
 
-    cfg = compose(
+    composed = compose(
         [
             "experiment.datasets=[sklearn-iris]",
             "experiment.models=[nb_laplace,direct_hpb]",
             "experiment.comparisons=[]",
+            GRID,
+            "executor.n_jobs=1",
             f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
             f"report_dir={tmp_path}/reports",
         ]
     )
-    ExperimentCallback().on_multirun_end(cfg)  # no SystemExit: nothing failed
+    assert run_plan(composed, "bncbench") == 0  # nothing failed
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("bncbench: skipped sklearn-iris/direct_hpb: not applicable to") for line in lines)
     assert lines[-1] == (
-        "bncbench: experiment 'smoke': 2 cells, 1 run, 0 skipped (finished before), 1 not applicable, 0 failed."
+        "bncbench: experiment 'smoke': 2 cells, 0 run, 1 skipped (finished before), 1 not applicable, 0 failed."
     )

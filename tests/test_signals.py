@@ -1,7 +1,7 @@
 """Ctrl-C (SIGINT to the process group, as a terminal sends it) and SIGTERM (to the launcher alone, as
-``kill`` or a scheduler sends it) stop a real sweep: its joblib workers end, the summary says what
-finished and how to resume, the exit status is 128 + the signal, and running again (after Ctrl-C)
-finishes the rest."""
+``kill`` or a scheduler sends it) stop a real sweep: its worker processes end, the runs they leave are
+marked KILLED by the sweep, the summary says what finished and how to resume, the exit status is 128 +
+the signal, and running again (after Ctrl-C) finishes the rest."""
 
 import os
 import signal
@@ -19,10 +19,10 @@ MODELS = ["nb_laplace", "kdb1_m_estimate"]
 START_TIMEOUT = 180  # seconds until the first cells finish, on a loaded machine
 
 
-def finished(db) -> int:
+def finished(db, status="FINISHED") -> int:
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
-            return connection.execute("select count(*) from runs where status = 'FINISHED'").fetchone()[0]
+            return connection.execute("select count(*) from runs where status = ?", (status,)).fetchone()[0]
     except sqlite3.Error:
         return 0
 
@@ -41,7 +41,7 @@ def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp
         f"experiment.models=[{','.join(MODELS)}]",
         "experiment.comparisons=[]",
         f"tracking_uri={uri}",
-        "hydra.launcher.n_jobs=2",
+        "executor.n_jobs=2",
     ]
     sweep = subprocess.Popen(
         [sys.executable, "-m", "bncbench", *args], cwd=tmp_path, env=cli_env, stdout=subprocess.PIPE,
@@ -59,7 +59,8 @@ def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp
     assert sweep.returncode == 128 + signum, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
     assert f"bncbench: stopped by {signal.Signals(signum).name}; the cells' workers are stopped." in output
-    assert "not finished (failed or interrupted)" in output
+    assert "stopped (their runs are marked KILLED)" in output
+    assert finished(tmp_path / "store" / "mlflow.db", "RUNNING") == 0  # none is left looking alive
     assert "to resume, run the same command again (finished cells are skipped): python -m bncbench" in output
     deadline = time.monotonic() + 15  # the stopped workers' exit, on a loaded machine
     while live_processes(sweep.pid) and time.monotonic() < deadline:
@@ -76,16 +77,12 @@ def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp
     assert finished(tmp_path / "store" / "mlflow.db") == len(DATASETS) * len(MODELS)
 
 
-def test_the_workers_of_hydras_joblib_launcher_ignore_sigint():
-    """Hydra's launcher names the "loky" backend, which ``joblib.parallel_config`` does not reach: the
-    workers still run the initializer, whatever the timing of a Ctrl-C."""
-    from joblib import Parallel, delayed
+def test_the_local_workers_ignore_sigint():
+    """Ctrl-C is the sweep's to handle: a worker caught between two cells prints no traceback of its own."""
+    from joblib.externals.loky import get_reusable_executor
 
-    from bncbench.app.cli import _workers_ignore_interrupts
+    from bncbench.app.executors import _ignore_interrupts
 
-    with _workers_ignore_interrupts():
-        workers = Parallel(n_jobs=2, backend="loky", prefer="processes")
-        handlers = workers(delayed(signal.getsignal)(signal.SIGINT) for _ in range(4))
-    assert handlers == [signal.SIG_IGN] * 4
-    outside = Parallel(n_jobs=2, backend="loky")(delayed(signal.getsignal)(signal.SIGINT) for _ in range(2))
-    assert outside != [signal.SIG_IGN] * 2  # the backend's own factory is back
+    pool = get_reusable_executor(max_workers=2, initializer=_ignore_interrupts, reuse=False)
+    assert list(pool.map(signal.getsignal, [signal.SIGINT] * 4)) == [signal.SIG_IGN] * 4
+    pool.shutdown()

@@ -49,7 +49,7 @@ def test_a_call_that_always_compiles_is_not_timed():
 _FRESH_PROCESS = textwrap.dedent(
     """
     import json, sys
-    import bncbench.app.runner as runner
+    import bncbench.protocol.cross_validation as runner
     from bncbench.data import load_dataset
 
     repeated = []

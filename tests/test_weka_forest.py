@@ -15,7 +15,7 @@ from bncbench.app.config_files import config_dir
 from bncbench.data import load_dataset
 from bncbench.core.errors import ConfigError
 from bncbench.protocol.models import model_tags
-from bncbench.app.runner import cross_validate
+from bncbench.protocol.cross_validation import cross_validate
 
 
 def _weka_missing() -> str:

@@ -11,6 +11,7 @@ that it answers at once.
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,6 +101,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     ``run``, as ``python -m bncbench`` has always taken them.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    _quiet_libraries()
     if not argv or (argv[0] not in ("-h", "--help") and ("=" in argv[0] or argv[0].startswith(("-", "~", "+")))):
         argv.insert(0, "run")
     command_line = parser(prog)
@@ -124,6 +126,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
         print(f"bncbench: error: {err}", file=sys.stderr)
         return 2
     return 0
+
+
+def _quiet_libraries() -> None:
+    """MLflow and its database migrations (alembic) log at INFO, which says nothing a user acts on."""
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str | None = None) -> int:

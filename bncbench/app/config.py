@@ -437,6 +437,11 @@ def _check_overrides(overrides: list[str]) -> None:
                 "executor.n_jobs=4 (this machine), executor=slurm (a cluster), executor.timeout_min=... "
                 "(see conf/executor/)."
             )
+        if key.startswith("hydra") and key != "hydra.searchpath":
+            raise ConfigError(
+                f"'{override.input_line}': Hydra only composes bncbench's config, so its own settings would "
+                "change nothing; of them only hydra.searchpath (more config folders) applies."
+            )
 
 
 def _missing_config_message(err: MissingConfigException) -> str:

@@ -111,7 +111,7 @@ def run_cell(cell: Cell, destination: Destination) -> Outcome:
             status, message = "failed", DISK_FULL
         else:
             message = str(err) if isinstance(err, BncbenchError) else traceback.format_exc()
-            log.error("%s: not run: %s", cell.name, message)
+            log.info("%s: not run: %s", cell.name, message)
             status, message = "failed", f"not run: {message.strip().splitlines()[-1]}"
     return Outcome(cell, status, message, time.perf_counter() - start)
 
@@ -159,7 +159,7 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
         reason = f"not applicable to dataset {cell.dataset!r}: {err}"
         tracking.set_tags(client, run_id, {"not_applicable": reason})
         tracking.end_run(client, run_id, status="KILLED")
-        log.warning("%s: skipped: %s", name, reason)
+        log.info("%s: skipped: %s", name, reason)
         return "not applicable", reason
     except KeyboardInterrupt:
         _end_interrupted(client, run_id)
@@ -173,7 +173,7 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
         if not isinstance(err, BncbenchError):
             tracking.log_text(client, run_id, traceback.format_exc(), "error.txt")
         tracking.end_run(client, run_id, failed=True)
-        log.error("%s: FAILED: %s", name, message)
+        log.info("%s: FAILED: %s", name, message)
         return "failed", message
     tracking.end_run(client, run_id, failed=False)
     if source is not None:
@@ -247,9 +247,9 @@ def _live_rivals(client, experiment_id, hash_, own) -> list:
 
 
 def _log_disk_full(name: str, client, run_id: str | None) -> None:
-    """One line for a cell stopped by a full disk, and the run marked FAILED if the store still takes
+    """The run of a cell stopped by a full disk marked FAILED, saying so, if the store still takes
     that (a full disk under SQLite refuses it: the run then stays RUNNING and its cell runs again)."""
-    log.error("%s: FAILED: %s", name, DISK_FULL)
+    log.info("%s: FAILED: %s", name, DISK_FULL)
     if run_id is not None:
         try:
             with tracking.quiet_store():

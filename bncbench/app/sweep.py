@@ -110,15 +110,7 @@ def run_plan(composed: Composed, command: str) -> int:
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
         threads = numba_threads(cfg.numba_threads, workers, cores)
-        destination = Destination(
-            tracking_uri=str(cfg.tracking_uri),
-            experiment=plan.experiment,
-            artifact_location=artifact_location(cfg),
-            data_dir=None if cfg.data_dir is None else str(cfg.data_dir),
-            reuse_runs=bool(cfg.reuse_runs),
-            numba_threads=threads,
-            sweep=sweep,
-        )
+        destination = destination_of(cfg, plan, threads, sweep)
         executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
         if executor_settings["kind"] == "local":
             os.environ["NUMBA_NUM_THREADS"] = str(threads)  # the workers' numba pool, read when it starts
@@ -163,6 +155,19 @@ def show_plan(composed: Composed) -> int:
     costs = plan_costs(plan, cfg, client)
     print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
     return 0
+
+
+def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) -> Destination:
+    """Where the cells of ``plan`` log, by the settings of ``cfg`` (a composed config)."""
+    return Destination(
+        tracking_uri=str(cfg.tracking_uri),
+        experiment=plan.experiment,
+        artifact_location=artifact_location(cfg),
+        data_dir=None if cfg.data_dir is None else str(cfg.data_dir),
+        reuse_runs=bool(cfg.reuse_runs),
+        numba_threads=threads,
+        sweep=sweep,
+    )
 
 
 def finished_before(client, experiment_id: str, plan: Plan) -> set[tuple[str, str]]:

@@ -4,13 +4,11 @@ import tempfile
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from bncbench.tracking import lease
 from bncbench import tracking
 from bncbench.bundles.format import (
     METRIC_COLUMNS,
@@ -22,10 +20,9 @@ from bncbench.bundles.format import (
 )
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
+from bncbench.protocol.cell import Cell
+from bncbench.tracking import lease
 from bncbench.tracking.provenance import DATA_DIGEST_TAG
-
-if TYPE_CHECKING:
-    from bncbench.report.cells import ExpectedCell
 
 #: Tags that do not travel: who held a run's lease (``bncbench.tracking.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
@@ -42,7 +39,7 @@ def export_bundle(
     experiment: str,
     out_dir: str | Path,
     *,
-    cells: Mapping[tuple[str, str], "ExpectedCell"] | None = None,
+    cells: Mapping[tuple[str, str], Cell] | None = None,
     predictions: bool = False,
 ) -> Path:
     """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
@@ -61,7 +58,7 @@ def export_bundle(
     out_dir : str or Path
         The folder the bundle is written into (created if absent).
     cells : mapping, optional
-        The cells of one configuration of the experiment (``bncbench.report.cells.expected_cells``):
+        The cells of one configuration of the experiment (``Plan.by_key``, ``bncbench.protocol.cell``):
         only their runs of that ``cfg_hash`` (and data digest, where it is known) travel, the runs the
         report of that configuration reads. None: every finished cell, in every configuration.
     predictions : bool
@@ -112,7 +109,7 @@ def export_bundle(
     return place
 
 
-def _exported_runs(runs: list[Run], cells: Mapping[tuple[str, str], "ExpectedCell"] | None) -> list[Run]:
+def _exported_runs(runs: list[Run], cells: Mapping[tuple[str, str], Cell] | None) -> list[Run]:
     """The latest FINISHED cell run of each (``cfg_hash``, ``data_digest``), of ``cells`` if given, by
     dataset and model."""
     latest = {}
@@ -128,7 +125,7 @@ def _exported_runs(runs: list[Run], cells: Mapping[tuple[str, str], "ExpectedCel
     return sorted(latest.values(), key=lambda r: (r.data.tags["dataset"], r.data.tags["model"], _started(r)))
 
 
-def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], "ExpectedCell"]) -> bool:
+def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], Cell]) -> bool:
     cell = cells.get((tags["dataset"], tags["model"]))
     return (
         cell is not None

@@ -3,8 +3,8 @@
 numba compiles a kernel, or loads it from its on-disk cache, the first time the kernel is called with
 new argument types, inside whatever call that happens to be: on a fresh install the first fold's
 ``fit_seconds`` would be compilation (tens of seconds) rather than fitting. ``timed`` guarantees that
-no timed region holds a compilation; the runner's warm-up on a few rows of each cell
-(``bncbench.app.runner.cross_validate``) makes it rare that ``timed`` has to repeat a call.
+no timed region holds a compilation; the warm-up of ``bncbench.protocol.cross_validation`` on a few rows of each cell
+(``bncbench.protocol.cross_validation.cross_validate``) makes it rare that ``timed`` has to repeat a call.
 """
 
 import time

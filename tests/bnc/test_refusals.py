@@ -23,7 +23,7 @@ from bncbench.core.errors import (
     DatasetError,
     UnseenValuesWarning,
 )
-from bncbench.app.runner import cross_validate
+from bncbench.protocol.cross_validation import cross_validate
 
 INF, NAN = math.inf, math.nan
 X = pd.DataFrame({"a": [1, 2, 1, 2, 1, 2, 1, 1] * 5, "b": list("xyxyyxxy") * 5})

@@ -7,7 +7,6 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from bncbench.app.config import compose
-from bncbench.report.cells import expected_cells
 
 
 def _make_results(means: dict[str, dict[str, list[float | None]]]) -> pd.DataFrame:
@@ -110,7 +109,7 @@ def store(tmp_path_factory):
     log_cell(client, exp, "d1", "a", folds["good"], status="RUNNING", start=3000)
     smoke = client.create_experiment("smoke", artifact_location=(tmp / "smoke").as_uri())
     log_loss = {"good": {"log_loss": [0.5] * 10}, "bad": {"log_loss": [0.6] * 10}}
-    cells = expected_cells(compose(["experiment=smoke"]), ["experiment=smoke"])
+    cells = compose(["experiment=smoke"]).plan.by_key()
     for model, fit in [("nb_m_estimate", "good"), ("nb_laplace", "bad")]:
         cell = cells[("sklearn-iris", model)]
         tags = {"cfg_hash": cell.cfg_hash, "data_digest": cell.data_digest}

@@ -5,7 +5,7 @@ from mlflow.tracking import MlflowClient
 
 from bncbench.core.errors import ConfigError
 from bncbench.tracking.provenance import DATA_DIGEST_TAG
-from bncbench.report.cells import ExpectedCell
+from bncbench.protocol.cell import Cell, CrossValidationSettings
 from bncbench.report.results import load_fold_metrics, load_results, read_runs
 
 
@@ -68,9 +68,11 @@ def test_a_dataset_without_a_file_here_is_read_in_one_version(tmp_path, cell_log
     client = MlflowClient(uri)
     experiment = client.create_experiment("e", artifact_location=(tmp_path / "artifacts").as_uri())
     folds = {"rmse": [0.3] * 10}
+    cells = {("d", m): Cell.of("d", m, {"name": "d"}, {"estimator": m}, CrossValidationSettings(), None) for m in "ab"}
     for model, start, digest in [("a", 1, "v1"), ("b", 2, "v2")]:
-        cell_logger(client, experiment, "d", model, folds, start=start, tags={"cfg_hash": model, DATA_DIGEST_TAG: digest})
-    cells = {("d", model): ExpectedCell(model, None, {}) for model in "ab"}
+        cell = cells[("d", model)]
+        tags = {"cfg_hash": cell.cfg_hash, DATA_DIGEST_TAG: digest}
+        cell_logger(client, experiment, "d", model, folds, start=start, params=cell.params, tags=tags)
     runs = read_runs(uri, "e", cells)
     assert list(runs.results()["model"]) == ["b"]
     left_out = runs.left_out()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bncbench.semantic import canonical_model, semantic_hash
+from bncbench.protocol.cell import canonical_model, semantic_hash
 
 CV = {"repetitions": 5, "folds": 2, "seed": 1}
 DATASET = {"name": "iris", "source": "store", "openml_id": 61, "openml_target": None, "drop": []}
