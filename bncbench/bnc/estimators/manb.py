@@ -27,8 +27,8 @@ available-case counts of bnclassify are the ordinary counts.
 import numpy as np
 from scipy.special import expit, gammaln
 
-from bncbench.bnc.estimators.parameters import check_number
 from bncbench.bnc.estimators.per_attribute import PerAttributeEstimator
+from bncbench.bnc.parameters import check_number
 from bncbench.errors import ConfigError
 
 

@@ -28,9 +28,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from bncbench.bnc.estimators.parameters import check_integer
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
 from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.parameters import check_integer
 from bncbench.errors import ConfigError
 
 
