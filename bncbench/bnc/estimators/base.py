@@ -60,7 +60,9 @@ class Estimator(Registered, abc.ABC):
 
     @staticmethod
     def valid_structure(structure, k) -> bool:
-        """Whether the estimator is defined on ``BNClassifier(structure=structure, k=k)``."""
+        """Whether the estimator is defined on ``BNClassifier(structure=structure, k=k)``; an estimator
+        defined on some shapes of network asks the structure (``make_structure(structure, k)``), not its
+        name."""
         return True
 
     def diagnostics(self, column_names) -> dict:
