@@ -19,6 +19,7 @@ from bncbench.bnc.structures import (
     registered,
     structure_class,
     structure_defaults,
+    structure_presets,
     structure_uses_k,
 )
 from bncbench.bnc.structures.base import counted
@@ -35,6 +36,7 @@ class Chain(Structure, register=False):
     """Each attribute's parents are the ``k`` columns before it."""
 
     name = "chain"
+    presets = {"chain2": {"k": 2}}
 
     def __init__(self, k: int = 1):
         self.k = k
@@ -57,6 +59,7 @@ def test_a_registered_structure_is_used_by_name(chain):
     clf = BNClassifier(structure="chain", k=2, estimator="laplace").fit(X, Y)
     assert clf.parents_ == {"a": [], "b": ["a"], "c": ["a", "b"], "d": ["b", "c"], "copy": ["c", "d"]}
     assert structure_uses_k("chain") and structure_defaults("chain") == {}
+    assert structure_presets()["chain2"] == {"structure": "chain", "k": 2, "structure_params": {}}
     with pytest.raises(ConfigError, match="estimator 'manb' takes only naive Bayes"):
         check_pairing("manb", "chain", 1)
     check_pairing("manb", "chain", 0)
@@ -73,8 +76,19 @@ def test_registration_is_undone_after_the_block_and_names_are_unique(chain):
     assert STRUCTURES["chain"] is chain
 
 
+def test_a_preset_name_is_declared_once(chain):
+    class Repeat(Structure, register=False):
+        name = "repeat"
+        presets = {"chain2": {}}
+        learn = Chain.learn
+
+    with registered(Repeat):
+        with pytest.raises(ConfigError, match="preset 'chain2' is declared by structures 'chain' and 'repeat'"):
+            structure_presets()
+
+
 def test_a_test_structure_does_not_leak_into_the_registry():
-    assert "chain" not in STRUCTURES
+    assert "chain" not in STRUCTURES and "chain2" not in structure_presets()
     with pytest.raises(ConfigError, match=r"unknown structure 'chain'; valid structures: aode, direct, .*, or a dict"):
         structure_class("chain")
 
@@ -109,3 +123,15 @@ def test_the_shape_flags_hold_for_the_networks_learned(name, k):
 def test_selective_naive_bayes_is_naive_bayes_shaped():
     clf = BNClassifier(structure="skdb", k=0, estimator="manb").fit(X, Y)
     assert set(clf.arc_posteriors_) == set(clf.parents_) == set(clf.structure_info_["selection"].attributes)
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_the_presets_make_their_structure(name):
+    presets = STRUCTURES[name].presets
+    assert presets, f"structure {name!r} declares no preset: no model could name it"
+    for preset, settings in presets.items():
+        assert set(settings) <= {"k", "structure_params"}, preset
+        assert "k" not in settings or structure_uses_k(name), f"{preset}: {name!r} does not read k"
+        made = structure_presets()[preset]
+        assert made["structure"] == name
+        assert isinstance(make_structure(name, made["k"], made["structure_params"]), STRUCTURES[name])

@@ -13,6 +13,7 @@ from bncbench.bnc.structures.base import (
     make_structure,
     structure_class,
     structure_defaults,
+    structure_presets,
     structure_uses_k,
 )
 
@@ -20,5 +21,5 @@ STRUCTURES.discover(__name__)
 
 __all__ = [
     "STRUCTURES", "GivenStructure", "Structure", "make_structure", "registered", "structure_class",
-    "structure_defaults", "structure_uses_k",
+    "structure_defaults", "structure_presets", "structure_uses_k",
 ]

@@ -87,6 +87,7 @@ class AveragedOneDependenceStructure(Structure):
     """
 
     name = "aode"
+    presets = {"aode": {"structure_params": {"frequency_limit": 1}}}
     product_of_attribute_tables = False
 
     def __init__(self, frequency_limit: int = 1):

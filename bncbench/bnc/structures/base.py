@@ -3,7 +3,8 @@
 A structure learns from the training data which attributes each attribute depends on besides the class
 (``learn``). Its parameters are the keyword arguments of its ``__init__``, with their defaults, checked
 there: ``k`` for the structures that read it (``BNClassifier(k=...)``, a config's ``k``), the others its
-``structure_params``. It says what shape of network it learns (``naive_bayes_shaped``,
+``structure_params``. It declares its presets, the named settings that models are built from
+(``structure_presets``). It says what shape of network it learns (``naive_bayes_shaped``,
 ``product_of_attribute_tables``), so that an estimator defined on some shapes asks it, not its name. A
 subclass that sets ``name`` is registered under it; configs and ``BNClassifier(structure=...)`` refer to
 that name. A structure given as a dict ``{attribute: [parents]}`` is a ``GivenStructure``.
@@ -31,12 +32,17 @@ class Structure(Registered, abc.ABC):
     ----------
     name : str
         The registry key, as written in configs.
+    presets : dict
+        The named settings of this structure that models are built from (``kdb5`` in ``kdb5_hdp``): preset
+        name -> ``{"k": ..., "structure_params": {...}}``, ``k`` left out for None and ``structure_params``
+        for ``{}``.
     product_of_attribute_tables : bool
         True when the network's joint probability is one product of tables, the class's and one per
         attribute, as WANBIA weights them; False for a mixture of networks (AODE).
     """
 
     registry = STRUCTURES
+    presets: Mapping[str, Mapping] = {}
     product_of_attribute_tables: bool = True
 
     @abc.abstractmethod
@@ -138,6 +144,33 @@ def make_structure(structure, k=None, structure_params=None) -> Structure:
     if k is not None and cls.uses_k():
         params["k"] = k
     return cls(**params)
+
+
+def structure_presets() -> dict[str, dict]:
+    """Preset name -> ``{"structure": name, "k": k, "structure_params": {...}}`` for the presets of every
+    registered structure (``Structure.presets``), sorted by name: the settings a model named
+    ``<preset>_<estimator>`` is built from.
+
+    Raises
+    ------
+    ConfigError
+        If two structures declare the same preset.
+    """
+    found, declared_by = {}, {}
+    for cls in STRUCTURES.values():
+        for preset, settings in vars(cls).get("presets", {}).items():  # a subclass does not inherit them
+            if preset in found:
+                raise ConfigError(
+                    f"structure preset {preset!r} is declared by structures {declared_by[preset]!r} and "
+                    f"{cls.name!r}; rename one."
+                )
+            declared_by[preset] = cls.name
+            found[preset] = {
+                "structure": cls.name,
+                "k": settings.get("k"),
+                "structure_params": dict(settings.get("structure_params", {})),
+            }
+    return dict(sorted(found.items()))
 
 
 def structure_uses_k(structure) -> bool:

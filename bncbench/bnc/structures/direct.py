@@ -19,6 +19,7 @@ class DirectStructure(Structure):
     """
 
     name = "direct"
+    presets = {"direct": {}}
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         order = [int(a) for a in statistics(data, cards, n_classes, pairs=False).attribute_order()]

@@ -14,6 +14,7 @@ class NaiveBayesStructure(Structure):
     """
 
     name = "nb"
+    presets = {"nb": {}}
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         return counted(CountedNetwork([[] for _ in cards], cards, n_classes, memory_limit=memory_limit), data), {}

@@ -217,6 +217,7 @@ class SelectiveKDependenceStructure(Structure):
     """
 
     name = "skdb"
+    presets = {"skdb": {"k": 5}}
 
     def __init__(self, k: int = 5, loss: str = "rmse", m: float = 1.0):
         self.k = check_integer("k", k, minimum=0)

@@ -36,6 +36,11 @@ class TreeAugmentedStructure(Structure):
     """
 
     name = "tan"
+    presets = {
+        "tan": {},
+        "fan_aic": {"structure_params": {"score": "aic"}},
+        "fan_bic": {"structure_params": {"score": "bic"}},
+    }
 
     def __init__(self, score: str = "likelihood"):
         if score not in PENALTIES:
