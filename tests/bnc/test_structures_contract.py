@@ -26,10 +26,12 @@ from bncbench.bnc.structures.base import counted
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.errors import ConfigError
 
-RNG = np.random.default_rng(0)
-X = pd.DataFrame(RNG.integers(0, 3, size=(120, 4)), columns=list("abcd")).astype(str)
-X["copy"] = X["a"]  # an attribute that TAN / kDB make a parent of another
-Y = np.where(X["a"].astype(int) + RNG.integers(0, 2, 120) > 1, "p", "q")
+#: Codes of 5 attributes with 3 values, the last a copy of the first (so that TAN and kDB give it a parent),
+#: and a class that the first attribute predicts, in the last column.
+CODES = np.random.default_rng(1).integers(0, 3, size=(150, 6))
+CODES[:, 4] = CODES[:, 0]
+CODES[:, 5] = CODES[:, 0] + CODES[:, 5] % 2 > 1
+X, Y = pd.DataFrame(CODES[:, :5], columns=["a", "b", "c", "d", "copy"]), CODES[:, 5]
 
 
 class Chain(Structure, register=False):
@@ -112,8 +114,7 @@ def test_the_shape_flags_hold_for_the_networks_learned(name, k):
     """A structure that says it is naive-Bayes shaped learns such a network, and one that says it is a
     product of per-attribute tables learns one (an estimator relies on both before fitting)."""
     structure = make_structure(name, k)
-    codes = np.column_stack([X.astype(int).to_numpy(), Y == "p"]).astype(np.int64)
-    network, _ = structure.learn(InMemoryCodes(codes), np.full(X.shape[1], 3), 2)
+    network, _ = structure.learn(InMemoryCodes(CODES), np.full(5, 3), 2)
     single_product = not np.any(network.tree_groups) and len(network.trees) == 1 + len(network.attributes)
     assert structure.product_of_attribute_tables == single_product
     if structure.naive_bayes_shaped():
