@@ -12,8 +12,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from bncbench.bnc.encoding import UNSEEN, CategoryEncoder, value_kinds
 from bncbench.bnc.estimators import make_estimator
 from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
-from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.structures import STRUCTURES, counted
+from bncbench.bnc.structures import GivenStructure, make_structure
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.core.errors import BncbenchError, ConfigError, ContinuousColumnWarning, DatasetError, UnseenValuesWarning
 
@@ -34,14 +33,14 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     structure : {"nb", "tan", "kdb", "skdb", "aode", "direct"} or dict
-        Structure learner, or a dict mapping every attribute name to the ordered list of its attribute
-        parents (the class is always a parent). ``"direct"`` is the class given all the attributes
-        (one table, no attribute tables: ``parents_`` is empty).
+        Structure learner (see ``bncbench.bnc.structures``), or a dict mapping every attribute name to the
+        ordered list of its attribute parents (the class is always a parent). ``"direct"`` is the class
+        given all the attributes (one table, no attribute tables: ``parents_`` is empty).
     k : int, optional
         Maximum number of attribute parents: for ``"kdb"`` (default 1) and for ``"skdb"`` (its k_max,
-        default 5).
+        default 5); the other structures do not read it.
     structure_params : dict
-        Extra arguments of the structure learner.
+        The structure's other parameters (``structure_defaults(structure)``), e.g. ``{"score": "aic"}``.
     estimator : {"mle", "laplace", "m_estimate", "hdp", "awnb", "manb", "wanbia"}
         Parameter estimator (see ``bncbench.bnc.estimators``).
     estimator_params : dict
@@ -132,18 +131,11 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _learn_structure(self, data, cards, memory_limit):
-        n_classes = len(self.classes_)
         if isinstance(self.structure, dict):
-            parents = self._given_structure(list(self.encoder_.columns_))
-            network = CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit)
-            return counted(network, data), {}
-        if not isinstance(self.structure, str) or self.structure not in STRUCTURES:
-            raise ConfigError(
-                f"unknown structure {self.structure!r}; valid structures: {', '.join(sorted(STRUCTURES))} "
-                "or a dict {attribute: [parents]}."
-            )
-        learner = STRUCTURES[self.structure]
-        return learner(data, cards, n_classes, self.k, dict(self.structure_params or {}), memory_limit)
+            structure = GivenStructure(dict(enumerate(self._given_structure(list(self.encoder_.columns_)))))
+        else:
+            structure = make_structure(self.structure, self.k, self.structure_params)
+        return structure.learn(data, cards, len(self.classes_), memory_limit)
 
     def _given_structure(self, columns):
         for name, parents in self.structure.items():

@@ -3,7 +3,7 @@ name (a renamed model), is copied, not run again.
 
 Experiments share cells: ``bnc_vs_rf``'s TAN and SkDB cells are ``hdp_vs_m``'s, run on the same data
 with the same folds. A cell is one computation, identified by its ``cfg_hash`` (dataset, model and CV,
-``bncbench.semantic``) and the digest of the data it read; when another experiment of the store has a
+``bncbench.protocol.cell``) and the digest of the data it read; when another experiment of the store has a
 FINISHED run of both, ``bncbench run`` copies that run into this experiment instead of fitting again
 (``reuse_runs: false`` runs it anyway, e.g. to time it on this machine).
 

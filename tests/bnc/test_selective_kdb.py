@@ -6,8 +6,8 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.m_estimate import MEstimate
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc.structures.kdb import KDependenceStructure
 from bncbench.bnc.structures.selective_kdb import leave_one_out_losses
-from bncbench.bnc.structures import _kdb_parents
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.core.metrics import LOSSES
 
@@ -45,7 +45,7 @@ def _brute_force_grid(codes, cards, parents, order, k_max, m, loss):
 def test_incremental_leave_one_out_equals_refitting_without_each_row(small_problem, loss, m):
     codes, cards = small_problem
     k_max = 2
-    parents, order = _kdb_parents(InMemoryCodes(codes), cards, 3, k_max)
+    parents, order = KDependenceStructure(k_max).parents_and_order(InMemoryCodes(codes), cards, 3)
     network = CountedNetwork(parents, cards, 3).add(codes)
     incremental = leave_one_out_losses(network, InMemoryCodes(codes), order, k_max, m, loss)
     np.testing.assert_allclose(incremental, _brute_force_grid(codes, cards, parents, order, k_max, m, loss), rtol=1e-9)

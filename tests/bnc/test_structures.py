@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bncbench.bnc.information import conditional_mutual_information, mutual_information_with_class
-from bncbench.bnc.structures import k_dependence, naive_bayes, tree_augmented
+from bncbench.bnc.structures import make_structure
 from bncbench.core.errors import ConfigError
 from bncbench.bnc.training_data import InMemoryCodes
 
@@ -23,8 +23,8 @@ def chain_data():
     return codes, y.astype(np.int64), np.array([3, 2, 2, 2])
 
 
-def _parents(learner, codes, y, cards, k, params=None):
-    network, _ = learner(InMemoryCodes(np.column_stack([codes, y])), cards, 2, k, params or {})
+def _parents(structure, codes, y, cards, k, params=None):
+    network, _ = make_structure(structure, k, params).learn(InMemoryCodes(np.column_stack([codes, y])), cards, 2)
     return network.parents
 
 
@@ -51,12 +51,12 @@ def _all_spanning_trees(d):
 
 def test_naive_bayes_has_no_attribute_parents(chain_data):
     codes, y, cards = chain_data
-    assert _parents(naive_bayes, codes, y, cards, 1) == [[], [], [], []]
+    assert _parents("nb", codes, y, cards, 1) == [[], [], [], []]
 
 
 def test_tan_is_a_maximum_weight_spanning_tree_rooted_at_the_most_informative_attribute(chain_data):
     codes, y, cards = chain_data
-    parents = _parents(tree_augmented, codes, y, cards, 1)
+    parents = _parents("tan", codes, y, cards, 1)
     cmi = conditional_mutual_information(codes, y, cards, 2)
     mi = mutual_information_with_class(codes, y, cards, 2)
     assert parents[int(np.argmax(mi))] == []
@@ -72,18 +72,18 @@ def test_kdb_follows_algorithm_2(chain_data):
     order = list(np.argsort(-mi, kind="stable"))
     assert order[0] == 3  # a is the most informative attribute
     for k in range(4):
-        parents = _parents(k_dependence, codes, y, cards, k)
+        parents = _parents("kdb", codes, y, cards, k)
         for position, attribute in enumerate(order):
             earlier = order[:position]
             expected = sorted(earlier, key=lambda j: (-cmi[attribute, j], earlier.index(j)))[:k]
             assert parents[attribute] == expected
-    assert _parents(k_dependence, codes, y, cards, 1)[2] == [3]  # b's parent is a
-    assert _parents(k_dependence, codes, y, cards, 1)[1] == [2]  # c's parent is b
+    assert _parents("kdb", codes, y, cards, 1)[2] == [3]  # b's parent is a
+    assert _parents("kdb", codes, y, cards, 1)[1] == [2]  # c's parent is b
 
 
 def test_structures_reject_unknown_parameters(chain_data):
     codes, y, cards = chain_data
     with pytest.raises(ConfigError, match="does not take structure_params"):
-        _parents(k_dependence, codes, y, cards, 1, {"scroe": "aic"})
-    with pytest.raises(ConfigError, match="k >= 0"):
-        _parents(k_dependence, codes, y, cards, -1)
+        _parents("kdb", codes, y, cards, 1, {"scroe": "aic"})
+    with pytest.raises(ConfigError, match="k must be an integer >= 0, got -1"):
+        _parents("kdb", codes, y, cards, -1)

@@ -23,8 +23,8 @@ lost on log-loss (20-4-39, p = 0.02).
 
 import numpy as np
 
-from bncbench.bnc.estimators.parameters import check_integer, check_number
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
+from bncbench.bnc.parameters import check_integer, check_number
 
 
 class AttributeWeightedNaiveBayes(AttributeWeighting):

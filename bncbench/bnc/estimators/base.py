@@ -9,21 +9,20 @@ refer to that name.
 """
 
 import abc
-import inspect
-from contextlib import contextmanager
 
 from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.registry import Registered, Registry
 from bncbench.core.errors import ConfigError
 
-#: Estimator name -> class, filled by ``Estimator.__init_subclass__``.
-ESTIMATORS: dict[str, type["Estimator"]] = {}
+#: Estimator name -> class, filled as the estimators are defined (``registry.Registered``).
+ESTIMATORS = Registry("estimator")
 
 
-class Estimator(abc.ABC):
+class Estimator(Registered, abc.ABC):
     """A parameter estimator, scikit-learn style: ``__init__`` takes its parameters by keyword.
 
     A subclass that sets ``name`` is registered under it, unless defined with ``register=False``
-    (``class Mine(Estimator, register=False)``, then ``with registered(Mine): ...``).
+    (``class Mine(Estimator, register=False)``, then ``with registry.registered(Mine): ...``).
 
     Attributes
     ----------
@@ -36,14 +35,9 @@ class Estimator(abc.ABC):
         What ``valid_structure`` accepts, in words, for ``check_pairing``'s message.
     """
 
-    name: str
+    registry = ESTIMATORS
     count_based: bool = False
     structures_taken: str = "every structure"
-
-    def __init_subclass__(cls, register: bool = True, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if register and "name" in cls.__dict__:
-            _register(cls)
 
     @abc.abstractmethod
     def tables(self, network, codes, rng) -> list[list]:
@@ -66,13 +60,10 @@ class Estimator(abc.ABC):
 
     @staticmethod
     def valid_structure(structure, k) -> bool:
-        """Whether the estimator is defined on ``BNClassifier(structure=structure, k=k)``."""
+        """Whether the estimator is defined on ``BNClassifier(structure=structure, k=k)``; an estimator
+        defined on some shapes of network asks the structure (``make_structure(structure, k)``), not its
+        name."""
         return True
-
-    @classmethod
-    def defaults(cls) -> dict:
-        """The constructor's parameters and their defaults."""
-        return {name: p.default for name, p in inspect.signature(cls).parameters.items()}
 
     def diagnostics(self, column_names) -> dict:
         """What the fit found besides the tables, for logging: numbers and DataFrames.
@@ -90,33 +81,9 @@ class Estimator(abc.ABC):
         return {}
 
 
-def _register(cls) -> None:
-    known = ESTIMATORS.get(cls.name)
-    if known is not None and known is not cls:
-        raise ConfigError(
-            f"estimator name {cls.name!r} is taken by {known.__module__}.{known.__qualname__}; "
-            f"give {cls.__module__}.{cls.__qualname__} another name."
-        )
-    ESTIMATORS[cls.name] = cls
-
-
-@contextmanager
-def registered(cls):
-    """Register the estimator class ``cls`` for the duration of a ``with`` block (e.g. in a test)."""
-    if ESTIMATORS.get(cls.name) is cls:
-        raise ConfigError(f"estimator {cls.name!r} is registered already; registered() is for unregistered classes.")
-    _register(cls)
-    try:
-        yield cls
-    finally:
-        del ESTIMATORS[cls.name]
-
-
 def estimator_class(name: str) -> type[Estimator]:
     """The estimator class registered as ``name``, or a ``ConfigError`` listing the valid ones."""
-    if not isinstance(name, str) or name not in ESTIMATORS:
-        raise ConfigError(f"unknown estimator {name!r}; valid estimators: {', '.join(sorted(ESTIMATORS))}.")
-    return ESTIMATORS[name]
+    return ESTIMATORS.lookup(name)
 
 
 def make_estimator(name: str, params: dict) -> Estimator:

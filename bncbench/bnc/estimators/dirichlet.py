@@ -8,7 +8,7 @@ prediction).
 import numpy as np
 
 from bncbench.bnc.estimators.base import Estimator
-from bncbench.bnc.estimators.parameters import check_number
+from bncbench.bnc.parameters import check_number
 
 
 def smoothed(counts: np.ndarray, pseudo_count: float, row_totals: np.ndarray | None = None) -> np.ndarray:

@@ -23,8 +23,8 @@ import numpy as np
 
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
-from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import PackedNetwork, posterior
+from bncbench.bnc.parameters import check_integer, check_number, check_numbers
 from bncbench.core.errors import ConfigError
 from bncbench.core.metrics import LOSSES
 

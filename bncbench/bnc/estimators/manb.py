@@ -27,16 +27,18 @@ available-case counts of bnclassify are the ordinary counts.
 import numpy as np
 from scipy.special import expit, gammaln
 
-from bncbench.bnc.estimators.parameters import check_number
 from bncbench.bnc.estimators.per_attribute import PerAttributeEstimator
+from bncbench.bnc.parameters import check_number
+from bncbench.bnc.structures.base import make_structure
 from bncbench.core.errors import ConfigError
 
 
 class ModelAveragedNaiveBayes(PerAttributeEstimator):
     """MANB estimates: every attribute's table averaged over the presence of its class arc.
 
-    Defined for naive Bayes only (``structure="nb"``, or kDB with ``k=0``): other structures refuse
-    with a ``ConfigError``.
+    Defined for naive Bayes networks only (``structure="nb"``, kDB or SkDB with ``k=0``, a given
+    structure without attribute parents: ``Structure.naive_bayes_shaped``): other structures refuse with
+    a ``ConfigError``.
 
     Parameters
     ----------
@@ -61,7 +63,9 @@ class ModelAveragedNaiveBayes(PerAttributeEstimator):
     value_name = "arc_posterior"
 
     name = "manb"
-    structures_taken = "naive Bayes: structure 'nb', 'kdb' with k=0, or a given structure without attribute parents"
+    structures_taken = (
+        "naive Bayes: structure 'nb', 'kdb' or 'skdb' with k=0, or a given structure without attribute parents"
+    )
 
     def __init__(self, alpha: float = 1.0, arc_prior: float = 0.5):
         super().__init__(alpha)
@@ -69,9 +73,7 @@ class ModelAveragedNaiveBayes(PerAttributeEstimator):
 
     @staticmethod
     def valid_structure(structure, k) -> bool:
-        if isinstance(structure, dict):
-            return not any(structure.values())
-        return structure == "nb" or (structure == "kdb" and k == 0)
+        return make_structure(structure, k).naive_bayes_shaped()
 
     def check_network(self, network) -> None:
         # the class prior, then one tree per attribute (tree 1 + i is attribute i) conditioned on the class

@@ -18,7 +18,7 @@ import pandas as pd
 
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
-from bncbench.bnc.estimators.parameters import check_number
+from bncbench.bnc.parameters import check_number
 from bncbench.core.errors import ConfigError
 
 

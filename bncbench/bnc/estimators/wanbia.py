@@ -28,9 +28,10 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 
-from bncbench.bnc.estimators.parameters import check_integer
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
 from bncbench.bnc.inference import PackedNetwork
+from bncbench.bnc.parameters import check_integer
+from bncbench.bnc.structures.base import make_structure
 from bncbench.core.errors import ConfigError
 
 
@@ -71,7 +72,7 @@ class WeightingToAlleviateNaiveBayes(AttributeWeighting):
 
     @staticmethod
     def valid_structure(structure, k) -> bool:
-        return structure != "aode"
+        return make_structure(structure, k).product_of_attribute_tables
 
     def check_network(self, network) -> None:
         if np.any(network.tree_groups != 0) or len(network.trees) != 1 + len(network.attributes):

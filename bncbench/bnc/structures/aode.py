@@ -11,6 +11,8 @@ from scipy.special import logsumexp
 
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc.parameters import check_integer
+from bncbench.bnc.structures.base import Structure, counted
 
 
 class AveragedOneDependence(CountedNetwork):
@@ -67,3 +69,31 @@ class AveragedOneDependence(CountedNetwork):
         with np.errstate(divide="ignore"):
             averaged = logsumexp(spodes, axis=2) - np.log(np.maximum(n_eligible, 1))[:, None]
         return np.where((n_eligible > 0)[:, None], averaged, grouped_log_joint[:, :, d])
+
+
+class AveragedOneDependenceStructure(Structure):
+    """AODE: every attribute in turn is the super-parent of all the others (``AveragedOneDependence``).
+
+    Parameters
+    ----------
+    frequency_limit : int, default 1
+        A super-parent counts for a row when its value occurred at least this often in training (1 in the
+        paper).
+
+    References
+    ----------
+    Webb, G. I., Boughton, J. R. and Wang, Z. (2005). Not so naive Bayes: aggregating one-dependence
+    estimators. Machine Learning 58(1), 5-24.
+    """
+
+    name = "aode"
+    presets = {"aode": {"structure_params": {"frequency_limit": 1}}}
+    product_of_attribute_tables = False
+
+    def __init__(self, frequency_limit: int = 1):
+        self.frequency_limit = check_integer("frequency_limit", frequency_limit, minimum=0)
+
+    def learn(self, data, cards, n_classes, memory_limit=None):
+        network = counted(AveragedOneDependence(cards, n_classes, self.frequency_limit, memory_limit), data)
+        return network, {"super_parents": network.super_parents}
+

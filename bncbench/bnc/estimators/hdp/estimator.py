@@ -43,7 +43,7 @@ from numba import parallel_chunksize
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
-from bncbench.bnc.estimators.parameters import check_integer, check_number
+from bncbench.bnc.parameters import check_integer, check_number
 from bncbench.core.errors import ConfigError
 from bncbench.bnc.progress import iteration_chunks
 

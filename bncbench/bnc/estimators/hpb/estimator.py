@@ -26,8 +26,8 @@ import pandas as pd
 
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.hpb.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
-from bncbench.bnc.estimators.parameters import check_integer, check_number, check_numbers
 from bncbench.bnc.inference import posterior
+from bncbench.bnc.parameters import check_integer, check_number, check_numbers
 from bncbench.core.errors import ConfigError, NotApplicableError
 
 #: Candidates for S: equivalent sample sizes of the prior, from 0.01 to 100 in steps of about x3.

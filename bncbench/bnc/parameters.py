@@ -1,4 +1,4 @@
-"""Checks of the estimators' numeric parameters: finite, of the right type, in their valid range.
+"""Checks of the numeric parameters of estimators and structures: finite, of the right type, in their valid range.
 
 Each check returns the value converted (``float`` or ``int``) or raises a ``ConfigError`` naming the
 parameter, its valid range and the value given, as scikit-learn's parameter validation does. NaN and
