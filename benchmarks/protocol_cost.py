@@ -42,15 +42,11 @@ from pathlib import Path
 import numba
 import numpy as np
 import pandas as pd
-from hydra import compose as hydra_compose
-from hydra import initialize_config_dir
-from omegaconf import OmegaConf
 from sklearn.model_selection import StratifiedKFold
 
-from bncbench.app.config import CONFIG_NAME, compose, config_dir
+from bncbench.app.config import compose
 from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.app.model_configs import with_model
 from bncbench.protocol.models import make_model
 from bncbench.protocol.cross_validation import repetition_seeds
 
@@ -60,18 +56,14 @@ HOUR = 3600.0
 def hdp_models(experiment):
     """The experiment's HDP models as resolved configs, keyed by structure name (``kdb5_hdp`` -> ``kdb5``),
     and its dataset specs keyed by name, and the composed experiment config."""
-    cfg = compose([f"experiment={experiment}"])
+    composed = compose([f"experiment={experiment}"])
     models, datasets = {}, {}
-    with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="protocol_cost"):
-        for name in cfg.experiment.models:
-            cell = with_model(hydra_compose(CONFIG_NAME, [f"experiment={experiment}", f"model={name}"]))
-            model = OmegaConf.to_container(cell.model, resolve=True)
-            if model.get("estimator") == "hdp":
-                models[str(name).removesuffix("_hdp")] = model
-        for name in cfg.experiment.datasets:
-            spec = hydra_compose(CONFIG_NAME, [f"dataset={name}"]).dataset
-            datasets[str(name)] = OmegaConf.to_container(spec, resolve=True)
-    return models, datasets, cfg
+    for cell in composed.plan.cells:
+        model = cell.semantic()["model"]
+        if model.get("estimator") == "hdp":
+            models[cell.model.removesuffix("_hdp")] = model
+        datasets[cell.dataset] = cell.semantic()["dataset"]
+    return models, datasets, composed.cfg
 
 
 def training_half(spec, data_dir, seed):

@@ -218,7 +218,7 @@ def test_another_data_digest_is_reported(tmp_path, new_store, plan_cell, shared_
     (data_dir / "schema.json").write_text(json.dumps({"iris": schema["iris"]}))
     uri = new_store(tmp_path / "store")
     client = tracking.open_store(uri)
-    experiment_id = tracking.prepare_experiment(client, "smoke", str(tmp_path / "artifacts"))
+    tracking.prepare_experiment(client, "smoke", str(tmp_path / "artifacts"))
     job = plan_cell("iris", "nb_laplace", f"tracking_uri={uri}", f"data_dir={data_dir}")
     assert run_cell(*job).status == "finished"
     bundle = export_bundle(uri, "smoke", tmp_path / "bundles")

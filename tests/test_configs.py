@@ -5,22 +5,22 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from bncbench.app.config import CONFIG_NAME, compose, config_dir
+from bncbench.app.config import compose, config_dir
 from bncbench.core.errors import ConfigError
-from bncbench.app.model_configs import model_config
+from bncbench.bnc.structures import structure_presets
+from bncbench.protocol.models import catalogue, model_spec
 from bncbench.protocol.models import make_model
 from bncbench.bnc.estimators import ESTIMATORS
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
-STRUCTURE_CONFIGS = sorted(p.stem for p in (config_dir() / "structure").glob("*.yaml"))
-#: The models of every experiment, each file of conf/models, each structure with Laplace estimates and
+#: The models of every experiment, each baseline, each structure preset with Laplace estimates and
 #: naive Bayes with each estimator.
 #: Each experiment's composed config, composed once.
 COMPOSED = {e: compose([f"experiment={e}"]).cfg for e in EXPERIMENTS}
 MODELS = sorted(
     {m for cfg in COMPOSED.values() for m in cfg.experiment.models}
-    | {p.stem for p in (config_dir() / "models").glob("*.yaml")}
-    | {f"{s}_laplace" for s in STRUCTURE_CONFIGS}
+    | {m for m in catalogue() if model_spec(m).get("baseline")}
+    | {f"{s}_laplace" for s in structure_presets()}
     | {f"nb_{e}" for e in ESTIMATORS}
 )
 
@@ -68,8 +68,7 @@ def test_kdb_experiment_compares_each_kdb_with_nb_and_tan():
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_config_fits(name, weka_missing):
     experiment = next((e for e in EXPERIMENTS if name in COMPOSED[e].experiment.models), "smoke")
-    grids = COMPOSED[experiment].experiment.grids
-    shorter = ["hdp.iterations=50"] if "${hdp.iterations}" in str(model_config(name, grids)) else []
+    shorter = ["hdp.iterations=50"] if name.endswith("_hdp") else []
     composed = compose([f"experiment={experiment}", f"experiment.models=[{name}]", "experiment.comparisons=[]", *shorter])
     assert composed.plan.models == (name,)
     model = composed.plan.cells[0].semantic()["model"]
@@ -86,10 +85,10 @@ def test_every_model_config_fits(name, weka_missing):
 def test_model_names_follow_structure_and_estimator():
     for structure in ["nb", "tan", "kdb1", "kdb2", "kdb3", "kdb4", "kdb5", "skdb"]:
         for estimator in ESTIMATORS:
-            node = model_config(f"{structure}_{estimator}")
-            assert node.estimator == estimator
-            assert node.structure == structure.rstrip("12345")
-            assert node.k == (int(structure[-1]) if structure[-1].isdigit() else 5 if structure == "skdb" else None)
+            spec = model_spec(f"{structure}_{estimator}")
+            assert spec["estimator"] == estimator
+            assert spec["structure"] == structure.rstrip("12345")
+            assert spec["k"] == (int(structure[-1]) if structure[-1].isdigit() else 5 if structure == "skdb" else None)
 
 
 def test_primary_config_settings():

@@ -91,7 +91,6 @@ def test_a_copied_cell_is_skipped_next_time(store):
 
 def test_the_report_of_copied_runs_reads_them_as_the_source_and_names_the_experiment(store):
     client, job, source = store
-    second = tracking.prepare_experiment(client, "second", None)
     run_cell(*job)
     first, copied = (read_runs(client.tracking_uri, name) for name in ("first", "second"))
     pd.testing.assert_frame_equal(copied.results(), first.results())  # same numbers, same run id

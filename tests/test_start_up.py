@@ -14,9 +14,8 @@ from bncbench.app.compile_cache import synthetic_data
 
 WARM = """
 from bncbench.app.compile_cache import warm_kernels
-from bncbench.app.model_configs import model_config
-from omegaconf import OmegaConf
-models = [OmegaConf.to_container(model_config(name), resolve=True) for name in ("nb_laplace", "random_forest")]
+from bncbench.protocol.models import model_spec
+models = [model_spec(name) for name in ("nb_laplace", "random_forest")]
 print(warm_kernels(models)[0])
 """
 

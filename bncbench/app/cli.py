@@ -12,6 +12,7 @@ that it answers at once.
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,6 @@ import yaml
 from omegaconf import OmegaConf
 
 from bncbench.app.config_files import config_dir
-from bncbench.app.model_configs import estimator_names, grid_models, model_config, model_names, options
 from bncbench.core.errors import BncbenchError
 
 DESCRIPTION = (
@@ -113,8 +113,16 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     elif extra:
         command_line.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
+        return _dispatch(args, " ".join([prog, *argv[1:]]))
+    except BrokenPipeError:  # the reader went away (bncbench list models | head): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _dispatch(args, command: str) -> int:
+    try:
         if args.command == "run":
-            return run(args.overrides, " ".join([prog, *argv[1:]]), args.dry_run, args.cfg)
+            return run(args.overrides, command, args.dry_run, args.cfg)
         if args.command == "report":
             return report(args.overrides)
         if args.command == "export":
@@ -198,8 +206,10 @@ def import_(items: Sequence[str]) -> int:
 def list_configs(kind: str) -> list[str]:
     """One line per config of ``kind`` (a key of ``LISTED_GROUPS``): its name and what it is."""
     if kind == "models":
+        from bncbench.protocol.models import catalogue
+
         grids = _experiment_grids()
-        names = sorted(all_models(grids))
+        names = sorted(catalogue(grids))
     else:
         names = sorted(path.stem for path in (config_dir() / LISTED_GROUPS[kind]).glob("*.yaml"))
     describe = {
@@ -212,25 +222,6 @@ def list_configs(kind: str) -> list[str]:
     return [f"{name:<{width}}  {describe(name)}" for name in names]
 
 
-def all_models(grids) -> list[str]:
-    """Every model a config can name: each structure with each estimator that takes it, the files of
-    ``conf/models/`` and the models of ``grids`` (the experiments')."""
-    from bncbench.bnc.estimators import estimator_class
-
-    pairs = [
-        f"{structure}_{estimator}"
-        for structure in options("structure")
-        for estimator in estimator_names()
-        if estimator_class(estimator).valid_structure(**_structure_args(structure))
-    ]
-    return list(dict.fromkeys([*pairs, *options("models"), *grid_models(grids)]))
-
-
-def _structure_args(structure: str) -> dict:
-    config = _load("structure", structure)
-    return {"structure": config["structure"], "k": config["k"]}
-
-
 def _experiment_grids() -> list:
     """The model grids of every experiment."""
     return [
@@ -239,22 +230,35 @@ def _experiment_grids() -> list:
     ]
 
 
-def describe_model(name: str, grids=None) -> str:
-    """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=${hdp.iterations}``.
+def describe_model(name: str, grids=()) -> str:
+    """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=5000 (hdp.iterations)``.
 
-    A baseline reads ``baseline=random_forest n_estimators=100 ...``; interpolations are shown
-    unresolved, as the configs write them.
+    A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's
+    settings give (``hdp.iterations``) is shown at its default, with the setting that changes it.
     """
     from bncbench.bnc.structures import structure_uses_k
+    from bncbench.protocol.models import model_spec, reads_setting
 
-    model = OmegaConf.to_container(model_config(name, grids))
+    settings = {key: value for key, value in _primary().items() if key in ("hdp",)}
+    model = model_spec(name, grids, settings)
     if "baseline" in model:
         baseline = f"baseline={model['baseline']}"
         return _words(baseline, model["baseline_params"], {"discretise": model["discretise"]})
     k = {"k": model["k"]} if structure_uses_k(model["structure"]) else {}
     structure = _words(f"structure={model['structure']}", k, model["structure_params"])
-    estimator = _words(f"estimator={model['estimator']}", model["estimator_params"])
+    params = {
+        key: f"{value} ({model['estimator']}.{key})"
+        if reads_setting(model, grids, name, model["estimator"], key) and key in settings.get(model["estimator"], {})
+        else value
+        for key, value in model["estimator_params"].items()
+    }
+    estimator = _words(f"estimator={model['estimator']}", params)
     return f"{structure}  {estimator}"
+
+
+def _primary() -> dict:
+    """``config.yaml`` as written."""
+    return yaml.safe_load(Path(config_dir(), "config.yaml").read_text())
 
 
 def describe_experiment(name: str) -> str:
@@ -267,8 +271,14 @@ def describe_experiment(name: str) -> str:
     cells = experiment["experiment"]
     datasets = _load("suite", suite)["datasets"] if cells["datasets"] == "${suite.datasets}" else cells["datasets"]
     from_suite = f" (suite {suite})" if suite is not None else ""
-    models = cells["models"] if "models" in cells else model_names(cells.get("grids"))
+    models = cells["models"] if cells.get("models") else _grid_model_names(cells.get("grids"))
     return f"{len(datasets)} datasets x {len(models)} models{from_suite}"
+
+
+def _grid_model_names(grids) -> list[str]:
+    from bncbench.protocol.models import grid_models
+
+    return list(grid_models(grids))
 
 
 def _dataset_describer():

@@ -25,16 +25,16 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.app.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
-from bncbench.app.model_configs import experiment_comparisons, grid_models, model_config
 from bncbench.core.names import check_path_name
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
+from bncbench.protocol.models import experiment_comparisons, grid_models, model_spec, reads_setting
 
 #: The key under which ``_dataset_specs`` composes the experiment's dataset configs.
 _CELLS = "_cells"
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
-#: (``conf/dataset``) and the models (``bncbench.app.model_configs``).
+#: (``conf/dataset``) and the models (``bncbench.protocol.models``).
 NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 #: Top-level nodes filled by config groups rather than by ``config.yaml``'s own keys.
 GROUP_NODES = ("dataset", "suite", "executor")
@@ -63,7 +63,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
 
     Hydra composes the primary config once, and the experiment's dataset configs once more in one
     call (each under a key of its own); every model is built and resolved once
-    (``bncbench.app.model_configs``), then every cell is hashed (``bncbench.protocol.cell``).
+    (``bncbench.protocol.models``), then every cell is hashed (``bncbench.protocol.cell``).
 
     Parameters
     ----------
@@ -88,14 +88,20 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
 
         check_settings(cfg)
         check_experiment(cfg, options)
-        nodes = experiment_models(cfg)
-        models = check_models(cfg, nodes)
+        models = experiment_models(cfg)
         check_report(cfg)
-        check_overrides_apply(overrides, nodes, str(cfg.experiment.name))
+        check_overrides_apply(overrides, cfg, models)
         datasets = _dataset_specs(cfg, overrides)
     with open_dict(cfg):
         del cfg["hydra"]
     return Composed(cfg, _plan(cfg, overrides, datasets, models))
+
+
+def _default_models(cfg: DictConfig) -> None:
+    """``experiment.models`` left null: the models of the experiment's grids, in their order."""
+    if cfg.experiment.get("models") is None:
+        with open_dict(cfg):
+            cfg.experiment.models = list(grid_models(_grids(cfg)))
 
 
 def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
@@ -268,7 +274,7 @@ def check_experiment(cfg: DictConfig, options) -> None:
     experiment = cfg.experiment
     name = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None) or experiment.get("name")
     try:
-        grid_models(experiment.get("grids"))  # here, for its message: OmegaConf's would wrap it
+        _default_models(cfg)
     except ConfigError as err:
         raise ConfigError(f"experiment {name!r}: {err}") from None
     for field, group in NAMED_GROUPS.items():
@@ -296,46 +302,34 @@ def check_experiment(cfg: DictConfig, options) -> None:
             raise ConfigError(f"experiment {name!r}: experiment.{field} lists {repeated} more than once.")
 
 
-def experiment_models(cfg: DictConfig) -> dict[str, DictConfig]:
-    """Model name -> its unresolved node (``bncbench.app.model_configs``), for each model of the experiment."""
-    try:
-        return {str(m): model_config(str(m), cfg.experiment.get("grids")) for m in cfg.experiment.models}
-    except ConfigError as err:
-        raise ConfigError(f"experiment {cfg.experiment.name!r}: {err}") from None
-
-
-def check_models(cfg: DictConfig, models: dict[str, DictConfig]) -> dict[str, dict]:
-    """Each model resolved, once, after checking its structure and estimator, or baseline (names and
-    parameters), without fitting, and that no two models of the experiment are one classifier (their
-    cells would share a ``cfg_hash``, hence their runs)."""
-    seen, resolved = {}, {}
-    for name, node in models.items():
+def experiment_models(cfg: DictConfig) -> dict[str, dict]:
+    """Model name -> its config (``bncbench.protocol.models.model_spec``), for each model of the
+    experiment, its estimators' parameters from the settings of ``MODEL_SETTINGS`` (``hdp.iterations``),
+    each checked without fitting; no two models may be one classifier (their cells would share a
+    ``cfg_hash``, hence their runs)."""
+    name = cfg.experiment.name
+    settings = {key: OmegaConf.to_container(cfg[key], resolve=True) for key in MODEL_SETTINGS}
+    grids = _grids(cfg)
+    seen, models = {}, {}
+    for model_name in map(str, cfg.experiment.models):
         try:
-            model = _resolved(cfg, node)
-            check_model(name, model)
+            model = model_spec(model_name, grids, settings)
+            check_model(model_name, model)
         except ConfigError as err:
-            raise ConfigError(f"experiment {cfg.experiment.name!r}: {err}") from None
+            raise ConfigError(f"experiment {name!r}: {err}") from None
         canonical = json.dumps(canonical_model(model), sort_keys=True, default=str)
         if canonical in seen:
             raise ConfigError(
-                f"experiment {cfg.experiment.name!r}: models {seen[canonical]!r} and {name!r} are the same "
+                f"experiment {name!r}: models {seen[canonical]!r} and {model_name!r} are the same "
                 "classifier (same structure, estimator and parameters); list one of them."
             )
-        seen[canonical] = name
-        resolved[name] = model
-    return resolved
+        seen[canonical] = model_name
+        models[model_name] = model
+    return models
 
 
-def _resolved(cfg: DictConfig, node: DictConfig) -> dict:
-    """A model node resolved as in a cell of ``cfg`` (``${hdp.iterations}`` read from ``cfg``)."""
-    with open_dict(cfg):
-        cfg.model = node
-        try:
-            return OmegaConf.to_container(cfg.model, resolve=True)
-        except OmegaConfBaseException as err:
-            raise ConfigError(f"model {node.name!r}: {err}") from None
-        finally:
-            cfg.model = None
+def _grids(cfg: DictConfig) -> list:
+    return OmegaConf.to_container(cfg.experiment.grids, resolve=True) if cfg.experiment.get("grids") else []
 
 
 def check_model(name: str, model: dict) -> None:
@@ -373,43 +367,28 @@ def check_model(name: str, model: dict) -> None:
         ) from None
 
 
-def check_overrides_apply(overrides: Sequence[str], models: dict[str, DictConfig], experiment: str) -> None:
+def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dict[str, dict]) -> None:
     """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads.
 
-    Such a setting was given and would be ignored, e.g. ``hdp.iterations=500`` with models whose files
-    fix their own iterations: the run would look like one at 500 iterations and be another.
-
-    Parameters
-    ----------
-    overrides : sequence of str
-        The command line's overrides.
-    models : dict
-        Model name -> its composed, unresolved config.
-    experiment : str
-        The experiment's name, for the message.
+    Such a setting was given and would be ignored, e.g. ``hdp.iterations=500`` with models whose grid
+    fixes their own iterations: the run would look like one at 500 iterations and be another.
     """
+    grids = _grids(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.get_key_element().lstrip("+~")
-        if key.split(".")[0] not in MODEL_SETTINGS:
+        estimator, _, parameter = key.partition(".")
+        if estimator not in MODEL_SETTINGS:
             continue
-        reference = re.compile(r"\$\{[^}]*\b" + re.escape(key) + r"\b")
-        if not any(reference.search(text) for model in models.values() for text in _interpolations(model)):
+        parameters = [parameter] if parameter else list(cfg[estimator])
+        if not any(
+            reads_setting(model, grids, name, estimator, p) for name, model in models.items() for p in parameters
+        ):
             shown = ", ".join(list(models)[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
             raise ConfigError(
-                f"'{override.input_line}' would change nothing: no model of experiment {experiment!r} "
-                f"({shown}) reads {key}; it applies only to models whose estimator config (conf/estimator/) "
-                f"says ${{{key}}}. Leave it out, or choose such models in experiment.models."
+                f"'{override.input_line}' would change nothing: no model of experiment {cfg.experiment.name!r} "
+                f"({shown}) reads {key}; it applies only to {estimator} models whose grid leaves "
+                f"{parameter or 'it'} unset. Leave it out, or choose such models in experiment.models."
             )
-
-
-def _interpolations(node) -> list[str]:
-    """The interpolation strings (``${...}``) anywhere in an unresolved config."""
-    values = OmegaConf.to_container(node, resolve=False) if OmegaConf.is_config(node) else node
-    if isinstance(values, dict):
-        return [text for value in values.values() for text in _interpolations(value)]
-    if isinstance(values, list):
-        return [text for value in values for text in _interpolations(value)]
-    return [values] if isinstance(values, str) and "${" in values else []
 
 
 def _check_overrides(overrides: list[str]) -> None:

@@ -69,7 +69,6 @@ def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, root
     """
     own_class = c == codes[i, class_column]
     x = codes[i, child_columns[tree]]
-    r = n_values[tree]
     node = roots[tree]
     log_estimate = 0.0
     alive = True
