@@ -14,9 +14,8 @@ import pandas as pd
 import pytest
 
 from bncbench import tracking
+from bncbench.tracking import tags as tag
 from bncbench.bundles import (
-    ORIGIN_BUNDLE_TAG,
-    ORIGIN_RUN_TAG,
     BundleError,
     export_bundle,
     import_bundles,
@@ -98,8 +97,8 @@ def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, 
     client, original = tracking.open_store(fresh), tracking.open_store(machines["laptop"])
     originals = {run.info.run_id: run for run in runs_of(machines["laptop"])}
     for run in runs_of(fresh):
-        source = originals[run.data.tags[ORIGIN_RUN_TAG]]
-        assert run.data.tags[ORIGIN_BUNDLE_TAG] == read_bundle(machines["laptop_bundle"]).id
+        source = originals[run.data.tags[tag.ORIGIN_RUN]]
+        assert run.data.tags[tag.ORIGIN_BUNDLE] == read_bundle(machines["laptop_bundle"]).id
         assert (run.info.status, run.info.run_name) == ("FINISHED", source.info.run_name)
         assert (run.info.start_time, run.info.end_time) == (source.info.start_time, source.info.end_time)
         assert run.data.params == source.data.params and run.data.metrics == source.data.metrics
@@ -271,7 +270,7 @@ def test_predictions_travel_only_when_asked(machines, new_store, tmp_path):
         imported = client.download_artifacts(
             run.info.run_id, "predictions.parquet", str(tmp_path / run.info.run_id)
         )
-        source = run.data.tags[ORIGIN_RUN_TAG]
+        source = run.data.tags[tag.ORIGIN_RUN]
         exported = original.download_artifacts(source, "predictions.parquet", str(tmp_path / source))
         assert file_sha(imported) == file_sha(exported)
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from bncbench.report.__main__ import main
+from bncbench.app.cli import main
 
 EXPERIMENT = [
     "experiment.datasets=[sklearn-iris,sklearn-wine]",
@@ -49,7 +49,7 @@ def test_the_report_of_the_other_configuration_reads_its_two_cells(store):
 
 def test_the_report_of_the_default_configuration_reads_only_its_runs(store, capsys):
     cwd, common, runs = store
-    assert main([*common, f"report_dir={cwd / 'default'}"]) == 0
+    assert main(["report", *common, f"report_dir={cwd / 'default'}"]) == 0
     results = pd.read_csv(cwd / "default" / "smoke" / "results.csv")
     assert set(results["run_id"]) == runs["5"] and len(results) == 4
     readme = (cwd / "default" / "smoke" / "README.md").read_text()

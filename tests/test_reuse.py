@@ -9,10 +9,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench import tracking
-from bncbench.bundles import ORIGIN_RUN_TAG
+from bncbench.tracking import tags as tag
 from bncbench.report.results import read_runs
 from bncbench.report.run_settings import run_settings
-from bncbench.tracking.reuse import COPIED_FROM_TAG
 from dataclasses import replace
 
 from bncbench.app.runner import run_cell
@@ -67,8 +66,8 @@ def test_the_copy_is_the_source_record_and_says_where_it_comes_from(store, tmp_p
     assert copy.data.params == source.data.params
     assert copy.data.params["experiment.name"] == "first"  # the experiment that computed it
     tags = copy.data.tags
-    assert tags[COPIED_FROM_TAG] == f"first/{source.info.run_id}"
-    assert tags[ORIGIN_RUN_TAG] == source.info.run_id
+    assert tags[tag.COPIED_FROM] == f"first/{source.info.run_id}"
+    assert tags[tag.ORIGIN_RUN] == source.info.run_id
     assert tags["mlflow.source.git.commit"] == "0123456789abcdef"
     assert "cpu.model" not in tags  # this process's machine did not compute it
     for key in ("cfg_hash", "data_digest", "numba_threads", "version.numba", "dataset", "model"):
@@ -109,7 +108,7 @@ def test_a_renamed_model_has_its_finished_cell_copied_under_the_new_name(store, 
     assert run_cell(renamed, destination).status == "skipped"
     assert run_cell(cell, destination).status == "skipped"  # the old name keeps its run
     copy = tracking.finished_run(client, first, source.data.tags["cfg_hash"], source.data.tags["data_digest"], renamed.key)
-    assert copy.data.tags[COPIED_FROM_TAG] == f"first/{source.info.run_id}"
+    assert copy.data.tags[tag.COPIED_FROM] == f"first/{source.info.run_id}"
     assert history(client, copy.info.run_id) == history(client, source.info.run_id)
     results = read_runs(client.tracking_uri, "first").results()
     assert sorted(results["model"]) == ["nb_laplace", "nb_laplace_renamed"]
@@ -125,7 +124,7 @@ def test_the_cell_is_computed_when_reuse_is_off_or_the_configuration_differs(
     second = tracking.prepare_experiment(client, "second", None)
     assert run_cell(*other).status == "finished"
     (run,) = client.search_runs([second])
-    assert COPIED_FROM_TAG not in run.data.tags
+    assert tag.COPIED_FROM not in run.data.tags
     assert run.data.params["experiment.name"] == "second"
 
 
@@ -145,4 +144,4 @@ def test_a_sweep_copies_the_cells_another_experiment_finished(tmp_path, run_cli,
     ), second.output
     client = MlflowClient(uri)
     again = client.search_runs([client.get_experiment_by_name("smoke_again").experiment_id])
-    assert sorted(r.data.tags[COPIED_FROM_TAG].split("/")[0] for r in again) == ["smoke", "smoke"]
+    assert sorted(r.data.tags[tag.COPIED_FROM].split("/")[0] for r in again) == ["smoke", "smoke"]

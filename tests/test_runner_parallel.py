@@ -14,7 +14,8 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.bnc.progress import duration, iteration_chunks, task
+from bncbench.bnc.progress import iteration_chunks, task
+from bncbench.core.terminal import duration
 from bncbench.app.executors import InProcess, LocalProcesses, cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
 from bncbench.app.sweep import numba_threads

@@ -1,11 +1,12 @@
-"""Where bncbench's Hydra configs live, and composing them with errors a user can act on.
+"""Composing an experiment, once, into its plan, with errors a user can act on.
 
 The configs are the top-level ``conf/`` directory of a checkout. An installed (non-editable) package
 carries the same files as ``bncbench/conf`` (see ``setup.py``), so the app finds them either way.
 
-``compose(overrides)`` gives the config ``python -m bncbench <overrides>`` would run with, minus the
-``hydra`` node; ``python -m bncbench.report`` uses it, and ``python -m bncbench`` calls it before
-handing over to Hydra so that a wrong name is one line naming the valid ones, not a stack trace.
+``compose(overrides)`` is what every command starts with: Hydra composes the config with the
+overrides, every setting is checked (a wrong name or value is one line naming the valid ones, not a
+stack trace), and the experiment becomes a ``Plan`` of ``Cell``s (``bncbench.protocol.cell``), which
+the sweep, the report, ``export`` and the cost estimate read. Hydra is imported here and nowhere below.
 """
 
 import difflib

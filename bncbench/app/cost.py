@@ -5,7 +5,7 @@ TEMPORARY crude model until bncbench.protocol.cost lands.
 
 from dataclasses import dataclass
 
-from bncbench.bnc.progress import duration
+from bncbench.core.terminal import duration
 from bncbench.protocol.cell import Cell, Plan
 
 

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 
-from bncbench.bnc.progress import duration, is_terminal
+from bncbench.core.terminal import duration, is_terminal
 from bncbench.protocol.cell import Cell
 
 #: Seconds between two lines on a terminal while cells end.

@@ -27,6 +27,7 @@ from bncbench.protocol.cross_validation import cross_validate, repetition_seeds
 from bncbench.protocol.models import model_tags
 from bncbench.report.figures import heat_map
 from bncbench.tracking import lease, provenance, reuse
+from bncbench.tracking import tags as tag
 
 log = logging.getLogger(__name__)
 
@@ -129,10 +130,10 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
     )  # a live run started by another process since the check above is that process's, not abandoned
     tags = {
         **provenance.run_tags(),
-        "dataset": cell.dataset,
-        "model": cell.model,
+        tag.DATASET: cell.dataset,
+        tag.MODEL: cell.model,
         **model_tags(cell.semantic()["model"]),
-        "cfg_hash": hash_,
+        tag.CFG_HASH: hash_,
         "numba_threads": numba.get_num_threads(),
     }
     try:
@@ -157,7 +158,7 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
                 _evaluate_and_log(cell, destination, client, run_id)
     except NotApplicableError as err:
         reason = f"not applicable to dataset {cell.dataset!r}: {err}"
-        tracking.set_tags(client, run_id, {"not_applicable": reason})
+        tracking.set_tags(client, run_id, {tag.NOT_APPLICABLE: reason})
         tracking.end_run(client, run_id, status="KILLED")
         log.info("%s: skipped: %s", name, reason)
         return "not applicable", reason
@@ -169,7 +170,7 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
             _log_disk_full(name, client, run_id)
             return "failed", DISK_FULL
         message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
-        tracking.set_tags(client, run_id, {"error": message})
+        tracking.set_tags(client, run_id, {tag.ERROR: message})
         if not isinstance(err, BncbenchError):
             tracking.log_text(client, run_id, traceback.format_exc(), "error.txt")
         tracking.end_run(client, run_id, failed=True)
@@ -188,7 +189,7 @@ def _end_interrupted(client, run_id: str) -> None:
     """End the run of a cell stopped by Ctrl-C (or SIGTERM) KILLED, saying so, so that it never shows
     as running; its cell runs again in the next sweep."""
     try:
-        tracking.set_tags(client, run_id, {"error": INTERRUPTED})
+        tracking.set_tags(client, run_id, {tag.ERROR: INTERRUPTED})
         tracking.end_run(client, run_id, status="KILLED")
     except Exception:  # the store itself may be what was interrupted; the next sweep abandons the run
         pass
@@ -253,7 +254,7 @@ def _log_disk_full(name: str, client, run_id: str | None) -> None:
     if run_id is not None:
         try:
             with tracking.quiet_store():
-                tracking.set_tags(client, run_id, {"error": DISK_FULL})
+                tracking.set_tags(client, run_id, {tag.ERROR: DISK_FULL})
                 tracking.end_run(client, run_id, failed=True)
         except Exception:  # the same full disk; nothing more to say than the line above
             pass
@@ -275,7 +276,7 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
     dataset = load_dataset(spec, destination.data_dir)
     data = dataset_digest(spec, destination.data_dir)  # after loading, which fetches a dataset not yet stored
     tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
-    tracking.set_tags(client, run_id, {provenance.DATA_DIGEST_TAG: data.digest})
+    tracking.set_tags(client, run_id, {tag.DATA_DIGEST: data.digest})
     result = cross_validate(dataset, cell.semantic()["model"], cv.repetitions, cv.folds, cv.seed)
 
     metrics = [

@@ -35,6 +35,7 @@ from bncbench.core.errors import BncbenchError
 from bncbench.protocol.cell import Cell, Plan
 from bncbench.report import write_report
 from bncbench.tracking import lease
+from bncbench.tracking import tags as tag
 
 
 class Interrupted(KeyboardInterrupt):
@@ -175,7 +176,7 @@ def finished_before(client, experiment_id: str, plan: Plan) -> set[tuple[str, st
     own name in this experiment, in one search of the store: the sweep skips them without starting a
     worker (a cell finished under another name or in another experiment is copied by its worker)."""
     logged = {
-        (tracking.cell_names(run), run.data.tags.get("cfg_hash"), run.data.tags.get("data_digest"))
+        (tracking.cell_names(run), run.data.tags.get(tag.CFG_HASH), run.data.tags.get(tag.DATA_DIGEST))
         for run in tracking.finished_cell_runs(client, experiment_id)
     }
     return {

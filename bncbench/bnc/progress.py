@@ -13,6 +13,8 @@ from itertools import pairwise
 
 import numpy as np
 
+from bncbench.core.terminal import duration, is_terminal
+
 #: Seconds between two progress lines, at most one line per interval.
 INTERVAL = 5.0
 #: A loop run by ``iteration_chunks`` on a terminal is cut into this many chunks.
@@ -30,28 +32,6 @@ def task(name: str):
         yield
     finally:
         _task.reset(token)
-
-
-def is_terminal(stream) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
-
-
-def duration(seconds: float) -> str:
-    """``3725`` -> ``"1 h 2 min"``: two units at most, enough for an estimate."""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes} min {seconds} s"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours} h {minutes} min"
-    days, hours = divmod(hours, 24)
-    return f"{days} d {hours} h"
 
 
 def iteration_chunks(total: int, label: str, stream=None, interval: float = INTERVAL, chunks: int = CHUNKS):

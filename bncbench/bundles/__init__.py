@@ -8,12 +8,10 @@ its original run id, which the report shows in place of its id in the new store.
 """
 
 from bncbench.bundles.export import export_bundle
-from bncbench.bundles.format import ORIGIN_BUNDLE_TAG, ORIGIN_RUN_TAG, Bundle, BundleError, read_bundle
+from bncbench.bundles.format import Bundle, BundleError, read_bundle
 from bncbench.bundles.load import ImportSummary, import_bundles
 
 __all__ = [
-    "ORIGIN_BUNDLE_TAG",
-    "ORIGIN_RUN_TAG",
     "Bundle",
     "BundleError",
     "ImportSummary",

@@ -12,8 +12,6 @@ from mlflow.tracking import MlflowClient
 from bncbench import tracking
 from bncbench.bundles.format import (
     METRIC_COLUMNS,
-    ORIGIN_BUNDLE_TAG,
-    ORIGIN_RUN_TAG,
     PREDICTIONS_ARTIFACT,
     RUN_COLUMNS,
     write_bundle,
@@ -22,14 +20,12 @@ from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Cell
 from bncbench.tracking import lease
-from bncbench.tracking.provenance import DATA_DIGEST_TAG
+from bncbench.tracking import tags as tag
 
 #: Tags that do not travel: who held a run's lease (``bncbench.tracking.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
 LOCAL_TAGS = (
     *lease.LEASE_TAGS,
-    ORIGIN_RUN_TAG,
-    ORIGIN_BUNDLE_TAG,
     "mlflow.runName",
 )
 
@@ -91,7 +87,7 @@ def export_bundle(
         staging.mkdir()
         rows, metrics, prediction_files = [], [], {}
         for run in runs:
-            original = run.data.tags.get(ORIGIN_RUN_TAG, run.info.run_id)
+            original = run.data.tags.get(tag.ORIGIN_RUN, run.info.run_id)
             rows.append(_run_row(run, original))
             metrics += _metric_history(client, run, original)
             if predictions and (found := _download_predictions(client, run, downloads / original)):
@@ -115,22 +111,22 @@ def _exported_runs(runs: list[Run], cells: Mapping[tuple[str, str], Cell] | None
     latest = {}
     for run in runs:
         tags = run.data.tags
-        if run.info.status != "FINISHED" or not {"dataset", "model", "cfg_hash"} <= set(tags):
+        if run.info.status != "FINISHED" or not set(tag.CELL) <= set(tags):
             continue
         if cells is not None and not _of_configuration(tags, cells):
             continue
-        key = (tags["cfg_hash"], tags.get(DATA_DIGEST_TAG))
+        key = (tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
         if key not in latest or _started(run) >= _started(latest[key]):
             latest[key] = run
-    return sorted(latest.values(), key=lambda r: (r.data.tags["dataset"], r.data.tags["model"], _started(r)))
+    return sorted(latest.values(), key=lambda r: (r.data.tags[tag.DATASET], r.data.tags[tag.MODEL], _started(r)))
 
 
 def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], Cell]) -> bool:
-    cell = cells.get((tags["dataset"], tags["model"]))
+    cell = cells.get((tags[tag.DATASET], tags[tag.MODEL]))
     return (
         cell is not None
-        and tags["cfg_hash"] == cell.cfg_hash
-        and cell.data_digest in (None, tags.get(DATA_DIGEST_TAG))
+        and tags[tag.CFG_HASH] == cell.cfg_hash
+        and cell.data_digest in (None, tags.get(tag.DATA_DIGEST))
     )
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.core.names import check_path_name
+from bncbench.tracking import tags as tag
 
 FORMAT = "bncbench-bundle"
 FORMAT_VERSION = 1
@@ -39,11 +40,9 @@ RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params",
 METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
 #: The tags an imported run carries of where it comes from: the run id in the store that first ran it
 #: (the report shows this id) and the id of the bundle it was imported from.
-ORIGIN_RUN_TAG = "bncbench.origin.run_id"
-ORIGIN_BUNDLE_TAG = "bncbench.origin.bundle"
 #: Parquet compression of the tables (zstd: about a third of snappy's size on metric tables).
 COMPRESSION = "zstd"
-_REQUIRED_TAGS = ("dataset", "model", "cfg_hash")
+_REQUIRED_TAGS = tag.CELL
 _MANIFEST_KEYS = {
     "format": str,
     "format_version": int,

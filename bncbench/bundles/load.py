@@ -14,15 +14,13 @@ from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 from bncbench.tracking import provenance
 from bncbench import tracking
 from bncbench.bundles.format import (
-    ORIGIN_BUNDLE_TAG,
-    ORIGIN_RUN_TAG,
     PREDICTIONS_ARTIFACT,
     Bundle,
     read_bundle,
 )
 from bncbench.data.digest import dataset_digest
 from bncbench.core.errors import BncbenchError, ConfigError
-from bncbench.tracking.provenance import DATA_DIGEST_TAG, VERSION_TAG
+from bncbench.tracking import tags as tag
 
 _SHORT = 8
 #: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
@@ -97,8 +95,8 @@ def import_bundles(
     store is opened: a bad one refuses the whole import and the store is left untouched. Then each
     run goes into the MLflow experiment of its bundle (created if absent) with its name, original
     start and end times, tags, params, dataset inputs, every metric value with its step and time,
-    and its predictions if the bundle has them, tagged with its origin (``ORIGIN_RUN_TAG``,
-    ``ORIGIN_BUNDLE_TAG``) — unless the experiment has a FINISHED run with the same ``cfg_hash`` and
+    and its predictions if the bundle has them, tagged with its origin (``tag.ORIGIN_RUN``,
+    ``tag.ORIGIN_BUNDLE``) — unless the experiment has a FINISHED run with the same ``cfg_hash`` and
     ``data_digest``: importing a bundle twice adds nothing. A run that cannot be written whole is
     deleted, so that an import stopped halfway leaves no partial run and can simply be repeated.
 
@@ -143,7 +141,7 @@ def import_bundles(
             done = _finished_cells(client, experiment_id)
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
             for run in bundle.runs.itertuples(index=False):
-                cell = (run.tags["cfg_hash"], run.tags.get(DATA_DIGEST_TAG))
+                cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST))
                 name = f"{bundle.experiment}/{run.run_name}"
                 if cell in done:
                     summary.already_there.append(name)
@@ -164,14 +162,14 @@ def import_bundles(
 def _finished_cells(client: MlflowClient, experiment_id: str) -> set[tuple[str, str | None]]:
     """``(cfg_hash, data_digest)`` of the experiment's FINISHED runs."""
     return {
-        (run.data.tags["cfg_hash"], run.data.tags.get(DATA_DIGEST_TAG))
+        (run.data.tags[tag.CFG_HASH], run.data.tags.get(tag.DATA_DIGEST))
         for run in tracking.cell_runs(client, experiment_id)
-        if run.info.status == "FINISHED" and "cfg_hash" in run.data.tags
+        if run.info.status == "FINISHED" and tag.CFG_HASH in run.data.tags
     }
 
 
 def _import_run(client: MlflowClient, experiment_id: str, bundle: Bundle, run, metrics) -> None:
-    tags = {**run.tags, ORIGIN_RUN_TAG: run.run_id, ORIGIN_BUNDLE_TAG: bundle.id}
+    tags = {**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id}
     run_id = client.create_run(
         experiment_id, start_time=_millis(run.start_time), tags=tags, run_name=run.run_name
     ).info.run_id
@@ -215,13 +213,13 @@ def _provenance_summary(bundles: list[Bundle], data_dir) -> ImportSummary:
         for run in bundle.runs.itertuples(index=False):
             codes[_code(run.tags)] += 1
             spec = {
-                "name": run.params.get("dataset.name", run.tags["dataset"]),
+                "name": run.params.get("dataset.name", run.tags[tag.DATASET]),
                 "source": run.params.get("dataset.source", "store"),
             }
             key = (spec["name"], spec["source"])
             if key not in here:
                 here[key] = _digest_here(spec, data_dir)
-            logged = run.tags.get(DATA_DIGEST_TAG)
+            logged = run.tags.get(tag.DATA_DIGEST)
             if here[key] is None:
                 absent.add(spec["name"])
             elif logged != here[key]:
@@ -245,4 +243,4 @@ def _code(tags: dict) -> str:
     """``bncbench <version>, git <commit>`` (``with uncommitted changes`` when dirty) of a run's tags."""
     commit = str(tags.get(MLFLOW_GIT_COMMIT, "not logged"))
     dirty = " with uncommitted changes" if tags.get(MLFLOW_GIT_DIRTY) == "true" else ""
-    return f"bncbench {tags.get(VERSION_TAG, 'not logged')}, git {commit[:12]}{dirty}"
+    return f"bncbench {tags.get(tag.VERSION, 'not logged')}, git {commit[:12]}{dirty}"

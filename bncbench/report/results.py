@@ -25,10 +25,8 @@ from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 
 from bncbench import tracking
-from bncbench.bundles.format import ORIGIN_RUN_TAG
-from bncbench.tracking.provenance import DATA_DIGEST_TAG, VERSION_TAG
+from bncbench.tracking import tags as tag
 from bncbench.protocol.cell import SEMANTIC_KEYS, Cell
-from bncbench.tracking import FOLD_PREFIX
 
 MODEL_PARAM_PREFIX = "model."
 KEY_COLUMNS = ["dataset", "model", "run_id", "cfg_hash"]
@@ -38,10 +36,10 @@ PROVENANCE = {
     "cv.folds": ("params", "cv.folds"),
     "cv.seed": ("params", "cv.seed"),
     "iterations": ("params", "model.estimator_params.iterations"),
-    "bncbench": ("tags", VERSION_TAG),
+    "bncbench": ("tags", tag.VERSION),
     "git_commit": ("tags", MLFLOW_GIT_COMMIT),
     "git_dirty": ("tags", MLFLOW_GIT_DIRTY),
-    "data_digest": ("tags", DATA_DIGEST_TAG),
+    "data_digest": ("tags", tag.DATA_DIGEST),
     "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.tracking.reuse)
 }
 #: Params the runner logs that follow from the semantic config rather than belong to it.
@@ -125,8 +123,8 @@ class LoggedRuns:
             return None
         rows = [
             {
-                "dataset": run.data.tags["dataset"],
-                "model": run.data.tags["model"],
+                "dataset": run.data.tags[tag.DATASET],
+                "model": run.data.tags[tag.MODEL],
                 "run_id": report_run_id(run),
                 "differs": _difference(run, self.cells[tracking.cell_names(run)]),
             }
@@ -150,8 +148,8 @@ class LoggedRuns:
         frame = pd.DataFrame(
             [
                 {
-                    "dataset": run.data.tags["dataset"],
-                    "model": run.data.tags["model"],
+                    "dataset": run.data.tags[tag.DATASET],
+                    "model": run.data.tags[tag.MODEL],
                     "_start": run.info.start_time,
                     "_end": run.info.end_time,
                     **row(run),
@@ -203,8 +201,8 @@ def _one_version_per_dataset(runs, cells: Cells) -> Cells:
     logged = {}
     for run in sorted(runs, key=lambda run: run.info.start_time):
         cell = cells.get(tracking.cell_names(run))
-        if cell is not None and cell.data_digest is None and run.data.tags.get("cfg_hash") == cell.cfg_hash:
-            logged[run.data.tags["dataset"]] = run.data.tags.get(DATA_DIGEST_TAG)
+        if cell is not None and cell.data_digest is None and run.data.tags.get(tag.CFG_HASH) == cell.cfg_hash:
+            logged[run.data.tags[tag.DATASET]] = run.data.tags.get(tag.DATA_DIGEST)
     return {
         key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
         for key, cell in cells.items()
@@ -235,8 +233,8 @@ def _belongs(run: Run, cells: Cells) -> bool:
     tags = run.data.tags
     return (
         cell is not None
-        and tags.get("cfg_hash") == cell.cfg_hash
-        and cell.data_digest in (None, tags.get(DATA_DIGEST_TAG))
+        and tags.get(tag.CFG_HASH) == cell.cfg_hash
+        and cell.data_digest in (None, tags.get(tag.DATA_DIGEST))
     )
 
 
@@ -251,9 +249,9 @@ def _difference(run: Run, cell: Cell) -> str:
     changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))
     if changed:
         return ", ".join(f"{key}={logged.get(key, '(not set)')}" for key in changed)
-    if run.data.tags.get("cfg_hash") != cell.cfg_hash:
+    if run.data.tags.get(tag.CFG_HASH) != cell.cfg_hash:
         return f"cfg_hash={run.data.tags.get('cfg_hash')}"
-    digest = run.data.tags.get(DATA_DIGEST_TAG)
+    digest = run.data.tags.get(tag.DATA_DIGEST)
     if digest:
         return f"data_digest={digest[:8]} (another version of the dataset file)"
     return "no data_digest (an older run)"
@@ -262,12 +260,12 @@ def _difference(run: Run, cell: Cell) -> str:
 def report_run_id(run: Run) -> str:
     """The id a report shows for a run: its original id when it was imported from a bundle
     (``bncbench.bundles``), so that a report of imported runs is the report of the originals."""
-    return run.data.tags.get(ORIGIN_RUN_TAG, run.info.run_id)
+    return run.data.tags.get(tag.ORIGIN_RUN, run.info.run_id)
 
 
 def _metric_row(run: Run) -> dict:
-    means = {k: v for k, v in run.data.metrics.items() if not k.startswith(FOLD_PREFIX)}
-    return {"run_id": report_run_id(run), "cfg_hash": run.data.tags.get("cfg_hash"), **means}
+    means = {k: v for k, v in run.data.metrics.items() if not k.startswith(tag.FOLD_PREFIX)}
+    return {"run_id": report_run_id(run), "cfg_hash": run.data.tags.get(tag.CFG_HASH), **means}
 
 
 def _params_row(run: Run) -> dict:

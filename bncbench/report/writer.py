@@ -1,7 +1,7 @@
 """The render layer of the report, and ``write_report``, its entry point from a config.
 
-``python -m bncbench`` calls :func:`write_report` after the last cell and ``python -m bncbench.report``
-on its own; it computes the report (:func:`bncbench.report.compute.compute_report`) and renders it
+``bncbench run`` calls :func:`write_report` after the last cell and ``bncbench report`` on its own;
+it computes the report (:func:`bncbench.report.compute.compute_report`) and renders it
 (:func:`write_files`). A statistic or figure the results do not define (too few datasets, models
 missing) is left out and the experiment's ``README.md`` says why.
 """

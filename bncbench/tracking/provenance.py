@@ -49,8 +49,6 @@ PACKAGES = {
     "mlflow": "mlflow",
     "xgboost": "xgboost",
 }
-DATA_DIGEST_TAG = "data_digest"
-VERSION_TAG = "version.bncbench"
 UNKNOWN = "unknown"
 #: The checkout the package is imported from (its parent directory holds ``bncbench/``).
 PACKAGE_DIR = Path(__file__).resolve().parent

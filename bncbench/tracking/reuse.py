@@ -10,7 +10,7 @@ FINISHED run of both, ``bncbench run`` copies that run into this experiment inst
 The copy is the source's record, not a new computation: its params (``experiment.name`` and
 ``model.name`` stay those it was computed under), its tags (code version, machine, data digest: what produced the
 numbers), the full history of its metrics, its dataset inputs and its artifacts; plus
-``COPIED_FROM_TAG`` naming the source, and the source's original id (``ORIGIN_RUN_TAG``), by which a
+``tag.COPIED_FROM`` naming the source, and the source's original id (``tag.ORIGIN_RUN``), by which a
 report and a bundle know the two runs as one. Only the copy's lease and sweep tags are its own.
 """
 
@@ -21,15 +21,14 @@ from mlflow.entities import Run
 
 from bncbench.tracking import lease, provenance
 from bncbench import tracking
-from bncbench.bundles.format import ORIGIN_RUN_TAG
+from bncbench.tracking import tags as tag
 
 log = logging.getLogger(__name__)
 
 #: The source of a copied run: ``<experiment name>/<run id>``.
-COPIED_FROM_TAG = "bncbench.copied_from"
 #: Tags of the copy that stay its own: who runs it, in which sweep, and its cell's names in this
 #: experiment (the source's ``model.name`` param keeps the name it was computed under).
-_OWN_TAGS = (*lease.LEASE_TAGS, "mlflow.runName", "dataset", "model")
+_OWN_TAGS = (*lease.LEASE_TAGS, "mlflow.runName", tag.DATASET, tag.MODEL)
 
 
 def computed_elsewhere(client, experiment_id: str, hash_: str, data_digest: str | None) -> Run | None:
@@ -41,8 +40,8 @@ def copy_cell(client, source: Run, run_id: str) -> None:
     """Make the RUNNING run ``run_id`` a copy of ``source`` (see the module); the caller ends it."""
     source_id = source.info.run_id
     tags = {key: value for key, value in source.data.tags.items() if key not in _OWN_TAGS}
-    tags[ORIGIN_RUN_TAG] = source.data.tags.get(ORIGIN_RUN_TAG, source_id)
-    tags[COPIED_FROM_TAG] = f"{tracking.experiment_name(client, source.info.experiment_id)}/{source_id}"
+    tags[tag.ORIGIN_RUN] = source.data.tags.get(tag.ORIGIN_RUN, source_id)
+    tags[tag.COPIED_FROM] = f"{tracking.experiment_name(client, source.info.experiment_id)}/{source_id}"
     # what this process tagged at the start and the source does not say is not the source's provenance
     not_in_source = set(provenance.run_tags()) - set(tags)
     tracking.replace_tags(client, run_id, tags, not_in_source)

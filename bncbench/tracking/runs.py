@@ -17,13 +17,12 @@ import pandas as pd
 from mlflow.entities import DatasetInput, Metric, Param, Run, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 
-from bncbench.tracking.provenance import DATA_DIGEST_TAG
+from bncbench.tracking import tags as tag
 from bncbench.tracking.store import environment
 
 #: MLflow tag values are limited in length; longer error messages are cut there.
 MAX_TAG_LENGTH = 5000
 #: Prefix of the per-fold values of a metric (step = fold index).
-FOLD_PREFIX = "fold/"
 #: Runs per page of a search, the most an MLflow store returns at once.
 _PAGE = 1000
 #: Metric values per ``log_batch`` request, the most MLflow takes.
@@ -49,7 +48,7 @@ def finished_run(
 
 def cell_names(run: Run) -> tuple[str | None, str | None]:
     """The ``(dataset, model)`` a run is tagged with: its cell."""
-    return run.data.tags.get("dataset"), run.data.tags.get("model")
+    return run.data.tags.get(tag.DATASET), run.data.tags.get(tag.MODEL)
 
 
 def finished_run_in_other_experiments(
@@ -79,7 +78,7 @@ def _latest_finished(
     return client.search_runs(
         experiment_ids,
         filter_string=(
-            f"tags.cfg_hash = '{hash_}' and tags.{DATA_DIGEST_TAG} = '{data_digest}' "
+            f"tags.{tag.CFG_HASH} = '{hash_}' and tags.{tag.DATA_DIGEST} = '{data_digest}' "
             "and attributes.status = 'FINISHED'"
         ),
         order_by=["attributes.start_time DESC"],
@@ -90,14 +89,14 @@ def _latest_finished(
 def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
     """The RUNNING runs with ``cfg_hash == hash_`` (live or abandoned: ``bncbench.tracking.lease``)."""
     return client.search_runs(
-        [experiment_id], filter_string=f"tags.cfg_hash = '{hash_}' and attributes.status = 'RUNNING'"
+        [experiment_id], filter_string=f"tags.{tag.CFG_HASH} = '{hash_}' and attributes.status = 'RUNNING'"
     )
 
 
 def abandon(client: MlflowClient, runs, reason: str) -> None:
     """Mark RUNNING runs whose process died as KILLED, with ``reason`` in their ``error`` tag."""
     for run in runs:
-        set_tags(client, run.info.run_id, {"error": reason})
+        set_tags(client, run.info.run_id, {tag.ERROR: reason})
         end_run(client, run.info.run_id, status="KILLED")
 
 
@@ -245,7 +244,7 @@ def finished_cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
     return [
         run
         for run in all_runs(client, experiment_id, "attributes.status = 'FINISHED'")
-        if "dataset" in run.data.tags and "model" in run.data.tags
+        if tag.DATASET in run.data.tags and tag.MODEL in run.data.tags
     ]
 
 
@@ -276,7 +275,7 @@ def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable
     bulk = getattr(store, "get_metric_history_bulk", None)
     logged = []
     for metric in metrics:
-        key = FOLD_PREFIX + metric
+        key = tag.FOLD_PREFIX + metric
         if bulk is None:
             logged += [(run_id, m) for run_id in run_ids for m in client.get_metric_history(run_id, key)]
             continue
@@ -284,7 +283,7 @@ def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable
             chunk = run_ids[start : start + _RUNS_PER_QUERY]
             logged += [(m.run_id, m) for m in bulk(chunk, key, max_results=None)]
     frame = pd.DataFrame(
-        [(run_id, m.key.removeprefix(FOLD_PREFIX), m.step, m.value, m.timestamp) for run_id, m in logged],
+        [(run_id, m.key.removeprefix(tag.FOLD_PREFIX), m.step, m.value, m.timestamp) for run_id, m in logged],
         columns=[*_FOLD_COLUMNS, "timestamp"],
     )
     frame["run_id"] = pd.Categorical(frame["run_id"], categories=run_ids, ordered=True)

@@ -22,7 +22,7 @@ from mlflow.tracking import MlflowClient
 from sqlalchemy.engine import make_url
 
 from bncbench.core.errors import ConfigError
-from bncbench.bnc.progress import is_terminal
+from bncbench.core.terminal import is_terminal
 
 #: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database
 #: the client writes to itself (SQLite), relative to the working directory.

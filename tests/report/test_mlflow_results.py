@@ -4,7 +4,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.core.errors import ConfigError
-from bncbench.tracking.provenance import DATA_DIGEST_TAG
+from bncbench.tracking import tags as tag
 from bncbench.protocol.cell import Cell, CrossValidationSettings
 from bncbench.report.results import load_fold_metrics, load_results, read_runs
 
@@ -71,7 +71,7 @@ def test_a_dataset_without_a_file_here_is_read_in_one_version(tmp_path, cell_log
     cells = {("d", m): Cell.of("d", m, {"name": "d"}, {"estimator": m}, CrossValidationSettings(), None) for m in "ab"}
     for model, start, digest in [("a", 1, "v1"), ("b", 2, "v2")]:
         cell = cells[("d", model)]
-        tags = {"cfg_hash": cell.cfg_hash, DATA_DIGEST_TAG: digest}
+        tags = {"cfg_hash": cell.cfg_hash, tag.DATA_DIGEST: digest}
         cell_logger(client, experiment, "d", model, folds, start=start, params=cell.params, tags=tags)
     runs = read_runs(uri, "e", cells)
     assert list(runs.results()["model"]) == ["b"]

@@ -1,4 +1,4 @@
-"""``python -m bncbench.report``: composes the project's config and writes the report."""
+"""``bncbench report``: composes the project's config and writes the report."""
 
 import os
 import subprocess
@@ -6,12 +6,12 @@ import sys
 from pathlib import Path
 
 import bncbench
-from bncbench.report.__main__ import main
+from bncbench.app.cli import main
 
 
 def test_cli_writes_report_of_composed_experiment(store, tmp_path, capsys):
     uri, _ = store
-    assert main(["experiment=smoke", f"tracking_uri={uri}", f"report_dir={tmp_path}"]) == 0
+    assert main(["report", "experiment=smoke", f"tracking_uri={uri}", f"report_dir={tmp_path}"]) == 0
     assert capsys.readouterr().out == f"report written to {tmp_path / 'smoke'}\n"
     lines = (tmp_path / "smoke" / "wdl.md").read_text().splitlines()
     assert lines[-7:] == [
@@ -27,9 +27,9 @@ def test_cli_writes_report_of_composed_experiment(store, tmp_path, capsys):
 
 def test_cli_user_error_is_one_message(tmp_path, capsys):
     missing = tmp_path / "none.db"
-    assert main(["experiment=smoke", f"tracking_uri=sqlite:///{missing}"]) == 2
+    assert main(["report", "experiment=smoke", f"tracking_uri=sqlite:///{missing}"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: no MLflow store at {missing}")
+    assert err.startswith(f"bncbench: error: no MLflow store at {missing}")
     assert not missing.exists()
 
 
@@ -37,12 +37,12 @@ def test_python_m_exit_code_and_no_traceback():
     root = Path(bncbench.__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run(
-        [sys.executable, "-m", "bncbench.report", "experiment=nope"],
+        [sys.executable, "-m", "bncbench", "report", "experiment=nope"],
         capture_output=True,
         text=True,
         env=env,
         cwd=root,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("error: unknown experiment 'nope'; valid experiment names: ")
+    assert done.stderr.startswith("bncbench: error: unknown experiment 'nope'; valid experiment names: ")
     assert "Traceback" not in done.stderr

@@ -1,0 +1,25 @@
+"""The names a cell's MLflow run is logged under, defined once: every module that writes or reads a run
+(the runner, reuse, bundles, the report) takes them from here.
+
+A cell's run is named ``<dataset>/<model>`` and tagged with ``DATASET``, ``MODEL`` and ``CFG_HASH``
+(``bncbench.protocol.cell``); once it read its data, ``DATA_DIGEST``. A failed run carries ``ERROR``,
+a model that cannot run on the data ``NOT_APPLICABLE``; a run copied from another experiment
+``COPIED_FROM`` (``bncbench.tracking.reuse``), one imported from a bundle ``ORIGIN_RUN`` and
+``ORIGIN_BUNDLE`` (``bncbench.bundles``). Its params are the cell's semantic config flattened
+(``model.estimator_params.iterations``), its metrics the mean over the folds as ``<metric>`` and each
+fold's value as ``FOLD_PREFIX + <metric>`` with step = fold.
+"""
+
+DATASET = "dataset"
+MODEL = "model"
+CFG_HASH = "cfg_hash"
+DATA_DIGEST = "data_digest"
+ERROR = "error"
+NOT_APPLICABLE = "not_applicable"
+COPIED_FROM = "bncbench.copied_from"
+ORIGIN_RUN = "bncbench.origin.run_id"
+ORIGIN_BUNDLE = "bncbench.origin.bundle"
+VERSION = "version.bncbench"
+#: The tags without which a run is not a cell's.
+CELL = (DATASET, MODEL, CFG_HASH)
+FOLD_PREFIX = "fold/"
