@@ -6,8 +6,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
 
 from bncbench import tracking
 from bncbench.bundles.format import (
@@ -21,11 +19,14 @@ from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Cell
 from bncbench.tracking import lease
 from bncbench.tracking import tags as tag
+from bncbench.tracking.record import CellRecord, artifact_names, cell_records, download_artifact, metric_history
 
 #: Tags that do not travel: who held a run's lease (``bncbench.tracking.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
 LOCAL_TAGS = (
     *lease.LEASE_TAGS,
+    tag.ORIGIN_RUN,
+    tag.ORIGIN_BUNDLE,
     "mlflow.runName",
 )
 
@@ -73,7 +74,7 @@ def export_bundle(
     """
     check_path_name("experiment", experiment)
     client = tracking.open_existing_store(tracking_uri)
-    runs = _exported_runs(tracking.cell_runs(client, tracking.experiment_id(client, experiment)), cells)
+    runs = _exported_runs(cell_records(client, tracking.experiment_id(client, experiment)), cells)
     if not runs:
         which = "finished cell" if cells is None else "finished cell of this configuration (settings, datasets, models)"
         raise ConfigError(
@@ -87,9 +88,9 @@ def export_bundle(
         staging.mkdir()
         rows, metrics, prediction_files = [], [], {}
         for run in runs:
-            original = run.data.tags.get(tag.ORIGIN_RUN, run.info.run_id)
+            original = run.shown_id
             rows.append(_run_row(run, original))
-            metrics += _metric_history(client, run, original)
+            metrics += [(original, *value) for value in metric_history(client, run)]
             if predictions and (found := _download_predictions(client, run, downloads / original)):
                 prediction_files[original] = found
         manifest = write_bundle(
@@ -105,20 +106,20 @@ def export_bundle(
     return place
 
 
-def _exported_runs(runs: list[Run], cells: Mapping[tuple[str, str], Cell] | None) -> list[Run]:
+def _exported_runs(runs: list[CellRecord], cells: Mapping[tuple[str, str], Cell] | None) -> list[CellRecord]:
     """The latest FINISHED cell run of each (``cfg_hash``, ``data_digest``), of ``cells`` if given, by
     dataset and model."""
     latest = {}
     for run in runs:
-        tags = run.data.tags
-        if run.info.status != "FINISHED" or not set(tag.CELL) <= set(tags):
+        tags = run.tags
+        if run.status != "FINISHED" or not set(tag.CELL) <= set(tags):
             continue
         if cells is not None and not _of_configuration(tags, cells):
             continue
         key = (tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
         if key not in latest or _started(run) >= _started(latest[key]):
             latest[key] = run
-    return sorted(latest.values(), key=lambda r: (r.data.tags[tag.DATASET], r.data.tags[tag.MODEL], _started(r)))
+    return sorted(latest.values(), key=lambda r: (*r.key, _started(r)))
 
 
 def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], Cell]) -> bool:
@@ -130,39 +131,29 @@ def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], C
     )
 
 
-def _started(run: Run) -> tuple[int, int]:
-    return run.info.start_time or 0, run.info.end_time or 0
+def _started(run: CellRecord) -> tuple[int, int]:
+    return run.start_time or 0, run.end_time or 0
 
 
-def _run_row(run: Run, original: str) -> dict:
-    inputs = run.inputs.dataset_inputs if run.inputs else []
+def _run_row(run: CellRecord, original: str) -> dict:
     return {
         "run_id": original,
-        "run_name": run.info.run_name,
-        "start_time": run.info.start_time,
-        "end_time": run.info.end_time,
-        "tags": {key: value for key, value in run.data.tags.items() if key not in LOCAL_TAGS},
-        "params": dict(run.data.params),
-        "inputs": [dataset_input.to_dictionary() for dataset_input in inputs],
+        "run_name": run.name,
+        "start_time": run.start_time,
+        "end_time": run.end_time,
+        "tags": {key: value for key, value in run.tags.items() if key not in LOCAL_TAGS},
+        "params": dict(run.params),
+        "inputs": list(run.inputs),
     }
 
 
-def _metric_history(client: MlflowClient, run: Run, original: str) -> list[tuple]:
-    return [
-        (original, metric.key, metric.value, metric.step, metric.timestamp)
-        for key in sorted(run.data.metrics)
-        for metric in client.get_metric_history(run.info.run_id, key)
-    ]
-
-
-def _download_predictions(client: MlflowClient, run: Run, folder: Path) -> Path | None:
+def _download_predictions(client, run: CellRecord, folder: Path) -> Path | None:
     """The run's predictions artifact, downloaded into ``folder``; None (with a warning) if it has none."""
-    if PREDICTIONS_ARTIFACT not in {artifact.path for artifact in client.list_artifacts(run.info.run_id)}:
+    if PREDICTIONS_ARTIFACT not in artifact_names(client, run.run_id):
         warnings.warn(
-            f"run {run.info.run_id} ({run.info.run_name}) has no {PREDICTIONS_ARTIFACT} artifact: it is "
+            f"run {run.run_id} ({run.name}) has no {PREDICTIONS_ARTIFACT} artifact: it is "
             "exported without predictions.",
             stacklevel=3,
         )
         return None
-    folder.mkdir(parents=True)
-    return Path(client.download_artifacts(run.info.run_id, PREDICTIONS_ARTIFACT, str(folder)))
+    return download_artifact(client, run.run_id, PREDICTIONS_ARTIFACT, folder)

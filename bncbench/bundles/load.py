@@ -1,15 +1,10 @@
 """Import bundles (``bncbench.bundles``) into an MLflow store as ordinary runs, each cell once."""
 
-import shutil
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
-from mlflow.tracking import MlflowClient
-from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 
 from bncbench.tracking import provenance
 from bncbench import tracking
@@ -21,6 +16,7 @@ from bncbench.bundles.format import (
 from bncbench.data.digest import dataset_digest
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.tracking import tags as tag
+from bncbench.tracking.record import CellRecord, cell_records, write_record
 
 _SHORT = 8
 #: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
@@ -159,45 +155,29 @@ def import_bundles(
     return summary
 
 
-def _finished_cells(client: MlflowClient, experiment_id: str) -> set[tuple[str, str | None]]:
+def _finished_cells(client, experiment_id: str) -> set[tuple[str, str | None]]:
     """``(cfg_hash, data_digest)`` of the experiment's FINISHED runs."""
     return {
-        (run.data.tags[tag.CFG_HASH], run.data.tags.get(tag.DATA_DIGEST))
-        for run in tracking.cell_runs(client, experiment_id)
-        if run.info.status == "FINISHED" and tag.CFG_HASH in run.data.tags
+        (run.cfg_hash, run.data_digest)
+        for run in cell_records(client, experiment_id)
+        if run.status == "FINISHED" and run.cfg_hash is not None
     }
 
 
-def _import_run(client: MlflowClient, experiment_id: str, bundle: Bundle, run, metrics) -> None:
-    tags = {**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id}
-    run_id = client.create_run(
-        experiment_id, start_time=_millis(run.start_time), tags=tags, run_name=run.run_name
-    ).info.run_id
-    try:
-        tracking.log_params(client, run_id, run.params)
-        if metrics is not None:
-            history = [
-                Metric(key, float(value), int(timestamp), int(step))
-                for key, value, step, timestamp in metrics[_METRIC_FIELDS].itertuples(index=False)
-            ]
-            tracking.log_metric_history(client, run_id, history)
-        if len(run.inputs):
-            client.log_inputs(run_id, datasets=[_dataset_input(found) for found in run.inputs])
-        if run.run_id in bundle.predictions:
-            with tempfile.TemporaryDirectory() as tmp:  # the artifact keeps its name
-                artifact = Path(tmp) / PREDICTIONS_ARTIFACT
-                shutil.copyfile(bundle.predictions[run.run_id], artifact)
-                client.log_artifact(run_id, str(artifact))
-        client.set_terminated(run_id, status="FINISHED", end_time=_millis(run.end_time))
-    except BaseException:
-        client.delete_run(run_id)
-        raise
-
-
-def _dataset_input(exported: dict) -> DatasetInput:
-    """A run's MLflow dataset input from its ``DatasetInput.to_dictionary()``."""
-    tags = [InputTag(key, value) for key, value in exported["tags"].items()]
-    return DatasetInput(Dataset.from_dictionary(exported["dataset"]), tags)
+def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics) -> None:
+    record = CellRecord(
+        run_id=run.run_id,
+        name=run.run_name,
+        status="FINISHED",
+        start_time=_millis(run.start_time),
+        end_time=_millis(run.end_time),
+        tags={**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id},
+        params=run.params,
+        inputs=tuple(run.inputs),
+    )
+    history = [] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None))
+    predictions = bundle.predictions.get(run.run_id)
+    write_record(client, experiment_id, record, history, {PREDICTIONS_ARTIFACT: predictions} if predictions else {})
 
 
 def _millis(value) -> int | None:
@@ -241,6 +221,6 @@ def _digest_here(spec: dict, data_dir) -> str | None:
 
 def _code(tags: dict) -> str:
     """``bncbench <version>, git <commit>`` (``with uncommitted changes`` when dirty) of a run's tags."""
-    commit = str(tags.get(MLFLOW_GIT_COMMIT, "not logged"))
-    dirty = " with uncommitted changes" if tags.get(MLFLOW_GIT_DIRTY) == "true" else ""
+    commit = str(tags.get(tag.GIT_COMMIT, "not logged"))
+    dirty = " with uncommitted changes" if tags.get(tag.GIT_DIRTY) == "true" else ""
     return f"bncbench {tags.get(tag.VERSION, 'not logged')}, git {commit[:12]}{dirty}"

@@ -20,12 +20,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import pandas as pd
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
-from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_DIRTY
 
-from bncbench import tracking
 from bncbench.tracking import tags as tag
+from bncbench.tracking.record import CellRecord, finished_records, fold_values
 from bncbench.protocol.cell import SEMANTIC_KEYS, Cell
 
 MODEL_PARAM_PREFIX = "model."
@@ -37,8 +34,8 @@ PROVENANCE = {
     "cv.seed": ("params", "cv.seed"),
     "iterations": ("params", "model.estimator_params.iterations"),
     "bncbench": ("tags", tag.VERSION),
-    "git_commit": ("tags", MLFLOW_GIT_COMMIT),
-    "git_dirty": ("tags", MLFLOW_GIT_DIRTY),
+    "git_commit": ("tags", tag.GIT_COMMIT),
+    "git_dirty": ("tags", tag.GIT_DIRTY),
     "data_digest": ("tags", tag.DATA_DIGEST),
     "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.tracking.reuse)
 }
@@ -53,17 +50,17 @@ class LoggedRuns:
 
     Attributes
     ----------
-    client : MlflowClient
+    tracking_uri : str
         The store they were read from.
-    runs : tuple of mlflow.entities.Run
+    runs : tuple of CellRecord
         Every FINISHED run of the experiment tagged ``dataset`` and ``model``.
     cells : mapping or None
         The experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`) the runs are checked
         against; None: each cell's latest run counts, whatever its settings.
     """
 
-    client: MlflowClient
-    runs: tuple[Run, ...]
+    tracking_uri: str
+    runs: tuple[CellRecord, ...]
     cells: Cells | None
 
     def results(self) -> pd.DataFrame:
@@ -72,7 +69,7 @@ class LoggedRuns:
         Returns
         -------
         pandas.DataFrame
-            Columns ``dataset``, ``model``, ``run_id`` (:func:`report_run_id`), ``cfg_hash``, then one
+            Columns ``dataset``, ``model``, ``run_id`` (``CellRecord.shown_id``), ``cfg_hash``, then one
             column per mean metric (NaN where a run did not log it), sorted by dataset and model. When a cell has
             several runs that count, the one started last is read.
         """
@@ -123,35 +120,34 @@ class LoggedRuns:
             return None
         rows = [
             {
-                "dataset": run.data.tags[tag.DATASET],
-                "model": run.data.tags[tag.MODEL],
-                "run_id": report_run_id(run),
-                "differs": _difference(run, self.cells[tracking.cell_names(run)]),
+                "dataset": run.tags[tag.DATASET],
+                "model": run.tags[tag.MODEL],
+                "run_id": run.shown_id,
+                "differs": _difference(run, self.cells[run.key]),
             }
             for run in self.runs
-            if tracking.cell_names(run) in self.cells and not _belongs(run, self.cells)
+            if run.key in self.cells and not _belongs(run, self.cells)
         ]
         return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
 
     def fold_metrics(self, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
         """Per-fold values of some of the runs (:func:`bncbench.tracking.fold_metrics`), by the ids
-        the results show (:func:`report_run_id`)."""
-        in_store = {report_run_id(run): run.info.run_id for run in self.runs}
+        the results show (``CellRecord.shown_id``)."""
+        in_store = {run.shown_id: run.run_id for run in self.runs}
         shown = {store_id: run_id for run_id, store_id in in_store.items()}
-        with tracking.read_errors(self.client.tracking_uri):
-            folds = tracking.fold_metrics(self.client, [in_store.get(r, r) for r in run_ids], metrics)
+        folds = fold_values(self.tracking_uri, [in_store.get(r, r) for r in run_ids], metrics)
         return folds.assign(run_id=folds["run_id"].map(lambda r: shown.get(r, r)))
 
-    def _latest(self, row: Callable[[Run], dict]) -> pd.DataFrame:
+    def _latest(self, row: Callable[[CellRecord], dict]) -> pd.DataFrame:
         """``row`` of the latest run of each (dataset, model) cell (with the expected ``cfg_hash``
         and ``data_digest``, when the cells are given), sorted by cell."""
         frame = pd.DataFrame(
             [
                 {
-                    "dataset": run.data.tags[tag.DATASET],
-                    "model": run.data.tags[tag.MODEL],
-                    "_start": run.info.start_time,
-                    "_end": run.info.end_time,
+                    "dataset": run.tags[tag.DATASET],
+                    "model": run.tags[tag.MODEL],
+                    "_start": run.start_time,
+                    "_end": run.end_time,
                     **row(run),
                 }
                 for run in self.runs
@@ -188,10 +184,8 @@ def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = Non
     ConfigError
         If the store cannot be opened or holds no such experiment.
     """
-    client = tracking.open_existing_store(tracking_uri)
-    with tracking.read_errors(tracking_uri):
-        runs = tracking.finished_cell_runs(client, tracking.experiment_id(client, experiment_name))
-    return LoggedRuns(client, tuple(runs), None if cells is None else _one_version_per_dataset(runs, cells))
+    runs = finished_records(tracking_uri, experiment_name)
+    return LoggedRuns(tracking_uri, tuple(runs), None if cells is None else _one_version_per_dataset(runs, cells))
 
 
 def _one_version_per_dataset(runs, cells: Cells) -> Cells:
@@ -199,10 +193,10 @@ def _one_version_per_dataset(runs, cells: Cells) -> Cells:
     server) given the ``data_digest`` of its latest run of the configuration: the cells of a dataset
     then read one version of it, and runs on another are left out as such."""
     logged = {}
-    for run in sorted(runs, key=lambda run: run.info.start_time):
-        cell = cells.get(tracking.cell_names(run))
-        if cell is not None and cell.data_digest is None and run.data.tags.get(tag.CFG_HASH) == cell.cfg_hash:
-            logged[run.data.tags[tag.DATASET]] = run.data.tags.get(tag.DATA_DIGEST)
+    for run in sorted(runs, key=lambda run: run.start_time):
+        cell = cells.get(run.key)
+        if cell is not None and cell.data_digest is None and run.cfg_hash == cell.cfg_hash:
+            logged[run.tags[tag.DATASET]] = run.data_digest
     return {
         key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
         for key, cell in cells.items()
@@ -222,15 +216,14 @@ def load_model_params(tracking_uri: str, experiment_name: str, cells: Cells | No
 def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
     """Per-fold values ``fold/<metric>`` of some runs (:func:`bncbench.tracking.fold_metrics`), e.g.
     for a 5x2cv t-test per dataset."""
-    with tracking.read_errors(tracking_uri):
-        return tracking.fold_metrics(tracking.open_existing_store(tracking_uri), run_ids, metrics)
+    return fold_values(tracking_uri, run_ids, metrics)
 
 
-def _belongs(run: Run, cells: Cells) -> bool:
+def _belongs(run: CellRecord, cells: Cells) -> bool:
     """Whether a run is one of its cell's expected runs: its ``cfg_hash``, and its ``data_digest``
     unless the dataset's is unknown here."""
-    cell = cells.get(tracking.cell_names(run))
-    tags = run.data.tags
+    cell = cells.get(run.key)
+    tags = run.tags
     return (
         cell is not None
         and tags.get(tag.CFG_HASH) == cell.cfg_hash
@@ -238,47 +231,40 @@ def _belongs(run: Run, cells: Cells) -> bool:
     )
 
 
-def _difference(run: Run, cell: Cell) -> str:
+def _difference(run: CellRecord, cell: Cell) -> str:
     """How a run differs from its cell's expected run, briefly."""
     logged = {
         key: value
-        for key, value in run.data.params.items()
+        for key, value in run.params.items()
         if key.split(".")[0] in SEMANTIC_KEYS and key not in _DERIVED_PARAMS
     }
     keys = logged.keys() | cell.params.keys()
     changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))
     if changed:
         return ", ".join(f"{key}={logged.get(key, '(not set)')}" for key in changed)
-    if run.data.tags.get(tag.CFG_HASH) != cell.cfg_hash:
-        return f"cfg_hash={run.data.tags.get('cfg_hash')}"
-    digest = run.data.tags.get(tag.DATA_DIGEST)
+    if run.cfg_hash != cell.cfg_hash:
+        return f"cfg_hash={run.tags.get('cfg_hash')}"
+    digest = run.data_digest
     if digest:
         return f"data_digest={digest[:8]} (another version of the dataset file)"
     return "no data_digest (an older run)"
 
 
-def report_run_id(run: Run) -> str:
-    """The id a report shows for a run: its original id when it was imported from a bundle
-    (``bncbench.bundles``), so that a report of imported runs is the report of the originals."""
-    return run.data.tags.get(tag.ORIGIN_RUN, run.info.run_id)
+def _metric_row(run: CellRecord) -> dict:
+    return {"run_id": run.shown_id, "cfg_hash": run.cfg_hash, **run.means()}
 
 
-def _metric_row(run: Run) -> dict:
-    means = {k: v for k, v in run.data.metrics.items() if not k.startswith(tag.FOLD_PREFIX)}
-    return {"run_id": report_run_id(run), "cfg_hash": run.data.tags.get(tag.CFG_HASH), **means}
-
-
-def _params_row(run: Run) -> dict:
+def _params_row(run: CellRecord) -> dict:
     return {
         key: value
-        for key, value in run.data.params.items()
+        for key, value in run.params.items()
         if key.startswith(MODEL_PARAM_PREFIX) and key != MODEL_PARAM_PREFIX + "name"
     }
 
 
-def _provenance_row(run: Run) -> dict:
-    found = {"params": run.data.params, "tags": run.data.tags}
+def _provenance_row(run: CellRecord) -> dict:
+    found = {"params": run.params, "tags": run.tags}
     return {
-        "run_id": report_run_id(run),
+        "run_id": run.shown_id,
         **{column: found[kind].get(key) for column, (kind, key) in PROVENANCE.items()},
     }

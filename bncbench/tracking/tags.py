@@ -20,6 +20,9 @@ COPIED_FROM = "bncbench.copied_from"
 ORIGIN_RUN = "bncbench.origin.run_id"
 ORIGIN_BUNDLE = "bncbench.origin.bundle"
 VERSION = "version.bncbench"
+#: MLflow's own tags of the code a run was produced by.
+GIT_COMMIT = "mlflow.source.git.commit"
+GIT_DIRTY = "mlflow.source.git.dirty"
 #: The tags without which a run is not a cell's.
 CELL = (DATASET, MODEL, CFG_HASH)
 FOLD_PREFIX = "fold/"
