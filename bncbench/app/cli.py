@@ -137,9 +137,10 @@ def _dispatch(args, command: str) -> int:
 
 
 def _quiet_libraries() -> None:
-    """MLflow and its database migrations (alembic) log at INFO, which says nothing a user acts on."""
-    for name in ("mlflow", "alembic"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    """MLflow and its database migrations (alembic) log at INFO, which says nothing a user acts on: MLflow
+    sets its level from ``MLFLOW_LOGGING_LEVEL`` when imported (here and in the workers), alembic's is set."""
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str | None = None) -> int:

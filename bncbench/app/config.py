@@ -38,7 +38,7 @@ from bncbench.core.errors import ConfigError
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
-from bncbench.protocol.models import experiment_comparisons, model_spec
+from bncbench.protocol.models import experiment_comparisons, model_spec, reads_setting
 
 #: The key under which ``_dataset_specs`` composes the experiment's dataset configs.
 _CELLS = "_cells"
@@ -126,7 +126,22 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
         metrics=tuple(experiment.get("metrics") or ()),
         report=OmegaConf.to_container(cfg.report, resolve=True),
         overrides=tuple(overrides),
+        settings_read=_settings_read(cfg, models),
     )
+
+
+def _settings_read(cfg: DictConfig, models: dict[str, dict]) -> dict[str, tuple[str, ...]]:
+    """For each model, the ``MODEL_SETTINGS`` parameters it takes from the config (``hdp.iterations``)."""
+    grids = experiment_grids(cfg)
+    return {
+        name: tuple(
+            f"{estimator}.{parameter}"
+            for estimator in MODEL_SETTINGS
+            for parameter in cfg[estimator]
+            if reads_setting(model, grids, name, estimator, parameter)
+        )
+        for name, model in models.items()
+    }
 
 
 def _compose(overrides: list[str]) -> DictConfig:

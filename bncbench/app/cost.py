@@ -1,34 +1,205 @@
 """What a sweep will cost, said before its first cell: CPU-hours, wall time, and lighter settings.
 
-TEMPORARY crude model until bncbench.protocol.cost lands.
+Each cell's CPU seconds come from the cost model (``bncbench.protocol.cost``), shipped fitted to the
+runs of the committed bundles, rescaled to this machine by the cells of the plan its store has
+finished already (their logged ``fit_seconds`` and ``predict_seconds`` against the model's
+prediction, shrunk towards 1 while they are few), plus a second a cell for what is not a fit. The
+sweep runs the cells smallest first: datasets in increasing order of their cells' cost, each
+dataset's cells together.
 """
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
+import yaml
+
+from bncbench.app.config_files import config_dir
+from bncbench.core.errors import DatasetError
 from bncbench.core.terminal import duration
-from bncbench.protocol.cell import Cell, Plan
+from bncbench.protocol.cell import Cell, Plan, canonical_model
+from bncbench.protocol.cost import CostModel, wall_seconds
+from bncbench.protocol.cost_features import FEATURE_COLUMNS, CellFeatures, cell_features, dataset_features
+
+#: Seconds a cell costs besides its fits and predictions (discretisation, the warm-up fit, logging to
+#: the store: a median 0.6 s in the committed bundles' runs, more on a loaded machine).
+_CELL_OVERHEAD_SECONDS = 1.0
+#: Predicted CPU seconds by which the machine's factor is shrunk towards 1 (see the module).
+_PRIOR_SECONDS = 600.0
+#: A sweep this long or longer is told its lighter settings.
+_LIGHTER_FROM_SECONDS = 600.0
+#: The Gibbs iterations of the lighter setting ``hdp.iterations=...``.
+_LIGHTER_ITERATIONS = 1000
+#: The suite of the lighter setting ``suite=...``.
+_LIGHTER_SUITE = "small"
 
 
 @dataclass(frozen=True)
 class Costs:
-    seconds: dict
+    """Predicted CPU seconds of each cell of a plan, and what they come from.
 
-    def order(self, cell: Cell):
-        dataset_total = sum(s for (d, _), s in self.seconds.items() if d == cell.dataset)
-        return (dataset_total, cell.dataset, self.seconds[cell.key])
+    Attributes
+    ----------
+    seconds : mapping
+        By ``Cell.key``.
+    features : mapping
+        Each cell's ``CellFeatures``, by ``Cell.key`` (None for a dataset the store does not describe).
+    factor : float
+        This machine's speed against the model's reference (1: no cell of the plan finished yet).
+    model : CostModel
+    """
 
-    def lines(self, plan: Plan, to_run: list[Cell], workers: int) -> list[str]:
-        total = sum(self.seconds[c.key] for c in to_run)
-        return [
+    seconds: Mapping[tuple[str, str], float]
+    features: Mapping[tuple[str, str], CellFeatures | None]
+    factor: float
+    model: CostModel
+
+    def order(self, cell: Cell) -> tuple:
+        """The sweep's order: datasets by their cells' total cost, smallest first, then each dataset's
+        cells smallest first."""
+        totals = self._dataset_totals()
+        return totals[cell.dataset], cell.dataset, self.seconds[cell.key]
+
+    def lines(self, plan: Plan, to_run: Sequence[Cell], workers: int) -> list[str]:
+        """What the sweep prints before its first cell (``to_run`` in the order it runs them)."""
+        seconds = [self.seconds[cell.key] for cell in to_run]
+        unknown = sorted({cell.dataset for cell in to_run if self.features[cell.key] is None})
+        finished = len(plan) - len(to_run)
+        lines = [
             f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells ({len(plan.datasets)} datasets x "
-            f"{len(plan.models)} models): {len(to_run)} to run, {len(plan) - len(to_run)} finished before.",
-            f"bncbench: expected cost about {total / 3600:.1f} CPU-hours, {duration(total / workers)} on {workers} workers.",
+            f"{len(plan.models)} models): {len(to_run)} to run, {finished} finished before."
         ]
+        if to_run:
+            speed = "" if self.factor == 1.0 else f", at this machine's speed ({self.factor:.2f}x the model's)"
+            lines.append(
+                f"bncbench: expected cost about {_hours(sum(seconds))}, {_wall(wall_seconds(seconds, workers))} "
+                f"on {workers} worker{'s' if workers > 1 else ''} (cost model{speed}; typically within x1.3 a cell, "
+                "x2 for 90% of them)."
+            )
+        if unknown:
+            lines.append(f"bncbench: no cost known for {', '.join(unknown)} (not in the data directory's manifest).")
+        if sum(seconds) >= _LIGHTER_FROM_SECONDS:
+            lines.append(self._lighter(plan, to_run))
+        return lines
+
+    def _dataset_totals(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for (dataset, _), seconds in self.seconds.items():
+            totals[dataset] = totals.get(dataset, 0.0) + seconds
+        return totals
+
+    def _lighter(self, plan: Plan, to_run: Sequence[Cell]) -> str:
+        """``bncbench: lighter: hdp.iterations=1000 (about 1.2 h), suite=small (...), ...``."""
+        options = []
+        hdp = [
+            cell for cell in to_run
+            if "hdp.iterations" in plan.settings_read.get(cell.model, ()) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS
+        ]
+        if hdp:
+            fewer = self._with_iterations(to_run, _LIGHTER_ITERATIONS, plan)
+            options.append(f"hdp.iterations={_LIGHTER_ITERATIONS} (about {_hours(fewer)})")
+        small = set(_suite(_LIGHTER_SUITE))
+        if small and not set(plan.datasets) <= small:
+            in_suite = [cell for cell in to_run if cell.dataset in small]
+            options.append(f"suite={_LIGHTER_SUITE} (about {_hours(sum(self.seconds[c.key] for c in in_suite))})")
+            if hdp:
+                options.append(
+                    f"both (about {_hours(self._with_iterations(in_suite, _LIGHTER_ITERATIONS, plan))})"
+                )
+        options.append("or a subset: experiment.models=[...] experiment.datasets=[...]")
+        return "bncbench: lighter: " + ", ".join(options) + "."
+
+    def _with_iterations(self, cells: Sequence[Cell], iterations: int, plan: Plan) -> float:
+        """The CPU seconds of ``cells`` with ``hdp.iterations=<iterations>``."""
+        known = [
+            replace(found, iterations=iterations) if "hdp.iterations" in plan.settings_read.get(cell.model, ()) else found
+            for cell in cells
+            if (found := self.features[cell.key]) is not None
+        ]
+        return float(self.model.predict(known).sum() * self.factor) if known else 0.0
 
 
-def plan_costs(plan: Plan, cfg, client) -> Costs:
-    seconds = {}
-    for cell in plan.cells:
-        it = cell.semantic()["model"].get("estimator_params", {}).get("iterations") or 100
-        seconds[cell.key] = 1.0 + it / 1000
-    return Costs(seconds)
+def plan_costs(plan: Plan, data_dir, logged: Iterable = ()) -> Costs:
+    """The predicted cost of every cell of ``plan``.
+
+    Parameters
+    ----------
+    plan : Plan
+    data_dir : str or Path
+        The dataset store whose ``manifest.csv`` and ``schema.json`` give the datasets' sizes.
+    logged : iterable of CellRecord
+        Finished runs of the experiment: those of the plan's cells set this machine's factor.
+    """
+    model = CostModel.default()
+    features = {cell.key: _features(cell, data_dir) for cell in plan.cells}
+    known = [key for key, found in features.items() if found is not None]
+    predicted = dict(zip(known, model.predict([features[key] for key in known]), strict=True)) if known else {}
+    fallback = float(np.median(list(predicted.values()))) if predicted else 1.0
+    factor = _machine_factor(plan, predicted, logged)
+    seconds = {
+        cell.key: float(predicted.get(cell.key, fallback)) * factor + _CELL_OVERHEAD_SECONDS for cell in plan.cells
+    }
+    return Costs(seconds, features, factor, model)
+
+
+def plan_features(plan: Plan, data_dir) -> pd.DataFrame:
+    """One row per cell of ``plan`` whose dataset the store describes: ``dataset``, ``model`` and the
+    cell's ``FEATURE_COLUMNS`` (what ``CostModel.predict`` takes)."""
+    rows = [
+        {"dataset": cell.dataset, "model": cell.model, **dataclasses.asdict(found)}
+        for cell in plan.cells
+        if (found := _features(cell, data_dir)) is not None
+    ]
+    return pd.DataFrame(rows, columns=["dataset", "model", *FEATURE_COLUMNS])
+
+
+def _features(cell: Cell, data_dir) -> CellFeatures | None:
+    dataset = cell.semantic()["dataset"]
+    try:
+        size = dataset_features(Path(data_dir), str(dataset["name"]), dataset.get("drop") or ())
+    except DatasetError:  # not in the store's manifest (yet): its cells are priced at the median
+        return None
+    return cell_features(canonical_model(cell.semantic()["model"]), size, cell.cv.repetitions * cell.cv.folds)
+
+
+def _machine_factor(plan: Plan, predicted: Mapping, logged: Iterable) -> float:
+    """This machine's logged seconds of the plan's finished cells over their predicted seconds, shrunk
+    towards 1 by ``_PRIOR_SECONDS``."""
+    cells = plan.by_key()
+    actual = expected = 0.0
+    for record in logged:
+        cell = cells.get(record.key)
+        if cell is None or record.cfg_hash != cell.cfg_hash or cell.key not in predicted:
+            continue
+        means = record.means()
+        if "fit_seconds" in means and "predict_seconds" in means:
+            actual += (means["fit_seconds"] + means["predict_seconds"]) * cell.cv.repetitions * cell.cv.folds
+            expected += predicted[cell.key]
+    return (actual + _PRIOR_SECONDS) / (expected + _PRIOR_SECONDS) if expected else 1.0
+
+
+def _hdp_iterations(cell: Cell) -> int | None:
+    model = cell.semantic()["model"]
+    return (model.get("estimator_params") or {}).get("iterations") if model.get("estimator") == "hdp" else None
+
+
+def _suite(name: str) -> list[str]:
+    path = config_dir() / "suite" / f"{name}.yaml"
+    return list(yaml.safe_load(path.read_text(encoding="utf-8"))["datasets"]) if path.is_file() else []
+
+
+def _hours(seconds: float) -> str:
+    """CPU time as an estimate: ``40000`` -> ``"11.1 CPU-hours"``, ``1858`` -> ``"31 CPU-minutes"``."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} CPU-hours"
+    return f"{max(1, round(seconds / 60))} CPU-minute{'s' if round(seconds / 60) > 1 else ''}"
+
+
+def _wall(seconds: float) -> str:
+    """Wall time as an estimate, to the minute (``"5 h 55 min"``, ``"4 min"``, ``"under a minute"``)."""
+    if seconds < 60:
+        return "under a minute"
+    return duration(60 * round(seconds / 60)) if seconds >= 3600 else f"{round(seconds / 60)} min"

@@ -31,11 +31,11 @@ from bncbench.app.executors import cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
 from bncbench.app.runs_dir import artifact_location, runs_dir
+from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
 from bncbench.protocol.cell import Cell, Plan
 from bncbench.report import write_report
 from bncbench.tracking import lease
-from bncbench.tracking import tags as tag
 
 
 class Interrupted(KeyboardInterrupt):
@@ -99,12 +99,13 @@ def run_plan(composed: Composed, command: str) -> int:
     tracking.mark_sweep(client, experiment_id)
     for key, value in ui_tags(plan).items():
         client.set_experiment_tag(experiment_id, key, value)
-    finished = finished_before(client, experiment_id, plan)
+    logged = tracking.finished_records(cfg.tracking_uri, plan.experiment)
+    finished = finished_before(logged, plan)
     to_run = [cell for cell in plan.cells if cell.key not in finished]
     executor_settings = dict(cfg.executor)
     cores = joblib.cpu_count()
     workers = cells_at_once(executor_settings, max(1, len(to_run)), cores)
-    costs = plan_costs(plan, cfg, client)
+    costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
     to_run.sort(key=costs.order)
     print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
     summary = Summary(skipped=[plan.by_key()[key].name for key in finished if key in plan.by_key()])
@@ -147,13 +148,13 @@ def show_plan(composed: Composed) -> int:
     nothing is created or run."""
     cfg, plan = composed.cfg, composed.plan
     try:
-        client = tracking.open_existing_store(cfg.tracking_uri)
-        finished = finished_before(client, tracking.experiment_id(client, plan.experiment), plan)
+        logged = tracking.finished_records(cfg.tracking_uri, plan.experiment)
     except BncbenchError:  # no store or no experiment yet: nothing finished
-        client, finished = None, set()
+        logged = []
+    finished = finished_before(logged, plan)
     to_run = [cell for cell in plan.cells if cell.key not in finished]
     workers = cells_at_once(dict(cfg.executor), max(1, len(to_run)), joblib.cpu_count())
-    costs = plan_costs(plan, cfg, client)
+    costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
     print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
     return 0
 
@@ -171,14 +172,12 @@ def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) 
     )
 
 
-def finished_before(client, experiment_id: str, plan: Plan) -> set[tuple[str, str]]:
-    """The cells of ``plan`` with a FINISHED run of the same ``cfg_hash`` and data digest under their
-    own name in this experiment, in one search of the store: the sweep skips them without starting a
-    worker (a cell finished under another name or in another experiment is copied by its worker)."""
-    logged = {
-        (tracking.cell_names(run), run.data.tags.get(tag.CFG_HASH), run.data.tags.get(tag.DATA_DIGEST))
-        for run in tracking.finished_cell_runs(client, experiment_id)
-    }
+def finished_before(logged, plan: Plan) -> set[tuple[str, str]]:
+    """The cells of ``plan`` with a FINISHED run (among ``logged``, the experiment's, read in one search)
+    of the same ``cfg_hash`` and data digest under their own name: the sweep skips them without
+    starting a worker (a cell finished under another name or in another experiment is copied by its
+    worker)."""
+    logged = {(record.key, record.cfg_hash, record.data_digest) for record in logged}
     return {
         cell.key for cell in plan.cells
         if cell.data_digest is not None and (cell.key, cell.cfg_hash, cell.data_digest) in logged

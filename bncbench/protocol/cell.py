@@ -117,6 +117,8 @@ class Plan:
         The report's settings (``report.*``).
     overrides : tuple of str
         The command-line overrides the plan was composed from (the report says how to regenerate it).
+    settings_read : mapping
+        For each model, the experiment's settings it takes a parameter from (``("hdp.iterations",)``).
     """
 
     experiment: str
@@ -128,6 +130,7 @@ class Plan:
     metrics: tuple[str, ...] = ()
     report: Mapping = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
+    settings_read: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def by_key(self) -> dict[tuple[str, str], Cell]:
         """``{(dataset, model): cell}``."""

@@ -1,8 +1,9 @@
-"""The one place bncbench talks to MLflow: the store (:mod:`~bncbench.tracking.store`) and the runs of
-an experiment's cells, logged and read back (:mod:`~bncbench.tracking.runs`).
+"""The one place bncbench talks to MLflow: the store (:mod:`~bncbench.tracking.store`), the runs of an
+experiment's cells, logged and read back (:mod:`~bncbench.tracking.runs`), as records
+(:mod:`~bncbench.tracking.record`) under the names of :mod:`~bncbench.tracking.tags`.
 
 Every function takes an explicit ``MlflowClient``: no fluent-API state (active run, global tracking
-URI) is used, because Hydra's joblib workers run one cell after another in the same process.
+URI) is used, because a worker process runs one cell after another.
 """
 
 from bncbench.tracking.runs import (
@@ -33,6 +34,7 @@ from bncbench.tracking.runs import (
     set_tags,
     start_run,
 )
+from bncbench.tracking.record import CellRecord, finished_records
 from bncbench.tracking.store import (
     DEFAULT_ARTIFACT_DIR,
     DISK_FULL_MESSAGES,
@@ -52,6 +54,8 @@ from bncbench.tracking.store import (
 )
 
 __all__ = [
+    "CellRecord",
+    "finished_records",
     "DEFAULT_ARTIFACT_DIR",
     "DISK_FULL_MESSAGES",
     "FIRST_REQUEST_TIMEOUT",

@@ -1,0 +1,201 @@
+"""What a cell's cost depends on, known before it runs (:mod:`bncbench.protocol.cost` predicts it):
+the cell's model (structure, k, estimator, HDP's tying and iterations) and its dataset's size, read from
+the dataset store's ``manifest.csv`` and ``schema.json`` without reading a data row.
+"""
+
+import csv
+import dataclasses
+import functools
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bncbench.core.errors import DatasetError
+
+#: The features of a cell, in the order of :class:`CellFeatures`: the columns ``CostModel.fit``
+#: reads beside ``seconds`` (and ``condition``, when fitting with a reference condition).
+FEATURE_COLUMNS = (
+    *("structure", "k", "estimator", "tying", "iterations"),
+    *("rows", "attributes", "values", "classes", "folds"),
+)
+#: The estimator of a baseline's cell (a baseline is its own structure).
+BASELINE = "baseline"
+#: A dataset's mean MDL bins of a numeric attribute, ``scale * rows ** exponent``: the least squares of
+#: the log of the bins measured on a stratified training half of each of the 51 shared datasets with
+#: numeric attributes, and within a factor 1.42 of the measured mean for half of them (|log error|:
+#: median 0.35, 90th percentile 0.59, on the datasets it was fitted to). With the measured bins in
+#: place of the proxy, the cost model's errors left out one dataset at a time would be 0.02 (median)
+#: and 0.08 (90th percentile) smaller. ``benchmarks/cost_model.py --bins`` measures the proxy.
+NUMERIC_BINS_SCALE, NUMERIC_BINS_EXPONENT = 0.34, 0.30
+#: scikit-learn's datasets (``bncbench.data.sklearn_source``): rows, numeric attributes, classes;
+#: written out so that their features need no import of scikit-learn.
+SKLEARN_SHAPES = {
+    "sklearn-iris": (150, 4, 3),
+    "sklearn-wine": (178, 13, 3),
+    "sklearn-breast-cancer": (569, 30, 2),
+}
+
+
+@dataclass(frozen=True)
+class DatasetFeatures:
+    """The size of a dataset, as far as it is known before running.
+
+    Attributes
+    ----------
+    rows : int
+        Rows with a class.
+    attributes : int
+        Attributes, without the class and the columns dropped.
+    values : float
+        The mean number of values of an attribute after discretisation: a nominal attribute's
+        declared values, a numeric attribute's MDL bins by ``numeric_bins``. The mean rather than the
+        geometric mean, since a structure's tables grow with the sum of the attributes' values
+        (``classes * attributes * values`` cells for naive Bayes); it also predicted the logged cells
+        better.
+    classes : int
+        Classes occurring in the data.
+    """
+
+    rows: int
+    attributes: int
+    values: float
+    classes: int
+
+
+@dataclass(frozen=True)
+class CellFeatures:
+    """What a cell's cost depends on, known before it runs.
+
+    Attributes
+    ----------
+    structure : str
+        The structure (``nb``, ``tan``, ``kdb``, ``skdb``, ``aode``, ``direct``, ...) or, for a
+        baseline, the baseline's name (``random_forest``, ``xgboost``, ...).
+    k : int or None
+        The structure's k (kDB's parents, SkDB's k_max); None where it has none.
+    estimator : str
+        The estimator (``m_estimate``, ``hdp``, ...), ``"baseline"`` for a baseline.
+    tying : str or None
+        HDP's tying of concentrations (``level``, ``single``, ``same_parent``); None for others.
+    iterations : int or None
+        An iterative estimator's iterations (HDP's Gibbs iterations); None for others.
+    rows, attributes, values, classes
+        The dataset's :class:`DatasetFeatures`.
+    folds : int
+        The fits of the cell: repetitions x folds (10 for 5x2 cross-validation). The timings so far
+        are all of 2-fold splits: a fit of another split is predicted as one on half the rows.
+    """
+
+    structure: str
+    k: int | None
+    estimator: str
+    tying: str | None
+    iterations: int | None
+    rows: int
+    attributes: int
+    values: float
+    classes: int
+    folds: int = 10
+
+
+def numeric_bins(rows: int) -> float:
+    """The expected MDL bins of a numeric attribute of a dataset of ``rows`` rows (at least 1)."""
+    return max(1.0, NUMERIC_BINS_SCALE * rows**NUMERIC_BINS_EXPONENT)
+
+
+def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) -> DatasetFeatures:
+    """The features of dataset ``name`` from its store's ``manifest.csv`` and ``schema.json``.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        A dataset store (the format of ``bncbench.data.store``) with a ``manifest.csv`` giving each
+        dataset's ``rows``, ``n_classes`` and ``class_missing``; both files are read once per process.
+    name : str
+        The dataset, or one of scikit-learn's (``SKLEARN_SHAPES``), which needs no store.
+    drop : iterable of str
+        Columns the dataset's config drops (``drop`` of ``conf/dataset/<name>.yaml``).
+
+    Raises
+    ------
+    DatasetError
+        The store's manifest or schema has no entry for ``name``.
+    """
+    if name in SKLEARN_SHAPES:
+        rows, numeric, classes = SKLEARN_SHAPES[name]
+        return DatasetFeatures(rows, numeric, numeric_bins(rows), classes)
+    manifest, schema = _store_entries(str(Path(data_dir).resolve()))
+    if name not in manifest or name not in schema:
+        raise DatasetError(
+            f"the dataset store {data_dir} lists no {name!r} in its manifest.csv and schema.json, so the "
+            "cost of its cells cannot be known before reading it; add its row to manifest.csv (rows, "
+            "n_classes, class_missing) and its entry to schema.json."
+        )
+    entry = manifest[name]
+    rows = int(entry["rows"]) - int(entry.get("class_missing") or 0)
+    dropped = set(drop)
+    attributes = [a for a in schema[name]["attributes"] if a["name"] not in dropped]
+    values = [
+        len(a["values"]) if a["type"] == "nominal" and a.get("values") else numeric_bins(rows)
+        for a in attributes
+    ]
+    mean_values = float(np.mean(values)) if values else 1.0
+    return DatasetFeatures(rows, len(attributes), mean_values, int(entry["n_classes"]))
+
+
+@functools.cache
+def _store_entries(data_dir: str) -> tuple[dict, dict]:
+    """The manifest rows (by slug) and the schema of a store, read once; an absent file reads as empty."""
+    folder = Path(data_dir)
+    manifest, schema = {}, {}
+    if (folder / "manifest.csv").is_file():
+        with open(folder / "manifest.csv", encoding="utf-8", newline="") as file:
+            manifest = {row["slug"]: row for row in csv.DictReader(file)}
+    if (folder / "schema.json").is_file():
+        schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
+    return manifest, schema
+
+
+def cell_features(model: Mapping, dataset: DatasetFeatures, folds: int = 10) -> CellFeatures:
+    """The features of a cell running ``model`` on ``dataset``.
+
+    Parameters
+    ----------
+    model : Mapping
+        The cell's resolved model config (``cfg.model``), best in its canonical form
+        (``bncbench.semantic.canonical_model``), where an estimator's defaults are written out: an
+        HDP model without its ``tying`` is in another group than one with ``tying: level``.
+    dataset : DatasetFeatures
+    folds : int
+        The fits of the cell (``cv.repetitions * cv.folds``).
+    """
+    sizes = dataclasses.asdict(dataset)
+    if "baseline" in model:
+        return CellFeatures(str(model["baseline"]), None, BASELINE, None, None, **sizes, folds=folds)
+    params = model.get("estimator_params") or {}
+    iterations, k = params.get("iterations"), model.get("k")
+    return CellFeatures(
+        str(model["structure"]),
+        None if k is None else int(k),
+        str(model["estimator"]),
+        params.get("tying"),
+        None if iterations is None else int(iterations),
+        **sizes,
+        folds=folds,
+    )
+
+
+def features_frame(features) -> pd.DataFrame:
+    """Cells as a frame of ``FEATURE_COLUMNS``, from a CellFeatures, a sequence of them or a frame."""
+    if isinstance(features, pd.DataFrame):
+        missing = sorted(set(FEATURE_COLUMNS) - set(features.columns))
+        if missing:
+            raise ValueError(f"the cells lack the feature columns {missing}.")
+        return features
+    if isinstance(features, CellFeatures):
+        features = [features]
+    return pd.DataFrame([dataclasses.asdict(cell) for cell in features], columns=list(FEATURE_COLUMNS))
