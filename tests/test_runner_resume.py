@@ -157,5 +157,5 @@ def test_progress_shows_on_a_terminal(killed_and_resumed):
     again = killed_and_resumed.again
     lines = [x for x in again.terminal.splitlines() if "cells done" in x]
     assert lines, again.terminal
-    assert lines[-1].startswith(f"bncbench: {len(CELLS)}/{len(CELLS)} cells done, ")
+    assert lines[-1].startswith(f"bncbench: {len(CELLS)}/{len(CELLS)} cells done; ")
     assert "cells done" not in again.stdout_text

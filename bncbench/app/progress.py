@@ -36,6 +36,8 @@ class SweepProgress:
     ----------
     cells : sequence of Cell
         The cells the sweep runs.
+    done_before : int
+        The plan's cells finished before the sweep (counted as done).
     predicted : mapping
         Predicted CPU seconds of each cell, by ``Cell.key``.
     workers : int
@@ -47,8 +49,9 @@ class SweepProgress:
     """
 
     def __init__(self, cells, predicted: Mapping[tuple[str, str], float], workers: int,
-                 running: Callable[[], list[Cell]], stream=None):
-        self.total = len(cells)
+                 running: Callable[[], list[Cell]], stream=None, done_before: int = 0):
+        self.total = len(cells) + done_before
+        self.done_before = done_before
         self.predicted = dict(predicted)
         self.workers = max(1, workers)
         self.running = running
@@ -62,6 +65,7 @@ class SweepProgress:
         self._stop = threading.Event()
         self._changed = threading.Event()
         self._thread = None
+        self._shown = None
 
     def start(self) -> "SweepProgress":
         self._start = time.monotonic()
@@ -70,11 +74,14 @@ class SweepProgress:
         return self
 
     def stop(self) -> None:
+        """Stop the thread; on a terminal, the last count if a cell ended since the last line."""
         if self._thread is not None:
             self._stop.set()
             self._changed.set()
             self._thread.join()
             self._thread = None
+            if is_terminal(self.stream) and sum(self.counts.values()) != self._shown:
+                print(self.line(), file=self.stream, flush=True)
 
     def done(self, cell: Cell, status: str, seconds: float) -> None:
         """Count a cell that ended; its time calibrates the ETA when it was computed."""
@@ -104,7 +111,7 @@ class SweepProgress:
         """``bncbench: 7/18 cells done (1 failed); running: iris/nb_hdp, wine/nb_hdp; 2 min 5 s elapsed,
         about 3 min 10 s left (ETA 14:03)``."""
         now = time.monotonic() if now is None else now
-        done = sum(self.counts.values())
+        done = self.done_before + sum(self.counts.values())
         failed = f" ({self.counts['failed']} failed)" if self.counts["failed"] else ""
         text = f"bncbench: {done}/{self.total} cells done{failed}"
         running = self.running()
@@ -132,5 +139,6 @@ class SweepProgress:
             if changed:
                 self._stop.wait(max(0.0, INTERVAL - (time.monotonic() - last)))
                 self._changed.clear()
+            self._shown = sum(self.counts.values())
             print(self.line(), file=self.stream, flush=True)
             last = time.monotonic()

@@ -117,14 +117,16 @@ def run_plan(composed: Composed, command: str) -> int:
         if executor_settings["kind"] == "local":
             os.environ["NUMBA_NUM_THREADS"] = str(threads)  # the workers' numba pool, read when it starts
             _warm_kernels(to_run)
-        progress = SweepProgress(to_run, costs.seconds, workers, lambda: list(executor.running)).start()
+        progress = SweepProgress(
+            to_run, costs.seconds, workers, lambda: list(executor.running), done_before=len(finished)
+        ).start()
         previous = signal.signal(signal.SIGTERM, _raise_interrupted)
         try:
             for outcome in executor.run(to_run, destination):
                 summary.add(outcome)
                 progress.done(outcome.cell, outcome.status, outcome.seconds)
                 if outcome.status == "failed":
-                    print(f"bncbench: FAILED {outcome.cell.name}: {outcome.message.splitlines()[0]}", flush=True)
+                    print(f"bncbench: cell {outcome.cell.name} failed: {outcome.message.splitlines()[0]}", flush=True)
         except KeyboardInterrupt as err:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
             progress.stop()

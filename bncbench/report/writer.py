@@ -55,7 +55,9 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
     plan : Plan
         The experiment's cells, comparisons, metrics and report settings
         (:func:`bncbench.app.config.compose`): each cell's run is the one of this configuration and
-        data, the others are counted as left out.
+        data, the others are counted as left out. A plan without cells (one made by hand) reads each
+        cell's latest finished run, whatever its settings, and its empty ``datasets`` and ``models``
+        every dataset and model logged.
     tracking_uri : str
         The store the runs are read from.
     report_dir : str or Path
@@ -94,9 +96,9 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
         plan.experiment,
         list(plan.metrics),
         list(plan.comparisons),
-        datasets=list(plan.datasets),
-        models=list(plan.models),
-        cells=plan.by_key(),
+        datasets=list(plan.datasets) or None,
+        models=list(plan.models) or None,
+        cells=plan.by_key() if plan.cells else None,
         draws=settings.get("draws", "exclude"),
         round=settings.get("round"),
         alpha=settings.get("alpha", 0.05),

@@ -7,6 +7,8 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from bncbench.app.config import compose
+from bncbench.protocol.cell import Plan
+from bncbench.protocol.models import experiment_comparisons
 
 
 def _make_results(means: dict[str, dict[str, list[float | None]]]) -> pd.DataFrame:
@@ -65,6 +67,22 @@ def log_cell(
     if status != "RUNNING":
         client.set_terminated(run_id, status=status, end_time=start + 1)
     return run_id
+
+
+@pytest.fixture(scope="session")
+def report_plan():
+    """``report_plan(name, datasets=(), models=(), comparisons=(), metrics=..., **report)``: a plan without
+    cells, whose report reads each cell's latest finished run (``write_report``); a comparison may name
+    a model outside ``models`` (one never run), as the report shows it."""
+
+    def make(name, datasets=(), models=(), comparisons=(), metrics=("zero_one_loss", "rmse"), **report):
+        named = [c[side] for c in comparisons if isinstance(c, dict) for side in ("a", "b") if side in c]
+        expanded = experiment_comparisons({"models": [*models, *named], "comparisons": comparisons})
+        settings = {"draws": "exclude", "round": None, "alpha": 0.05, **report}
+        return Plan(name, (), tuple(datasets), tuple(models), comparisons=tuple(expanded), metrics=tuple(metrics),
+                    report=settings)
+
+    return make
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 
 from bncbench import tracking
 from bncbench.report import write_report
@@ -46,7 +45,7 @@ def _log(client, experiment_id, dataset, model, means):
     tracking.end_run(client, run_id, failed=False)
 
 
-def test_the_report_notes_clipped_log_loss_comparisons_and_still_reports_old_runs(tmp_path, new_store):
+def test_the_report_notes_clipped_log_loss_comparisons_and_still_reports_old_runs(tmp_path, new_store, report_plan):
     uri = new_store(tmp_path / "store")
     client = tracking.open_store(uri)
     experiment_id = tracking.prepare_experiment(client, "clip", str(tmp_path / "artifacts"))
@@ -55,15 +54,8 @@ def test_the_report_notes_clipped_log_loss_comparisons_and_still_reports_old_run
             means = dict(zip(metrics, values, strict=True)) | {"rmse": 0.3}
             _log(client, experiment_id, f"d{i}", model, means)
     comparisons = [{"a": "m", "b": "l"}, {"a": "old", "b": "m"}, {"a": "old", "b": "l"}]
-    cfg = OmegaConf.create(
-        {
-            "tracking_uri": uri,
-            "report_dir": str(tmp_path / "reports"),
-            "experiment": {"name": "clip", "comparisons": comparisons, "metrics": ["rmse", "log_loss"]},
-            "report": {"draws": "exclude", "round": None, "alpha": 0.05},
-        }
-    )
-    out = write_report(cfg)
+    plan = report_plan("clip", comparisons=comparisons, metrics=["rmse", "log_loss"])
+    out = write_report(plan, uri, tmp_path / "reports")
     readme, wdl = (out / "README.md").read_text(), (out / "wdl.md").read_text()
     notes = [line for line in readme.splitlines() if "measures the 1e-15 clip" in line]
     assert [note.split(":")[0] for note in notes] == [

@@ -3,7 +3,6 @@ start a heading, and a CSV cell a spreadsheet would take for a formula is neutra
 
 import pandas as pd
 from mlflow.tracking import MlflowClient
-from omegaconf import OmegaConf
 
 from bncbench.report import write_report
 from bncbench.report.tables import csv_safe, markdown_table, markdown_text
@@ -25,23 +24,15 @@ def test_csv_cells_that_would_run_as_formulas_are_neutralised():
     assert csv_safe(frame)["value"].tolist() == [1.0] * 7
 
 
-def test_a_report_of_hostile_names(tmp_path):
+def test_a_report_of_hostile_names(tmp_path, report_plan):
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     client = MlflowClient(uri)
     experiment = client.create_experiment("hostile", artifact_location=(tmp_path / "art").as_uri())
     folds = {"zero_one_loss": [0.1] * 10, "rmse": [0.2] * 10}
     for start, (dataset, model) in enumerate([(SCRIPT, FORMULA), (SCRIPT, "b"), ("d1", FORMULA), ("d1", "b")]):
         log_cell(client, experiment, dataset, model, folds, start=start)
-    cfg = OmegaConf.create(
-        {
-            "tracking_uri": uri,
-            "report_dir": str(tmp_path / "reports"),
-            "experiment": {"name": "hostile", "datasets": [SCRIPT, "d1"], "models": [FORMULA, "b"],
-                           "comparisons": [{"a": FORMULA, "b": "b"}], "metrics": ["zero_one_loss", "rmse"]},
-            "report": {"draws": "exclude", "round": None, "alpha": 0.05},
-        }
-    )
-    out = write_report(cfg)
+    plan = report_plan("hostile", datasets=[SCRIPT, "d1"], models=[FORMULA, "b"], comparisons=[{"a": FORMULA, "b": "b"}])
+    out = write_report(plan, uri, tmp_path / "reports")
     for markdown in out.glob("*.md"):
         assert "<script>" not in markdown.read_text(encoding="utf-8"), markdown.name
     for csv in out.glob("*.csv"):

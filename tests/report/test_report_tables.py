@@ -2,7 +2,6 @@
 
 import pandas as pd
 import pytest
-from omegaconf import OmegaConf
 
 from bncbench.core.errors import ConfigError
 from bncbench.report import load_results, to_frame, to_latex, to_markdown, wdl_table, write_report
@@ -59,27 +58,21 @@ def test_csv_frame(wdls):
     assert list(frame["missing_datasets"]) == ["", "", "d9", "d9"]
 
 
-def config(uri, report_dir, **experiment):
-    return OmegaConf.create(
-        {
-            "tracking_uri": uri,
-            "report_dir": str(report_dir),
-            "experiment": {
-                "name": "toy",
-                "datasets": ["d0", "d1", "d2", "d3"],
-                "models": ["a", "b"],
-                "comparisons": [{"a": "a", "b": "b"}],
-                "metrics": ["zero_one_loss", "rmse"],
-                **experiment,
-            },
-            "report": {"draws": "exclude", "round": None, "alpha": 0.05},
-        }
-    )
+@pytest.fixture
+def config(report_plan):
+    """``config(uri, report_dir, report=None, **experiment)``: write_report's arguments for the toy experiment."""
+
+    def make(uri, report_dir, report=None, **experiment):
+        fields = {"name": "toy", "datasets": ["d0", "d1", "d2", "d3"], "models": ["a", "b"],
+                  "comparisons": [{"a": "a", "b": "b"}], **experiment}
+        return report_plan(**fields, **(report or {})), uri, report_dir
+
+    return make
 
 
-def test_write_report_from_mlflow(store, tmp_path):
+def test_write_report_from_mlflow(store, tmp_path, config):
     uri, _ = store
-    out = write_report(config(uri, tmp_path))
+    out = write_report(*config(uri, tmp_path))
     assert out == tmp_path / "toy"
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md",
@@ -117,11 +110,9 @@ def test_write_report_from_mlflow(store, tmp_path):
     assert "bold: p $\\le$ 0.05" in latex
 
 
-def test_write_report_options(store, tmp_path):
+def test_write_report_options(store, tmp_path, config):
     uri, _ = store
-    cfg = config(uri, tmp_path)
-    cfg.report.draws, cfg.report.round = "split", 0
-    out = write_report(cfg)
+    out = write_report(*config(uri, tmp_path, report={"draws": "split", "round": 0}))
     wdl = pd.read_csv(out / "wdl.csv")
     assert list(wdl["draws"]) == [3, 3]
     assert list(wdl["n"]) == [2, 2]
@@ -129,9 +120,9 @@ def test_write_report_options(store, tmp_path):
     assert "draws split evenly between A and B (an odd one dropped)" in (out / "wdl.md").read_text()
 
 
-def test_write_report_without_comparisons(store, tmp_path):
+def test_write_report_without_comparisons(store, tmp_path, config):
     uri, _ = store
-    out = write_report(config(uri, tmp_path, comparisons=[]))
+    out = write_report(*config(uri, tmp_path, comparisons=[]))
     assert pd.read_csv(out / "results.csv").shape == (7, 6)
     assert pd.read_csv(out / "wdl.csv").empty
     assert (out / "wdl.md").read_text().endswith("| comparison |\n| --- |\n")
@@ -146,15 +137,15 @@ def test_write_report_without_comparisons(store, tmp_path):
         ({"name": "nope"}, "no MLflow experiment 'nope'"),
     ],
 )
-def test_write_report_errors(store, tmp_path, experiment, match):
+def test_write_report_errors(store, tmp_path, experiment, match, config):
     uri, _ = store
     with pytest.raises(ConfigError, match=match):
-        write_report(config(uri, tmp_path, **experiment))
+        write_report(*config(uri, tmp_path, **experiment))
 
 
-def test_write_report_says_what_is_undefined(store, tmp_path):
+def test_write_report_says_what_is_undefined(store, tmp_path, config):
     uri, _ = store
-    out = write_report(config(uri, tmp_path))
+    out = write_report(*config(uri, tmp_path))
     readme = (out / "README.md").read_text()
     assert readme.startswith(
         "# Report: toy\n\nRegenerate with `bncbench report experiment=toy`"
@@ -179,36 +170,39 @@ def test_the_regenerate_command_leaves_out_places_but_a_relative_report_dir():
     assert regenerate_command(None, "toy") == "bncbench report experiment=toy"
 
 
-def hdp_config(uri, report_dir, **report):
-    cfg = config(
-        uri,
-        report_dir,
-        name="hdp",
-        datasets=[f"d{i}" for i in range(6)],
-        models=["nb_m_estimate", "nb_hdp", "kdb5_m_estimate", "kdb5_hdp", "skdb_m_estimate"]
-        + [f"h{i}" for i in range(1, 6)],
-        comparisons=[
-            {"a": "nb_hdp", "b": "nb_m_estimate"},
-            {"a": "kdb5_hdp", "b": "kdb5_m_estimate"},
-        ],
-    )
-    cfg.report.published = ["hdp_table1", "hdp_table2", "skdb_table2"]
-    cfg.report.reference_tying = "level"
-    for key, value in report.items():
-        cfg.report[key] = value
-    return cfg
+@pytest.fixture
+def hdp_config(config):
+    """``hdp_config(uri, report_dir, **report)``: write_report's arguments for the HDP experiment."""
+
+    def make(uri, report_dir, **report):
+        settings = {"published": ["hdp_table1", "hdp_table2", "skdb_table2"], "reference_tying": "level", **report}
+        return config(
+            uri,
+            report_dir,
+            report=settings,
+            name="hdp",
+            datasets=[f"d{i}" for i in range(6)],
+            models=["nb_m_estimate", "nb_hdp", "kdb5_m_estimate", "kdb5_hdp", "skdb_m_estimate"]
+            + [f"h{i}" for i in range(1, 6)],
+            comparisons=[
+                {"a": "nb_hdp", "b": "nb_m_estimate"},
+                {"a": "kdb5_hdp", "b": "kdb5_m_estimate"},
+            ],
+        )
+
+    return make
 
 
 def is_png(path):
     return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
 
 
-def test_write_report_everything(hdp_store, tmp_path):
+def test_write_report_everything(hdp_store, tmp_path, hdp_config):
     stale = tmp_path / "hdp" / "figures" / "scatter_rmse_old_vs_gone.png"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"old")
     (tmp_path / "hdp" / "ranks.csv").write_text("old")
-    out = write_report(hdp_config(hdp_store, tmp_path))
+    out = write_report(*hdp_config(hdp_store, tmp_path))
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md",
         "figures",
@@ -279,14 +273,14 @@ def test_write_report_everything(hdp_store, tmp_path):
     assert not stale.exists()
 
 
-def test_write_report_unknown_published_table(hdp_store, tmp_path):
+def test_write_report_unknown_published_table(hdp_store, tmp_path, hdp_config):
     with pytest.raises(ConfigError, match="unknown published table"):
-        write_report(hdp_config(hdp_store, tmp_path, published=["hdp_table3"]))
+        write_report(*hdp_config(hdp_store, tmp_path, published=["hdp_table3"]))
 
 
-def test_write_report_with_a_model_not_run(store, tmp_path):
+def test_write_report_with_a_model_not_run(store, tmp_path, config):
     uri, _ = store
-    out = write_report(config(uri, tmp_path, comparisons=[{"a": "a", "b": "never_run"}]))
+    out = write_report(*config(uri, tmp_path, comparisons=[{"a": "a", "b": "never_run"}]))
     readme = (out / "README.md").read_text()
     assert "- not drawn: a vs never_run, rmse: no dataset has a rmse for both a and never_run" in (
         readme
