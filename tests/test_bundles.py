@@ -111,6 +111,12 @@ def test_export_then_import_gives_the_same_runs_and_report(machines, new_store, 
             for m in original.get_metric_history(source.info.run_id, "fold/rmse")
         ]
         assert run.inputs.dataset_inputs[0].dataset.digest == source.data.tags["data_digest"]
+        carried = {a.path for a in client.list_artifacts(run.info.run_id)}  # what produced the numbers
+        assert {"config.yaml", "structure.json"} <= carried and "predictions.parquet" not in carried
+        for name in ("config.yaml", "structure.json"):
+            here = Path(client.download_artifacts(run.info.run_id, name, str(tmp_path / "here" / run.info.run_id)))
+            there = Path(original.download_artifacts(source.info.run_id, name, str(tmp_path / "there" / run.info.run_id)))
+            assert here.read_bytes() == there.read_bytes()
     assert report(fresh, LAPTOP, tmp_path / "imported") == report(
         machines["laptop"], LAPTOP, tmp_path / "original"
     )
@@ -247,7 +253,7 @@ def test_another_code_version_is_reported(machines, new_store, tmp_path):
     }
     runs["tags"] = [{**tags, **older} for tags in runs["tags"]]
     (tmp_path / "old").mkdir()
-    write_bundle(tmp_path / "old", "smoke", runs, carried.metrics, {})  # as an older bncbench exported it
+    write_bundle(tmp_path / "old", "smoke", runs, carried.metrics, {}, {})  # as an older bncbench exported it
     fresh = new_store(tmp_path / "fresh")
     summary = import_bundles(fresh, [tmp_path / "old", machines["cluster_bundle"]])
     old = "bncbench 0.0.1, git ffffffffffff"

@@ -35,6 +35,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from bncbench.app.config import compose
 from bncbench.core.errors import BncbenchError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -186,10 +187,23 @@ def without_environment(command: list[str]) -> list[str]:
     return command
 
 
+#: Plans composed by the commands of the pages, by their overrides: pages repeat a configuration (a
+#: headline command, then its --dry-run and its report), whose composing takes seconds.
+COMPOSED = {}
+
+
+def compose_once(overrides=()):
+    key = tuple(overrides)
+    if key not in COMPOSED:
+        COMPOSED[key] = compose(key)
+    return COMPOSED[key]
+
+
 @pytest.fixture
 def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     """``command(argv, prog)``: run a bncbench command line in-process in a temporary directory, with
     nothing run, reported, exported or imported; returns (status, output, calls)."""
+    import bncbench.app.config
     import bncbench.app.sweep
     import bncbench.bundles
     import bncbench.report.writer
@@ -208,6 +222,7 @@ def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     def no_store(tracking_uri):
         raise BncbenchError(f"no store at {tracking_uri} in this test")
 
+    monkeypatch.setattr(bncbench.app.config, "compose", compose_once)
     monkeypatch.setattr(bncbench.app.sweep, "run_plan", record("run", 0))
     monkeypatch.setattr(bncbench.tracking, "open_existing_store", no_store)
     monkeypatch.setattr(bncbench.report.writer, "write_report", record("report", tmp_path / "report"))
@@ -347,8 +362,6 @@ def test_python_blocks(page, monkeypatch, tmp_path, shared_data_dir):
 
 @pytest.mark.parametrize("block", YAML_BLOCKS, ids=ids(YAML_BLOCKS))
 def test_yaml_experiment(block, tmp_path, monkeypatch, shared_data_dir):
-    from bncbench.app.config import compose
-
     assert block.text.startswith("# @package _global_\n"), f"{block}: a yaml block is an experiment's file"
     name = yaml.safe_load(block.text)["experiment"]["name"]
     (tmp_path / "experiment").mkdir()

@@ -3,12 +3,15 @@
 import tempfile
 import warnings
 from collections.abc import Mapping
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pandas as pd
 
 from bncbench import tracking
 from bncbench.bundles.format import (
+    ARTIFACTS_DIR,
+    CARRIED_ARTIFACTS,
     METRIC_COLUMNS,
     PREDICTIONS_ARTIFACT,
     RUN_COLUMNS,
@@ -43,8 +46,10 @@ def export_bundle(
 
     Of each cell's FINISHED runs, the latest with each ``cfg_hash`` and ``data_digest`` travels (the
     one the report would read for that configuration and data): its name, start and end times, tags
-    (but ``LOCAL_TAGS``), params, MLflow dataset inputs and the full history of every metric, keyed
-    by its original run id (the ``bncbench.origin.run_id`` tag of a run imported before, else its own).
+    (but ``LOCAL_TAGS``), params, MLflow dataset inputs, the full history of every metric, and the
+    artifacts that say what produced its numbers (``CARRIED_ARTIFACTS``: its config, learned
+    structures and diagnostics tables), keyed by its original run id (the ``bncbench.origin.run_id``
+    tag of a run imported before, else its own).
 
     Parameters
     ----------
@@ -86,19 +91,25 @@ def export_bundle(
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".export-") as tmp:  # never a half bundle in out_dir
         staging, downloads = Path(tmp) / "bundle", Path(tmp) / "artifacts"
         staging.mkdir()
-        rows, metrics, prediction_files = [], [], {}
+        rows, metrics, prediction_files, artifact_files = [], [], {}, {}
         for run in runs:
             original = run.shown_id
             rows.append(_run_row(run, original))
             metrics += [(original, *value) for value in metric_history(client, run)]
-            if predictions and (found := _download_predictions(client, run, downloads / original)):
+            names = artifact_names(client, run.run_id)
+            if predictions and (found := _download_predictions(client, run, names, downloads / original)):
                 prediction_files[original] = found
+            carried = [name for name in names if any(fnmatch(name, pattern) for pattern in CARRIED_ARTIFACTS)]
+            if carried:
+                folder = downloads / original / ARTIFACTS_DIR
+                artifact_files[original] = {name: download_artifact(client, run.run_id, name, folder) for name in carried}
         manifest = write_bundle(
             staging,
             experiment,
             pd.DataFrame(rows, columns=RUN_COLUMNS),
             pd.DataFrame(metrics, columns=METRIC_COLUMNS),
             prediction_files,
+            artifact_files,
         )
         place = out_dir / f"{experiment}-{manifest['id']}"
         if not place.exists():
@@ -147,9 +158,9 @@ def _run_row(run: CellRecord, original: str) -> dict:
     }
 
 
-def _download_predictions(client, run: CellRecord, folder: Path) -> Path | None:
+def _download_predictions(client, run: CellRecord, names: list[str], folder: Path) -> Path | None:
     """The run's predictions artifact, downloaded into ``folder``; None (with a warning) if it has none."""
-    if PREDICTIONS_ARTIFACT not in artifact_names(client, run.run_id):
+    if PREDICTIONS_ARTIFACT not in names:
         warnings.warn(
             f"run {run.run_id} ({run.name}) has no {PREDICTIONS_ARTIFACT} artifact: it is "
             "exported without predictions.",

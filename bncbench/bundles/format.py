@@ -3,11 +3,15 @@
 A bundle is a folder::
 
     manifest.json            format, format_version, id, experiment, bncbench_version, created,
-                             counts {runs, metrics, predictions}, files {relative path: sha256}
+                             counts {runs, metrics, predictions, artifacts}, files {relative path: sha256}
     runs.parquet             one row per finished cell run (RUN_COLUMNS); tags, params and MLflow
                              dataset inputs as JSON text
     metrics.parquet          every logged metric value with its step and time (METRIC_COLUMNS)
     predictions/<run>.parquet  optional: a run's ``predictions.parquet`` artifact, byte for byte
+    artifacts/<run>/<name>   a run's other artifacts that say what produced its numbers: its
+                             ``config.yaml``, ``structure.json`` and diagnostics tables (``*.csv``)
+
+Bundles written before artifacts travelled have no ``artifacts`` count and no such files.
 
 Runs are keyed by their original run id (the id in the store that first ran them). The bundle's ``id``
 is the sha256 of its files' names and hashes: the same runs exported twice make the same id.
@@ -36,6 +40,10 @@ RUNS = "runs.parquet"
 METRICS = "metrics.parquet"
 PREDICTIONS_DIR = "predictions"
 PREDICTIONS_ARTIFACT = "predictions.parquet"
+ARTIFACTS_DIR = "artifacts"
+#: The artifacts of a run that travel in a bundle (``ARTIFACTS_DIR``): what says what produced its
+#: numbers; the predictions travel apart, on request, and figures are drawn again from the tables.
+CARRIED_ARTIFACTS = ("config.yaml", "structure.json", "*.csv")
 RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params", "inputs"]
 METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
 #: The tags an imported run carries of where it comes from: the run id in the store that first ran it
@@ -74,6 +82,8 @@ class Bundle:
         The tables, with ``tags``, ``params`` and ``inputs`` parsed from JSON.
     predictions : dict of str to Path
         Original run id -> its predictions file, for the runs exported with predictions.
+    artifacts : dict of str to dict of str to Path
+        Original run id -> its other artifacts' files, by name.
     """
 
     path: Path
@@ -81,6 +91,7 @@ class Bundle:
     runs: pd.DataFrame
     metrics: pd.DataFrame
     predictions: dict[str, Path]
+    artifacts: dict[str, dict[str, Path]]
 
     @property
     def id(self) -> str:
@@ -103,7 +114,12 @@ def bundle_id(files: dict[str, str]) -> str:
 
 
 def write_bundle(
-    folder: Path, experiment: str, runs: pd.DataFrame, metrics: pd.DataFrame, predictions: dict[str, Path]
+    folder: Path,
+    experiment: str,
+    runs: pd.DataFrame,
+    metrics: pd.DataFrame,
+    predictions: dict[str, Path],
+    artifacts: dict[str, dict[str, Path]],
 ) -> dict:
     """Write a bundle's files into the empty ``folder``, its manifest last, and return the manifest.
 
@@ -117,6 +133,8 @@ def write_bundle(
         With ``RUN_COLUMNS`` (``tags``, ``params`` dicts, ``inputs`` a list of dicts) and ``METRIC_COLUMNS``.
     predictions : dict of str to Path
         Original run id -> its ``predictions.parquet`` artifact, copied byte for byte.
+    artifacts : dict of str to dict of str to Path
+        Original run id -> ``{name: file}`` of its other artifacts, copied byte for byte.
     """
     runs = runs[RUN_COLUMNS].copy()
     for column in ("tags", "params", "inputs"):
@@ -129,6 +147,11 @@ def write_bundle(
     for run_id, source in sorted(predictions.items()):
         names.append(f"{PREDICTIONS_DIR}/{run_id}.parquet")
         shutil.copyfile(source, folder / names[-1])
+    for run_id, found in sorted(artifacts.items()):
+        (folder / ARTIFACTS_DIR / run_id).mkdir(parents=True)
+        for name, source in sorted(found.items()):
+            names.append(f"{ARTIFACTS_DIR}/{run_id}/{name}")
+            shutil.copyfile(source, folder / names[-1])
     files = {name: file_sha256(folder / name) for name in names}
     manifest = {
         "format": FORMAT,
@@ -137,7 +160,12 @@ def write_bundle(
         "experiment": experiment,
         "bncbench_version": metadata.version("bncbench"),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "counts": {"runs": len(runs), "metrics": len(metrics), "predictions": len(predictions)},
+        "counts": {
+            "runs": len(runs),
+            "metrics": len(metrics),
+            "predictions": len(predictions),
+            "artifacts": sum(map(len, artifacts.values())),
+        },
         "files": files,
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -178,8 +206,13 @@ def read_bundle(path: str | Path) -> Bundle:
     predictions = {
         Path(name).stem: path / name for name in manifest["files"] if name.startswith(f"{PREDICTIONS_DIR}/")
     }
-    _check_tables(path, manifest, runs, metrics, predictions)
-    return Bundle(path, manifest, runs, metrics, predictions)
+    artifacts: dict[str, dict[str, Path]] = {}
+    for name in manifest["files"]:
+        if name.startswith(f"{ARTIFACTS_DIR}/"):
+            _, run_id, artifact = name.split("/", 2)
+            artifacts.setdefault(run_id, {})[artifact] = path / name
+    _check_tables(path, manifest, runs, metrics, predictions, artifacts)
+    return Bundle(path, manifest, runs, metrics, predictions, artifacts)
 
 
 def _manifest(path: Path) -> dict:
@@ -225,14 +258,16 @@ def _table(path: Path, name: str, columns: list[str]) -> pd.DataFrame:
     return table
 
 
-def _check_tables(path: Path, manifest: dict, runs, metrics, predictions) -> None:
+def _check_tables(path: Path, manifest: dict, runs, metrics, predictions, artifacts) -> None:
     counts = {"runs": len(runs), "metrics": len(metrics), "predictions": len(predictions)}
+    if "artifacts" in manifest["counts"]:  # a bundle written since artifacts travel
+        counts["artifacts"] = sum(map(len, artifacts.values()))
     if manifest["counts"] != counts:
         _refuse(path, f"it holds {counts}, its manifest says {manifest['counts']}")
     ids = set(runs["run_id"])
     if len(ids) != len(runs):
         _refuse(path, f"{RUNS} lists a run twice")
-    strays = (set(metrics["run_id"]) | set(predictions)) - ids
+    strays = (set(metrics["run_id"]) | set(predictions) | set(artifacts)) - ids
     if strays:
         _refuse(path, f"it holds metrics or predictions of runs not in {RUNS}: {sorted(strays)[:3]}")
     untagged = [

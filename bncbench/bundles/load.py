@@ -176,8 +176,10 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics) -> Non
         inputs=tuple(run.inputs),
     )
     history = [] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None))
-    predictions = bundle.predictions.get(run.run_id)
-    write_record(client, experiment_id, record, history, {PREDICTIONS_ARTIFACT: predictions} if predictions else {})
+    artifacts = dict(bundle.artifacts.get(run.run_id, {}))
+    if run.run_id in bundle.predictions:
+        artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id]
+    write_record(client, experiment_id, record, history, artifacts)
 
 
 def _millis(value) -> int | None:
