@@ -38,3 +38,12 @@ def test_baselines_and_custom_structures_keep_their_settings():
     assert canonical_model(forest) == {"baseline": "random_forest", "baseline_params": {"n_estimators": 100}}
     custom = canonical_model({"structure": {"a": ["b"]}, "k": 1, "estimator": "mle", "estimator_params": {}})
     assert custom["k"] == 1 and custom["structure"] == {"a": ["b"]}
+
+
+def test_structure_defaults_written_out_or_left_out_hash_the_same():
+    assert cell_hash(structure="skdb", k=5) == cell_hash(structure="skdb", k=5, structure_params={"loss": "rmse"})
+    assert cell_hash(structure="skdb", k=5) == cell_hash(structure="skdb", k=None)  # k_max 5 by default
+    assert cell_hash(structure="kdb", k=None) == cell_hash(structure="kdb", k=1)
+    assert cell_hash(structure="skdb", k=5) != cell_hash(structure="skdb", k=5, structure_params={"loss": "log_loss"})
+    assert cell_hash(structure="tan") == cell_hash(structure="tan", structure_params={"score": "likelihood"})
+    assert cell_hash(structure="tan") != cell_hash(structure="tan", structure_params={"score": "aic"})

@@ -8,11 +8,12 @@ results, resolved: the dataset's config, the model's config and the CV settings.
 A finished cell is skipped on resume, and the report reads a cell's run, by its ``cfg_hash``: two
 configs that build the same classifier on the same data under the same protocol must hash the same.
 So the hash is taken over ``canonical_model``'s form of the model: without its name (renaming or
-regrouping models never invalidates a finished cell), without ``k`` where the structure ignores it,
-with the estimator's defaults written out and the structure's defaults left out (``{}`` and
-``{loss: rmse}`` are one ``skdb``). The two directions are those of the hashes the committed bundles
-were logged with (estimator defaults were always written out, structure parameters never), so that
-no finished cell runs again.
+regrouping models never invalidates a finished cell), without ``k`` where the structure ignores it and
+with its default where it is left out, with the estimator's defaults written out and the structure's
+defaults left out (``{}`` and ``{loss: rmse}`` are one ``skdb``). The two directions are those of the
+hashes the committed bundles were logged with (estimator defaults were always written out, structure
+parameters never), so that no finished cell runs again; the one model whose preset wrote a structure
+default out, ``aode`` (``frequency_limit: 1``), hashes anew since (no experiment ran it).
 """
 
 import hashlib
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from bncbench.bnc.estimators import ESTIMATORS, estimator_defaults
-from bncbench.bnc.structures import STRUCTURES, structure_uses_k
+from bncbench.bnc.structures import STRUCTURES, structure_class, structure_defaults, structure_uses_k
 
 #: The parts of a cell's config that determine its results, in the order they are logged as params.
 SEMANTIC_KEYS = ("dataset", "model", "cv")
@@ -152,8 +153,17 @@ def canonical_model(model: Mapping) -> dict:
     """A resolved model config in the form two configs of the same classifier share (see the module)."""
     canonical = {key: _plain(value) for key, value in model.items() if key != "name"}
     structure = canonical.get("structure")
-    if isinstance(structure, str) and structure in STRUCTURES and not structure_uses_k(structure):
-        canonical["k"] = None
+    if isinstance(structure, str) and structure in STRUCTURES:
+        uses_k = structure_uses_k(structure)
+        if not uses_k:
+            canonical["k"] = None
+        elif canonical.get("k") is None:
+            canonical["k"] = structure_class(structure).defaults()["k"]
+        defaults = structure_defaults(structure)
+        canonical["structure_params"] = {
+            key: value for key, value in (canonical.get("structure_params") or {}).items()
+            if key not in defaults or defaults[key] != value
+        }
     if canonical.get("estimator") in ESTIMATORS:  # an unknown one fails its cell, whatever its hash
         canonical["estimator_params"] = {
             **estimator_defaults(canonical["estimator"]), **(canonical.get("estimator_params") or {})
