@@ -7,7 +7,8 @@ diagram, the published tables beside ours, scatter plots and win-loss curves aga
 """
 
 from bncbench.report.compute import Report, check_report_settings, compute_report
-from bncbench.report.published import PUBLISHED, PublishedTable, published_tables
+from bncbench.report.published import PUBLISHED, published_tables
+from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import LoggedRuns, load_fold_metrics, load_model_params, load_results, read_runs
 from bncbench.report.tables import to_frame, to_latex, to_markdown, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss

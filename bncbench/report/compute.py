@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
-from bncbench.report.published import PublishedTable, published_tables
+from bncbench.report.published import published_tables
+from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import Cells, read_runs
 from bncbench.report.run_settings import run_settings
 from bncbench.report.side_by_side import compare_published

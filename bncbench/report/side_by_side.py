@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from bncbench.report.published import PublishedCell, PublishedTable
+from bncbench.report.published_table import PublishedCell, PublishedTable
 from bncbench.report.tables import markdown_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 

@@ -10,8 +10,9 @@ import pytest
 
 from bncbench import BNClassifier
 from bncbench.bnc.context_tree import ContextTree
-from bncbench.bnc.estimators.hdp import estimator as hdp_estimator
-from bncbench.bnc.estimators.hdp.estimator import HDPEstimator, _Forest, _moving_nodes, _tie, interleaved
+from bncbench.bnc.estimators.hdp import forest as hdp_forest
+from bncbench.bnc.estimators.hdp.estimator import HDPEstimator
+from bncbench.bnc.estimators.hdp.forest import Forest, _moving_nodes, _tie, interleaved
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sum_log_inverse_beta
 from bncbench.bnc.estimators.hdp.sampler import ROW_CACHE, _fill_steps, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
@@ -248,7 +249,7 @@ def test_counts_beyond_the_stirling_table():
 def run_forest(tree, spans, iterations=200, burn_in=20, every=5, on_iteration=None):
     """Run the chain of one tree's forest in the calls ``spans`` (``(start, stop)`` ranges), calling
     ``on_iteration(forest)`` after each call; returns the forest and the summed estimates."""
-    forest = _Forest([tree], "level", 2.0, False)
+    forest = Forest([tree], "level", 2.0, False)
     table = shared_table.ensure(forest.max_count)
     stirling = (table.ratio, table.inverse_ratio, table.rows, *forest.row_cache(table.bound))
     estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
@@ -503,7 +504,7 @@ def test_counts_beyond_32_bits_are_refused():
     tree = ContextTree(0, 2, (1,), (2,)).add(np.array([[0, 1, 1], [1, 0, 1]]))
     tree.counts[-1][0, 0] = 2.0**31
     with pytest.raises(ValueError, match="counts in 32 bits.*2147483648"):
-        _Forest([tree], "level", 2.0, False)
+        Forest([tree], "level", 2.0, False)
 
 
 def test_interleaved_order_alternates_parents_and_keeps_siblings_in_order():
@@ -532,9 +533,9 @@ def test_the_chain_does_not_depend_on_the_interleaving(mixed, monkeypatch):
 
     by_stream = {}
     for streams in (1, 2, 3):
-        monkeypatch.setattr(hdp_estimator, "ACTIVE_STREAMS", streams)
+        monkeypatch.setattr(hdp_forest, "ACTIVE_STREAMS", streams)
         by_stream[streams] = tables()
     np.testing.assert_array_equal(by_stream[1], by_stream[2])
     np.testing.assert_array_equal(by_stream[1], by_stream[3])
-    monkeypatch.setattr(hdp_estimator, "interleaved", lambda parent, streams: np.arange(parent.shape[0])[::-1])
+    monkeypatch.setattr(hdp_forest, "interleaved", lambda parent, streams: np.arange(parent.shape[0])[::-1])
     assert not np.array_equal(tables(), by_stream[1])

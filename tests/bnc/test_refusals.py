@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.bnc.classifier import CONTINUOUS_FRACTION, CONTINUOUS_MIN_VALUES
+from bncbench.bnc.inputs import CONTINUOUS_FRACTION, CONTINUOUS_MIN_VALUES
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.structures import STRUCTURES
 from bncbench.data import MDLDiscretizer, load_dataset

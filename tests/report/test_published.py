@@ -7,14 +7,8 @@ from pathlib import Path
 import pytest
 
 from bncbench.core.errors import ConfigError
-from bncbench.report.published import (
-    HDP_TABLE1,
-    PUBLISHED,
-    SKDB_TABLE2,
-    SKDB_TABLE3,
-    parse_record,
-    published_tables,
-)
+from bncbench.report.published import HDP_TABLE1, PUBLISHED, SKDB_TABLE2, SKDB_TABLE3, published_tables
+from bncbench.report.published_table import parse_record
 
 PAPERS = (
     Path(__file__).resolve().parents[3] / "shared" / "papers"

@@ -1,0 +1,137 @@
+"""A published win-draw-loss table as data: its cells, each a record (wins, draws, losses) with its
+source and the two bncbench models it compares, and its scatter plots (``bncbench.report.published``
+holds the transcriptions).
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from scipy.stats import binomtest
+
+#: Significance level of the papers' sign tests.
+PAPER_ALPHA = 0.05
+
+_RECORD = re.compile(r"\s*(\d+)\s*[-–—]\s*(\d+)\s*[-–—]\s*(\d+)\s*")
+
+
+def parse_record(printed: str) -> tuple[int, int, int]:
+    """``"60–4–04"`` -> ``(60, 4, 4)``: a win-draw-loss record as printed (any dash or padding)."""
+    match = _RECORD.fullmatch(printed)
+    if match is None:
+        raise ValueError(f"not a win-draw-loss record: {printed!r}")
+    wins, draws, losses = (int(group) for group in match.groups())
+    return wins, draws, losses
+
+
+@dataclass(frozen=True)
+class PublishedCell:
+    """One published record: A's wins, draws and losses against B on one metric.
+
+    Attributes
+    ----------
+    row, column : str
+        Where the record is in the paper's table, labels as printed.
+    metric : str
+        The bncbench metric it counts (``zero_one_loss``, ``rmse``).
+    printed : str
+        The record as in the text file (the HDP paper pads some losses with a zero: ``60–4–04``).
+    a, b : str or None
+        The bncbench models compared (A's wins are counted); None where bncbench has no
+        counterpart, ``unmapped`` then says why.
+    unmapped : str
+        Empty when ``a`` and ``b`` are set.
+    """
+
+    row: str
+    column: str
+    metric: str
+    printed: str
+    a: str | None = None
+    b: str | None = None
+    unmapped: str = ""
+
+    @property
+    def record(self) -> tuple[int, int, int]:
+        """(wins, draws, losses)."""
+        return parse_record(self.printed)
+
+    @property
+    def p_value(self) -> float:
+        """Two-tailed exact sign test of the record, draws left out; 1.0 without wins or losses."""
+        wins, _, losses = self.record
+        return float(binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else 1.0
+
+    @property
+    def significant(self) -> bool:
+        """Significant at the papers' level, :data:`PAPER_ALPHA`."""
+        return self.p_value <= PAPER_ALPHA
+
+
+@dataclass(frozen=True)
+class PublishedScatter:
+    """A published per-dataset scatter plot of two models on one metric, drawn from our results.
+
+    Attributes
+    ----------
+    figure : str
+        Which figure of the paper, e.g. "Fig. 6a (journal; arXiv Fig. 5a)".
+    a, b, metric : str
+        The models (A on the y-axis) and the metric.
+    """
+
+    figure: str
+    a: str
+    b: str
+    metric: str
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    """A published table of win-draw-loss records, in the paper's layout.
+
+    Attributes
+    ----------
+    key : str
+        Name used in ``report.published``.
+    paper, source, table, caption : str
+        The paper, its text file in ``../shared/papers``, the table's number and its caption.
+    row_header : str
+        Heading of the paper's first column.
+    cells : tuple of PublishedCell
+        Row-major, in the paper's order.
+    per_dataset_significance : bool
+        True when the paper counts a dataset as a win or a loss only where a paired test on the
+        folds is significant, and as a draw elsewhere (the SkDB paper: Wilcoxon signed-rank).
+        Ours are then counted the same way, on the fold scores.
+    notes : tuple of str
+        Caveats shown with the table: protocol differences, transcription remarks, footnotes.
+    protocol : dict of str to str
+        The paper's settings under the names of :data:`bncbench.report.run_settings.SETTINGS`
+        (``{"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}``), set beside those of the
+        runs read.
+    scatters : tuple of PublishedScatter
+        The paper's scatter plots of the table's comparisons.
+    """
+
+    key: str
+    paper: str
+    source: str
+    table: str
+    caption: str
+    row_header: str
+    cells: tuple[PublishedCell, ...]
+    per_dataset_significance: bool = False
+    notes: tuple[str, ...] = field(default=())
+    scatters: tuple[PublishedScatter, ...] = field(default=())
+    protocol: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> list[str]:
+        """Row labels in the paper's order."""
+        return list(dict.fromkeys(cell.row for cell in self.cells))
+
+    @property
+    def columns(self) -> list[str]:
+        """Column labels in the paper's order."""
+        return list(dict.fromkeys(cell.column for cell in self.cells))
