@@ -13,7 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 store=${1:-sqlite:///runs/papers.db}
 bncbench import reports/hdp_vs_m/bundles/* reports/bnc_vs_rf/bundles/* reports/tying/bundles/* "tracking_uri=$store"
 for experiment in hdp_vs_m bnc_vs_rf; do
-    bncbench report "experiment=$experiment" hdp.iterations=5000 "tracking_uri=$store" report_dir=reports
-    bncbench report "experiment=$experiment" hdp.iterations=50000 "tracking_uri=$store" report_dir=reports/paper_protocol
+    bncbench report --replace "experiment=$experiment" hdp.iterations=5000 "tracking_uri=$store" report_dir=reports
+    bncbench report --replace "experiment=$experiment" hdp.iterations=50000 "tracking_uri=$store" report_dir=reports/paper_protocol
 done
-bncbench report experiment=tying "tracking_uri=$store" report_dir=reports
+bncbench report --replace experiment=tying "tracking_uri=$store" report_dir=reports

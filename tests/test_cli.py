@@ -61,7 +61,8 @@ def test_smoke_runs_every_cell(smoke):
     )
     assert "bncbench: experiment 'smoke': 18 cells (3 datasets x 6 models): 18 to run, 0 finished before." in result.output
     assert "expected cost about" in result.output
-    assert (cwd / "reports" / "smoke" / "wdl.md").is_file()
+    assert (cwd / "store" / "reports" / "smoke" / "wdl.md").is_file()  # beside the store
+    assert not (cwd / "reports").exists()  # never in the working directory (a checkout's committed reports)
 
 
 def test_smoke_logs_each_cell_as_one_run(smoke_runs):

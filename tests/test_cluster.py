@@ -132,9 +132,9 @@ def test_artifacts_go_through_the_server_to_its_destination(cluster_run, mlflow_
 
 
 def test_the_report_is_written_from_the_server(cluster_run):
-    results = pd.read_csv(cluster_run.cwd / "reports" / "smoke" / "results.csv")
+    results = pd.read_csv(cluster_run.cwd / "runs" / "reports" / "smoke" / "results.csv")  # runs_dir: runs/
     assert sorted(results["model"]) == sorted(MODELS)
-    assert (cluster_run.cwd / "reports" / "smoke" / "wdl.md").is_file()
+    assert (cluster_run.cwd / "runs" / "reports" / "smoke" / "wdl.md").is_file()
 
 
 def test_a_cluster_launcher_refuses_a_sqlite_store():

@@ -98,7 +98,7 @@ def test_primary_config_settings():
     assert cfg.executor.kind == "local" and cfg.executor.n_jobs == -1
     assert composed.plan.datasets == ("sklearn-iris", "sklearn-wine", "sklearn-breast-cancer")
     assert cfg.tracking_uri == "sqlite:///runs/mlflow.db"
-    assert cfg.report_dir == "reports"
+    assert cfg.report_dir is None  # <runs_dir>/reports, beside the store
     assert cfg.artifact_location is None  # runs/artifacts with SQLite, the server's with an mlflow server
     assert cfg.numba_threads == "auto"
 

@@ -26,9 +26,13 @@ def store(tmp_path_factory, new_store, run_cli):
     common = [*EXPERIMENT, f"tracking_uri={new_store(cwd / 'store')}"]
     first = run_cli(*common, "executor.n_jobs=1", cwd=cwd)
     assert first.returncode == 0, first.output
-    other = run_cli(*common, *OTHER_CV, "executor.n_jobs=1", cwd=cwd)
+    refused = run_cli(*common, *OTHER_CV, "executor.n_jobs=1", cwd=cwd)  # its report over the first's
+    assert refused.returncode == 1 and "holds a report of 4 cells (2 datasets): write this report elsewhere" in (
+        refused.output
+    )
+    other = run_cli("run", "--replace", *common, *OTHER_CV, "executor.n_jobs=1", cwd=cwd)
     assert other.returncode == 0, other.output
-    assert "2 cells, 2 run, 0 skipped" in other.output  # another configuration: nothing to skip
+    assert "2 cells, 0 run, 2 skipped" in other.output  # the refused sweep ran them, another configuration
     client = MlflowClient(common[-1].removeprefix("tracking_uri="))
     experiment_id = client.get_experiment_by_name("smoke").experiment_id
     runs = client.search_runs([experiment_id], "attributes.status = 'FINISHED'")
@@ -40,9 +44,9 @@ def store(tmp_path_factory, new_store, run_cli):
 
 def test_the_report_of_the_other_configuration_reads_its_two_cells(store):
     cwd, _, runs = store
-    results = pd.read_csv(cwd / "reports" / "smoke" / "results.csv")  # written by the second command
+    results = pd.read_csv(cwd / "store" / "reports" / "smoke" / "results.csv")  # written by the second command
     assert set(results["run_id"]) == runs["1"] and len(results) == 2
-    readme = (cwd / "reports" / "smoke" / "README.md").read_text()
+    readme = (cwd / "store" / "reports" / "smoke" / "README.md").read_text()  # beside the store
     assert "- CV: 1x2, seed 7\n- datasets: 1\n" in readme
     assert f"{LEFT_OUT} 2 with cv.repetitions=5, cv.seed=1." in readme
 

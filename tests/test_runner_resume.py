@@ -147,7 +147,7 @@ def test_the_run_left_running_is_marked_killed_and_its_cell_rerun(killed_and_res
 
 def test_the_report_counts_one_run_per_cell(killed_and_resumed):
     client, experiment_id = killed_and_resumed.client, killed_and_resumed.experiment_id
-    results = pd.read_csv(killed_and_resumed.cwd / "reports" / "smoke" / "results.csv")
+    results = pd.read_csv(killed_and_resumed.cwd / "store" / "reports" / "smoke" / "results.csv")
     assert sorted(results["dataset"] + "/" + results["model"]) == sorted(CELLS)
     finished = {r.info.run_id for r in client.search_runs([experiment_id], "attributes.status = 'FINISHED'")}
     assert set(results["run_id"]) == finished

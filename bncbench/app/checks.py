@@ -68,9 +68,10 @@ def check_settings(cfg: DictConfig) -> None:
             _check_integer("numba_threads", threads, 1, also="or auto (a share of the cores)")
         if not isinstance(cfg.tracking_uri, str) or not cfg.tracking_uri.strip():
             raise ConfigError("tracking_uri must be set, e.g. tracking_uri=sqlite:///runs/mlflow.db.")
-        if not isinstance(cfg.report_dir, str) or not cfg.report_dir.strip():
+        if cfg.report_dir is not None and (not isinstance(cfg.report_dir, str) or not cfg.report_dir.strip()):
             raise ConfigError(
-                f"report_dir must be a directory, e.g. report_dir=reports, got {cfg.report_dir!r}."
+                f"report_dir must be a directory, e.g. report_dir=reports (or null: <runs_dir>/reports), "
+                f"got {cfg.report_dir!r}."
             )
         check_path_name("experiment.name", cfg.experiment.name)
         check_executor(cfg.executor, cfg.tracking_uri)

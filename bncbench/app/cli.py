@@ -32,6 +32,10 @@ OVERRIDES_HELP = (
     "runs_dir=/scratch/runs, tracking_uri=http://host:5000, executor.n_jobs=4, executor=slurm "
     "(see conf/config.yaml)"
 )
+REPLACE_HELP = (
+    "write the report over one of other cells, or tracked by git (a committed one), that is in its place; "
+    "without it such a report is refused"
+)
 #: What ``bncbench list`` lists: the config group (folder of ``conf/``) of each.
 LISTED_GROUPS = {"experiments": "experiment", "models": "models", "datasets": "dataset", "suites": "suite"}
 
@@ -51,6 +55,7 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
     run.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
     run.add_argument("--dry-run", action="store_true", help="print the plan and its cost, run nothing")
     run.add_argument("--cfg", choices=["job"], help="print the composed config (job), run nothing")
+    run.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     report = commands.add_parser(
         "report",
         help="write an experiment's tables again from its logged runs (nothing reruns)",
@@ -58,6 +63,7 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         "LaTeX and CSV, figures) from the runs logged for the configuration the overrides give.",
     )
     report.add_argument("overrides", nargs="*", help=OVERRIDES_HELP + "; report.round=3, report_dir=...")
+    report.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     listing = commands.add_parser(
         "list",
         help="list the experiments, models, datasets or suites that overrides can name",
@@ -73,7 +79,7 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         "provenance and per-fold metrics, which `bncbench import` loads into any store.",
     )
     export.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
-    export.add_argument("--out", help="folder to write the bundle into (default: <report_dir>/<experiment>/bundles)")
+    export.add_argument("--out", help="folder to write the bundle into (default: <runs_dir>/bundles, beside the store)")
     export.add_argument("--predictions", action="store_true", help="also carry each run's predictions (large)")
     export.add_argument(
         "--all",
@@ -122,9 +128,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
 def _dispatch(args, command: str) -> int:
     try:
         if args.command == "run":
-            return run(args.overrides, command, args.dry_run, args.cfg)
+            return run(args.overrides, command, args.dry_run, args.cfg, args.replace)
         if args.command == "report":
-            return report(args.overrides)
+            return report(args.overrides, args.replace)
         if args.command == "export":
             return export(args.overrides, args.out, args.predictions, args.every_configuration)
         if args.command == "import":
@@ -143,7 +149,8 @@ def _quiet_libraries() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
-def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str | None = None) -> int:
+def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str | None = None,
+        replace: bool = False) -> int:
     """Run an experiment: compose its plan once, then run it (``bncbench.app.sweep.run_plan``).
 
     ``command`` is the command line as the user typed it, which resumes an interrupted sweep.
@@ -157,16 +164,17 @@ def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str
         return 0
     if dry_run:
         return show_plan(composed)
-    return run_plan(composed, command)
+    return run_plan(composed, command, replace)
 
 
-def report(overrides: Sequence[str]) -> int:
+def report(overrides: Sequence[str], replace: bool = False) -> int:
     """Write the report of the configuration ``overrides`` compose from the logged runs."""
     from bncbench.app.config import compose
+    from bncbench.app.runs_dir import report_dir
     from bncbench.report.writer import write_report
 
     composed = compose(overrides)
-    print(f"report written to {write_report(composed.plan, composed.cfg.tracking_uri, composed.cfg.report_dir)}")
+    print(f"report written to {write_report(composed.plan, composed.cfg.tracking_uri, report_dir(composed.cfg), replace)}")
     return 0
 
 
@@ -174,14 +182,22 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     """Export the finished cells of the configuration ``overrides`` give, or with
     ``every_configuration`` those of its experiment in any configuration (``bncbench.bundles``)."""
     from bncbench.app.config import compose
-    from bncbench.bundles import export_bundle
+    from bncbench.app.runs_dir import bundle_dir
+    from bncbench.bundles import export_bundle, read_bundle
 
     composed = compose(overrides)
     cfg, plan = composed.cfg, composed.plan
-    folder = Path(out) if out else Path(cfg.report_dir) / plan.experiment / "bundles"
+    folder = Path(out) if out else bundle_dir(cfg)
     cells = None if every_configuration else plan.by_key()
     bundle = export_bundle(cfg.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
-    print(f"bundle written to {bundle}")
+    exported = read_bundle(bundle).runs
+    print(f"bncbench: bundle written to {bundle}: {len(exported)} runs", end="")
+    if cells is not None:
+        done = set(exported["run_name"])
+        missing = [cell.name for cell in plan.cells if cell.name not in done]
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        print(f", of the {len(plan)} cells of this configuration" + (f"; no finished run of {shown}" if missing else ""), end="")
+    print(".")
     return 0
 
 

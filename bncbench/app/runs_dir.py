@@ -40,4 +40,17 @@ def artifact_location(cfg: DictConfig) -> str | None:
     return str(Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "artifacts")
 
 
+def report_dir(cfg: DictConfig) -> Path:
+    """``cfg.report_dir``, or when it is null ``<runs dir>/reports``: a scratch run's report goes beside
+    its store, never over a committed one by accident."""
+    if cfg.report_dir is not None:
+        return Path(cfg.report_dir)
+    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "reports"
+
+
+def bundle_dir(cfg: DictConfig) -> Path:
+    """Where ``bncbench export`` writes a bundle unless told: ``<runs dir>/bundles``, beside the store."""
+    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "bundles"
+
+
 OmegaConf.register_new_resolver(RESOLVER, runs_dir, replace=True)

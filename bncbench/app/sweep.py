@@ -30,7 +30,7 @@ from bncbench.app.cost import plan_costs
 from bncbench.app.executors import cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
-from bncbench.app.runs_dir import artifact_location, runs_dir
+from bncbench.app.runs_dir import artifact_location, report_dir, runs_dir
 from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
 from bncbench.protocol.cell import Cell, Plan
@@ -86,10 +86,11 @@ class Summary:
         return f"bncbench: experiment {experiment!r}: {self.total} cells, {', '.join(parts)}."
 
 
-def run_plan(composed: Composed, command: str) -> int:
+def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     """Run the cells of ``composed.plan`` not finished before, write the report, sum up.
 
-    ``command`` is the command line as typed, which resumes an interrupted sweep. Returns the exit
+    ``command`` is the command line as typed, which resumes an interrupted sweep; ``replace`` lets the
+    report replace one in its way (``bncbench.report.writer.report_in_the_way``). Returns the exit
     status: 0 when no cell failed and the report was written, 1 otherwise, 128 + the signal's number
     when interrupted (Ctrl-C: 130, SIGTERM: 143).
     """
@@ -137,7 +138,7 @@ def run_plan(composed: Composed, command: str) -> int:
         finally:
             progress.stop()
             signal.signal(signal.SIGTERM, previous)
-    report_ok = _write_report(plan, cfg)
+    report_ok = _write_report(plan, cfg, replace)
     print(browse_hint(cfg.tracking_uri, experiment_id))
     _print_by_reason("skipped", summary.not_applicable)
     _print_by_reason("FAILED", summary.failed)
@@ -267,10 +268,10 @@ def _submitit_folder(cfg, plan: Plan) -> Path:
     return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "submitit" / plan.experiment / time.strftime("%Y-%m-%d_%H-%M-%S")
 
 
-def _write_report(plan: Plan, cfg) -> bool:
+def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
     """Write the report of the sweep's plan; say why when it cannot be."""
     try:
-        print(f"bncbench: report written to {write_report(plan, cfg.tracking_uri, cfg.report_dir)}")
+        print(f"bncbench: report written to {write_report(plan, cfg.tracking_uri, report_dir(cfg), replace)}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {err}", file=sys.stderr)
         return False

@@ -6,10 +6,12 @@ it computes the report (:func:`bncbench.report.compute.compute_report`) and rend
 missing) is left out and the experiment's ``README.md`` says why.
 """
 
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 
+from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
 from bncbench.report.clipping import clipping_notes
 from bncbench.protocol.cell import Plan
@@ -47,7 +49,7 @@ OUTPUTS = (
 )
 
 
-def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
+def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path, replace: bool = False) -> Path:
     """Write the tables, statistics and figures of an experiment from its MLflow runs.
 
     Parameters
@@ -62,6 +64,9 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
         The store the runs are read from.
     report_dir : str or Path
         The report goes to ``<report_dir>/<plan.experiment>``.
+    replace : bool
+        Replace a report there that :func:`report_in_the_way` finds in the way (of other cells, or
+        tracked by git); without it such a report is refused, before anything is computed.
 
     Returns
     -------
@@ -87,9 +92,16 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
     Raises
     ------
     ConfigError
-        If the store, the experiment or a metric is missing, the experiment has no finished run, or
-        a report option is invalid.
+        If the store, the experiment or a metric is missing, the experiment has no finished run, a
+        report option is invalid, or a report in the way is not to be replaced.
     """
+    place = Path(report_dir) / check_path_name("experiment.name", plan.experiment)
+    in_the_way = report_in_the_way(place, {cell.key for cell in plan.cells})
+    if in_the_way and not replace:
+        raise ConfigError(
+            f"{place} holds {in_the_way}: write this report elsewhere (report_dir=...) or replace that one "
+            "(--replace)."
+        )
     settings = dict(plan.report)
     report = compute_report(
         tracking_uri,
@@ -108,6 +120,37 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path) -> Path:
     )
     command = regenerate_command(list(plan.overrides), plan.experiment)
     return write_files(report, Path(report_dir), settings, command)
+
+
+def report_in_the_way(place: Path, cells: set[tuple[str, str]]) -> str | None:
+    """What a report written to ``place`` would replace that its writer did not make: a report of other
+    cells than ``cells`` (none given: any report), or files tracked by git (a committed report); None
+    when ``place`` holds no report, or one of the same cells that git does not track."""
+    if not (place / "README.md").is_file():
+        return None
+    found = []
+    try:
+        logged = pd.read_csv(place / "results.csv", usecols=["dataset", "model"])
+        old = set(zip(logged["dataset"].astype(str), logged["model"].astype(str)))
+    except (OSError, ValueError, pd.errors.ParserError):  # no readable table: another kind of folder
+        old = None
+    if old is None or not cells or not old <= cells:
+        datasets = len({dataset for dataset, _ in old}) if old else 0
+        found.append(f"a report of {len(old)} cells ({datasets} datasets)" if old else "a report")
+    if _tracked_by_git(place):
+        found.append("tracked by git")
+    if found == ["tracked by git"]:
+        found = ["a report tracked by git"]
+    return ", ".join(found) if found else None
+
+
+def _tracked_by_git(place: Path) -> bool:
+    """Whether git tracks a file under ``place`` (False outside a work tree or without git)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "--", "."], cwd=place, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listed.returncode == 0 and bool(listed.stdout.strip())
 
 
 def regenerate_command(overrides: list[str] | None, experiment: str) -> str:

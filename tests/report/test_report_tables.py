@@ -1,9 +1,12 @@
 """W-D-L tables as Markdown, LaTeX and CSV, and the report written from a real MLflow store."""
 
+import subprocess
+
 import pandas as pd
 import pytest
 
 from bncbench.core.errors import ConfigError
+from bncbench.app.config import compose
 from bncbench.report import load_results, to_frame, to_latex, to_markdown, wdl_table, write_report
 from bncbench.report.writer import regenerate_command
 
@@ -287,3 +290,20 @@ def test_write_report_with_a_model_not_run(store, tmp_path, config):
     )
     assert "| a vs never_run | rmse | 0–0–0 | 1 | undefined | 0–0–0 | 0–0–0 | 0–0–0 |" in readme
     assert pd.read_csv(out / "tests.csv").empty
+
+
+def test_a_report_in_the_way_is_replaced_only_when_asked(store, tmp_path):
+    """A report of other cells, or one git tracks (a committed report), is not written over by accident."""
+    uri, _ = store
+    plan = compose(["experiment=smoke"]).plan
+    place = write_report(plan, uri, tmp_path)
+    assert write_report(plan, uri, tmp_path) == place  # the same cells: the report is brought up to date
+    subset = compose(["experiment=smoke", "experiment.models=[nb_laplace]", "experiment.comparisons=[]"]).plan
+    with pytest.raises(ConfigError, match=r"holds a report of \d+ cells \(\d datasets\): write this report elsewhere"):
+        write_report(subset, uri, tmp_path)
+    assert write_report(subset, uri, tmp_path, replace=True) == place
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "smoke"], check=True)
+    with pytest.raises(ConfigError, match="holds a report tracked by git: write this report elsewhere"):
+        write_report(subset, uri, tmp_path)  # its own cells, but committed
+    assert write_report(subset, uri, tmp_path, replace=True) == place
