@@ -11,7 +11,7 @@ import yaml
 
 from bncbench.baselines import make_baseline
 from bncbench.baselines.weka_forest import WekaRandomForestBaseline, find_weka_jar
-from bncbench.app.config_files import config_dir
+from bncbench.core.config_files import config_dir
 from bncbench.data import load_dataset
 from bncbench.core.errors import ConfigError
 from bncbench.protocol.models import model_tags

@@ -12,7 +12,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from bncbench.app.config_files import CONFIG_NAME, config_dir
+from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
 from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting

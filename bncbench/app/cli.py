@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 from omegaconf import OmegaConf
 
-from bncbench.app.config_files import config_dir
+from bncbench.core.config_files import config_dir
 from bncbench.core.errors import BncbenchError
 
 DESCRIPTION = (

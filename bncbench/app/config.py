@@ -33,7 +33,7 @@ from bncbench.app.checks import (
     experiment_grids,
     unknown_setting_message,
 )
-from bncbench.app.config_files import CONFIG_NAME, config_dir
+from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.data.digest import dataset_digest

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from bncbench.app.config_files import config_dir
+from bncbench.core.config_files import config_dir
 from bncbench.core.errors import DatasetError
 from bncbench.core.terminal import duration
 from bncbench.protocol.cell import Cell, Plan, canonical_model

@@ -27,6 +27,7 @@ from bncbench import tracking
 from bncbench.app.compile_cache import warm_kernels
 from bncbench.app.config import Composed
 from bncbench.app.cost import plan_costs
+from bncbench.app.datasets import fetch_missing, missing_datasets
 from bncbench.app.executors import cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
@@ -94,7 +95,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     status: 0 when no cell failed and the report was written, 1 otherwise, 128 + the signal's number
     when interrupted (Ctrl-C: 130, SIGTERM: 143).
     """
-    cfg, plan = composed.cfg, composed.plan
+    cfg = composed.cfg
+    plan = fetch_missing(composed.plan, resolve_data_dir(cfg.data_dir))
     client = tracking.open_store(cfg.tracking_uri)
     experiment_id = tracking.prepare_experiment(client, plan.experiment, artifact_location(cfg))
     tracking.mark_sweep(client, experiment_id)
@@ -159,6 +161,12 @@ def show_plan(composed: Composed) -> int:
     workers = cells_at_once(dict(cfg.executor), max(1, len(to_run)), joblib.cpu_count())
     costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
     print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
+    missing = missing_datasets(plan)
+    if missing:
+        print(
+            f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(cfg.data_dir)} "
+            f"({', '.join(missing)}): the sweep fetches them from OpenML before its first cell."
+        )
     return 0
 
 

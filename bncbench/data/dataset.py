@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from bncbench.data.sklearn_source import read_sklearn_table
 from bncbench.data.store import (
@@ -17,7 +18,9 @@ from bncbench.data.store import (
     read_store_table,
     resolve_data_dir,
 )
+from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.core.names import check_path_name
 
 logger = logging.getLogger(__name__)
 
@@ -48,15 +51,16 @@ class Dataset:
     numeric: list[str]
 
 
-def load_dataset(spec: Mapping, data_dir: str | Path | None) -> Dataset:
+def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dataset:
     """Load the dataset a ``conf/dataset/<name>.yaml`` describes.
 
     Parameters
     ----------
-    spec : Mapping
+    spec : Mapping or str
         Keys ``name``; ``source`` ("store" or "sklearn"); ``openml_id`` (int or None) and
         ``openml_target`` (str or None), used to fetch a store dataset absent from the store;
-        ``drop`` (column names to leave out, e.g. ids).
+        ``drop`` (column names to leave out, e.g. ids). A name alone (``"vote"``) stands for its
+        config, ``conf/dataset/<name>.yaml``.
     data_dir : str, Path or None
         The store directory; None = :func:`resolve_data_dir`'s default.
 
@@ -72,6 +76,8 @@ def load_dataset(spec: Mapping, data_dir: str | Path | None) -> Dataset:
     DatasetError
         When the dataset cannot be found or read, or its class column is unusable.
     """
+    if isinstance(spec, str):
+        spec = dataset_config(spec)
     name, source, openml_id, openml_target, drop = _read_spec(spec)
     if source == "sklearn":
         frame, numeric, class_name = read_sklearn_table(name)
@@ -135,6 +141,24 @@ def _class_labels(y: pd.Series, name: str) -> pd.Series:
             "nominal in schema.json if these numbers are labels, or bin them into classes."
         )
     return y.astype("int64")
+
+
+def dataset_config(name: str) -> dict:
+    """The config of the dataset ``name``: ``conf/dataset/<name>.yaml``.
+
+    Raises
+    ------
+    ConfigError
+        No such file; the message lists the names there are.
+    """
+    folder = config_dir() / "dataset"
+    path = folder / f"{check_path_name('dataset', name)}.yaml"
+    if not path.is_file():
+        known = sorted(found.stem for found in folder.glob("*.yaml"))
+        close = difflib.get_close_matches(name, known, n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ConfigError(f"unknown dataset {name!r}{hint}; the datasets are those of {folder}: {', '.join(known)}.")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def _read_spec(spec: Mapping) -> tuple[str, str, int | None, str | None, list[str]]:

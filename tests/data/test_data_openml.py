@@ -274,3 +274,47 @@ def test_a_fetched_dataset_records_its_openml_id_and_version(cached_labor, tmp_p
     fetched = dataset_digest(config("labor"), store)
     assert fetched.source == "openml"
     assert fetched.details == {"path": str(store / "labor.csv.gz"), "openml_id": "4", "openml_version": "1"}
+
+
+def test_a_sweep_fetches_its_missing_datasets_before_its_first_cell(shared_data_dir, openml_cache, tmp_path, monkeypatch):
+    """The launcher fetches, once, what the data directory lacks, and the plan's cells get its digest."""
+    from bncbench.app.config import compose
+    from bncbench.app.datasets import fetch_missing
+    from bncbench.data.digest import dataset_digest
+
+    frame, _ = shared_table(shared_data_dir, "bupa")
+    cache_openml_dataset(
+        openml_cache, 8, "liver-disorders", frame.rename(columns={"class": "selector"}), {}, "drinks", "arff"
+    )
+    monkeypatch.setattr("bncbench.app.datasets._reachable", lambda host: True)  # OpenML answers from its cache
+    store = tmp_path / "store"
+    plan = compose(["experiment.datasets=[bupa]", "experiment.models=[nb_laplace]", "experiment.comparisons=[]",
+                    f"data_dir={store}"]).plan
+    assert plan.cells[0].data_digest is None
+    fetched = fetch_missing(plan, store)
+    assert fetched.cells[0].data_digest == dataset_digest(config("bupa"), store).digest
+    assert fetch_missing(fetched, store) is fetched  # nothing missing: nothing fetched
+
+
+def test_offline_the_missing_datasets_are_named_in_one_line(tmp_path, monkeypatch):
+    from bncbench.app.config import compose
+    from bncbench.app.datasets import fetch_missing
+    from bncbench.core.errors import ConfigError
+
+    monkeypatch.setattr("bncbench.app.datasets._reachable", lambda host: False)
+    store = tmp_path / "empty"
+    plan = compose(["experiment.datasets=[iris,sklearn-wine,zoo]", "experiment.models=[nb_laplace]",
+                    "experiment.comparisons=[]", f"data_dir={store}"]).plan
+    with pytest.raises(ConfigError) as refused:
+        fetch_missing(plan, store)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"2 datasets of the experiment are not in the data directory {store} (iris, zoo) and "
+                           "OpenML (www.openml.org) cannot be reached from here.")
+    assert "BNCBENCH_DATA_DIR" in line and "data_dir=" in line
+
+
+def test_a_dataset_loads_by_its_name(shared_data_dir):
+    by_name, by_config = load_dataset("vote", shared_data_dir), load_dataset(config("vote"), shared_data_dir)
+    pd.testing.assert_frame_equal(by_name.X, by_config.X)
+    with pytest.raises(Exception, match="unknown dataset 'vot' \\(did you mean vote\\?\\)"):
+        load_dataset("vot", shared_data_dir)

@@ -1,5 +1,6 @@
-"""Where bncbench's Hydra configs live: the top-level ``conf/`` directory of a checkout, or the same
-files as ``bncbench/conf`` in an installed (non-editable) package (see ``setup.py``)."""
+"""Where bncbench's configs live: the top-level ``conf/`` directory of a checkout, or the same files as
+``bncbench/conf`` in an installed (non-editable) package (see ``setup.py``). The app composes them with
+Hydra; the data layer reads a dataset's own file (``conf/dataset/<name>.yaml``) to load it by name."""
 
 from pathlib import Path
 

@@ -1,0 +1,80 @@
+"""The datasets of a sweep, made present before its first cell: those absent from the data directory are
+fetched from OpenML here, in the launching process, one after another, so that workers never race on
+OpenML's cache; when they cannot be (offline, no OpenML id), one line says which and how to point
+bncbench at a data directory that holds them, and nothing runs.
+"""
+
+import socket
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.data.digest import dataset_digest
+from bncbench.data.store import DATA_DIR_HINT
+from bncbench.protocol.cell import Plan
+
+#: Where a dataset is fetched from, probed once (a few seconds at most) before fetching anything.
+OPENML_HOST = ("www.openml.org", 443)
+PROBE_SECONDS = 5.0
+
+
+def missing_datasets(plan: Plan) -> dict[str, dict]:
+    """The store datasets of ``plan`` with no file in the data directory, by name, with their config."""
+    return {
+        cell.dataset: cell.semantic()["dataset"]
+        for cell in plan.cells
+        if cell.data_digest is None and cell.semantic()["dataset"].get("source", "store") == "store"
+    }
+
+
+def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
+    """``plan`` with its datasets absent from ``data_dir`` fetched from OpenML into it, and their digests.
+
+    Raises
+    ------
+    ConfigError
+        Some cannot be fetched: the message names them, why, and the settings that fix it.
+    """
+    missing = missing_datasets(plan)
+    if not missing:
+        return plan
+    names = ", ".join(missing)
+    without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
+    reason = None
+    if without_id:
+        reason = f"{', '.join(without_id)} {'has' if len(without_id) == 1 else 'have'} no openml_id"
+    elif not _reachable(OPENML_HOST):
+        reason = f"OpenML ({OPENML_HOST[0]}) cannot be reached from here"
+    if reason is None:
+        print(f"bncbench: fetching {len(missing)} datasets from OpenML into {data_dir}: {names}", flush=True)
+        from bncbench.data.openml_source import fetch_openml_into_store  # here: openml is slow to import
+
+        for name, spec in missing.items():
+            try:
+                fetch_openml_into_store(spec["name"], spec["openml_id"], spec.get("openml_target"), data_dir)
+            except DatasetError as err:
+                reason = f"fetching {name} failed: {str(err).splitlines()[0]}"
+                break
+            print(f"bncbench: fetched {name}", file=sys.stderr, flush=True)
+    if reason is not None:
+        raise ConfigError(
+            f"{len(missing)} datasets of the experiment are not in the data directory {data_dir} ({names}) "
+            f"and {reason}. Point bncbench at a folder that holds them ({DATA_DIR_HINT}), or run the "
+            "others (experiment.datasets=[...])."
+        )
+    digests = {name: dataset_digest(spec, data_dir) for name, spec in missing.items()}
+    cells = tuple(
+        replace(cell, data_digest=digests[cell.dataset].digest) if cell.dataset in digests else cell
+        for cell in plan.cells
+    )
+    return replace(plan, cells=cells)
+
+
+def _reachable(host: tuple[str, int]) -> bool:
+    """Whether a TCP connection to ``host`` opens within ``PROBE_SECONDS``."""
+    try:
+        with socket.create_connection(host, timeout=PROBE_SECONDS):
+            return True
+    except OSError:
+        return False
