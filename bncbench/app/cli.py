@@ -193,8 +193,8 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     exported = read_bundle(bundle).runs
     print(f"bncbench: bundle written to {bundle}: {len(exported)} runs", end="")
     if cells is not None:
-        done = set(exported["run_name"])
-        missing = [cell.name for cell in plan.cells if cell.name not in done]
+        done = {(tags["dataset"], tags["model"]) for tags in exported["tags"]}
+        missing = [cell.name for cell in plan.cells if cell.key not in done]
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         print(f", of the {len(plan)} cells of this configuration" + (f"; no finished run of {shown}" if missing else ""), end="")
     print(".")

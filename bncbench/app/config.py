@@ -111,10 +111,12 @@ def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
 def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], models: dict[str, dict]) -> Plan:
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
     cv = CrossValidationSettings(**{key: int(cfg.cv[key]) for key in ("repetitions", "folds", "seed")})
+    settings_read = _settings_read(cfg, models)
+    labels = {model: _label(models[model], read, cv) for model, read in settings_read.items()}
     cells = []
     for dataset, spec in datasets.items():
         data = dataset_digest(spec, cfg.data_dir)
-        cells += [Cell.of(dataset, model, spec, model_spec, cv, data.digest if data else None)
+        cells += [Cell.of(dataset, model, spec, model_spec, cv, data.digest if data else None, labels[model])
                   for model, model_spec in models.items()]
     return Plan(
         experiment=str(experiment["name"]),
@@ -126,8 +128,20 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
         metrics=tuple(experiment.get("metrics") or ()),
         report=OmegaConf.to_container(cfg.report, resolve=True),
         overrides=tuple(overrides),
-        settings_read=_settings_read(cfg, models),
+        settings_read=settings_read,
     )
+
+
+#: How a run's name shows an experiment setting its model reads (``letter/kdb5_hdp it=50000``).
+_LABELS = {"hdp.iterations": "it"}
+
+
+def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> str:
+    """The settings that tell a cell's run apart from the same cell's runs in other configurations."""
+    parts = [f"{_LABELS.get(setting, setting)}={model['estimator_params'][setting.split('.')[1]]}" for setting in read]
+    if cv != CrossValidationSettings():
+        parts.append(f"cv={cv.repetitions}x{cv.folds},seed={cv.seed}")
+    return " ".join(parts)
 
 
 def _settings_read(cfg: DictConfig, models: dict[str, dict]) -> dict[str, tuple[str, ...]]:

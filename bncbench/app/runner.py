@@ -118,7 +118,7 @@ def run_cell(cell: Cell, destination: Destination) -> Outcome:
 
 
 def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) -> tuple[str, str]:
-    hash_, digest, name = cell.cfg_hash, cell.data_digest, cell.name
+    hash_, digest, name = cell.cfg_hash, cell.data_digest, cell.run_name
     key = cell.key
     taken = _taken_by_another(client, experiment_id, hash_, digest, key)
     if taken:

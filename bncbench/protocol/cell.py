@@ -56,6 +56,10 @@ class Cell:
     cv : CrossValidationSettings
     cfg_hash : str
         ``semantic_hash`` of the three.
+    label : str
+        What tells this cell's run apart from runs of the same cell in other configurations: the
+        experiment settings its model reads and CV settings other than 5x2 with seed 1
+        (``it=50000 cv=1x2,seed=7``); empty when there are none.
     data_digest : str or None
         The digest of the dataset file as it is now (``bncbench.data.digest``); None when the data
         directory has no file for it (it is fetched when loaded, or the report reads the version its
@@ -69,19 +73,25 @@ class Cell:
     cv: CrossValidationSettings = field(repr=False)
     cfg_hash: str = ""
     data_digest: str | None = None
+    label: str = ""
 
     @classmethod
     def of(cls, dataset: str, model: str, dataset_spec: Mapping, model_spec: Mapping,
-           cv: CrossValidationSettings, data_digest: str | None) -> "Cell":
+           cv: CrossValidationSettings, data_digest: str | None, label: str = "") -> "Cell":
         """The cell with its ``cfg_hash`` computed."""
         semantic = {"dataset": dataset_spec, "model": model_spec, "cv": cv.as_dict()}
         return cls(dataset, model, _frozen(dataset_spec), _frozen(model_spec), cv, semantic_hash(_plain(semantic)),
-                   data_digest)
+                   data_digest, label)
 
     @property
     def name(self) -> str:
-        """``<dataset>/<model>``, the name of the cell's run."""
+        """``<dataset>/<model>``: the cell."""
         return f"{self.dataset}/{self.model}"
+
+    @property
+    def run_name(self) -> str:
+        """The name of the cell's run: ``letter/kdb5_hdp it=50000``, its name and ``label``."""
+        return f"{self.name} {self.label}" if self.label else self.name
 
     @property
     def key(self) -> tuple[str, str]:
