@@ -150,7 +150,7 @@ def test_readme_is_the_front_door():
 
 def test_readme_quotes_the_browse_lines():
     """The two lines a sweep prints to browse its runs, as the README shows them."""
-    from bncbench.app.sweep import browse_hint
+    from bncbench.app.ui import browse_hint
 
     blocks, _, _ = PARSED[REPO / "README.md"]
     shown = next(block.text.strip() for block in blocks if "browse the runs" in block.text)
