@@ -315,10 +315,13 @@ def test_export_of_a_configuration_carries_the_runs_its_report_reads(machines, t
 
     models = f"experiment.models=[{','.join(MODELS)}]"
     default, seed7 = exported(models), exported(models, "cv.seed=7")
-    assert sorted(default["run_name"]) == sorted(seed7["run_name"]) == [f"{LAPTOP[0]}/{m}" for m in sorted(MODELS)]
+    assert sorted(default["run_name"]) == [f"{LAPTOP[0]}/{m}" for m in sorted(MODELS)]
+    assert sorted(seed7["run_name"]) == [f"{LAPTOP[0]}/{m} cv=5x2,seed=7" for m in sorted(MODELS)]  # told apart
     assert {run["cv.seed"] for run in default["params"]} == {"1"}
     assert {run["cv.seed"] for run in seed7["params"]} == {"7"}
-    assert list(exported("experiment.models=[nb_laplace]", "cv.seed=7")["run_name"]) == [f"{LAPTOP[0]}/nb_laplace"]
+    assert list(exported("experiment.models=[nb_laplace]", "cv.seed=7")["run_name"]) == [
+        f"{LAPTOP[0]}/nb_laplace cv=5x2,seed=7"
+    ]
     assert len(exported(models, every=True)) == 4
     with pytest.raises(ConfigError, match="no finished cell of this configuration"):
         exported(models, "cv.seed=9")

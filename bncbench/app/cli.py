@@ -144,8 +144,10 @@ def _dispatch(args, command: str) -> int:
 
 def _quiet_libraries() -> None:
     """MLflow and its database migrations (alembic) log at INFO, which says nothing a user acts on: MLflow
-    sets its level from ``MLFLOW_LOGGING_LEVEL`` when imported (here and in the workers), alembic's is set."""
+    sets its level from ``MLFLOW_LOGGING_LEVEL`` when imported (here and in the workers), alembic's is set;
+    MLflow's progress bars of downloads are off."""
     os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # one bar per file exported
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 

@@ -10,8 +10,8 @@ import pandas as pd
 
 from bncbench import tracking
 from bncbench.bundles.format import (
-    ARTIFACTS_DIR,
     CARRIED_ARTIFACTS,
+    MAX_CARRIED_BYTES,
     METRIC_COLUMNS,
     PREDICTIONS_ARTIFACT,
     RUN_COLUMNS,
@@ -22,7 +22,7 @@ from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Cell
 from bncbench.tracking import lease
 from bncbench.tracking import tags as tag
-from bncbench.tracking.record import CellRecord, artifact_names, cell_records, download_artifact, metric_history
+from bncbench.tracking.record import CellRecord, artifact_sizes, cell_records, download_artifact, metric_history
 
 #: Tags that do not travel: who held a run's lease (``bncbench.tracking.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
@@ -47,8 +47,8 @@ def export_bundle(
     Of each cell's FINISHED runs, the latest with each ``cfg_hash`` and ``data_digest`` travels (the
     one the report would read for that configuration and data): its name, start and end times, tags
     (but ``LOCAL_TAGS``), params, MLflow dataset inputs, the full history of every metric, and the
-    artifacts that say what produced its numbers (``CARRIED_ARTIFACTS``: its config, learned
-    structures and diagnostics tables), keyed by its original run id (the ``bncbench.origin.run_id``
+    artifacts that say what produced its numbers (``CARRIED_ARTIFACTS`` of at most
+    ``MAX_CARRIED_BYTES``: its config, learned structures and diagnostics tables), keyed by its original run id (the ``bncbench.origin.run_id``
     tag of a run imported before, else its own).
 
     Parameters
@@ -96,13 +96,18 @@ def export_bundle(
             original = run.shown_id
             rows.append(_run_row(run, original))
             metrics += [(original, *value) for value in metric_history(client, run)]
-            names = artifact_names(client, run.run_id)
-            if predictions and (found := _download_predictions(client, run, names, downloads / original)):
+            sizes = artifact_sizes(client, run.run_id)
+            if predictions and (found := _download_predictions(client, run, list(sizes), downloads / original)):
                 prediction_files[original] = found
-            carried = [name for name in names if any(fnmatch(name, pattern) for pattern in CARRIED_ARTIFACTS)]
+            carried = [
+                name for name, size in sizes.items()
+                if size <= MAX_CARRIED_BYTES and any(fnmatch(name, pattern) for pattern in CARRIED_ARTIFACTS)
+            ]
             if carried:
-                folder = downloads / original / ARTIFACTS_DIR
-                artifact_files[original] = {name: download_artifact(client, run.run_id, name, folder) for name in carried}
+                folder = downloads / original / "carried"
+                artifact_files[original] = {
+                    name: download_artifact(client, run.run_id, name, folder).read_bytes() for name in carried
+                }
         manifest = write_bundle(
             staging,
             experiment,

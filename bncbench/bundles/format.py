@@ -8,10 +8,12 @@ A bundle is a folder::
                              dataset inputs as JSON text
     metrics.parquet          every logged metric value with its step and time (METRIC_COLUMNS)
     predictions/<run>.parquet  optional: a run's ``predictions.parquet`` artifact, byte for byte
-    artifacts/<run>/<name>   a run's other artifacts that say what produced its numbers: its
-                             ``config.yaml``, ``structure.json`` and diagnostics tables (``*.csv``)
+    artifacts.parquet        a run's other artifacts that say what produced its numbers, one row
+                             each (ARTIFACT_COLUMNS, the content byte for byte): its ``config.yaml``,
+                             ``structure.json`` and diagnostics tables (``*.csv``) of at most
+                             ``MAX_CARRIED_BYTES`` (a long trace stays in the store)
 
-Bundles written before artifacts travelled have no ``artifacts`` count and no such files.
+Bundles written before artifacts travelled have no ``artifacts`` count and no ``artifacts.parquet``.
 
 Runs are keyed by their original run id (the id in the store that first ran them). The bundle's ``id``
 is the sha256 of its files' names and hashes: the same runs exported twice make the same id.
@@ -40,10 +42,13 @@ RUNS = "runs.parquet"
 METRICS = "metrics.parquet"
 PREDICTIONS_DIR = "predictions"
 PREDICTIONS_ARTIFACT = "predictions.parquet"
-ARTIFACTS_DIR = "artifacts"
-#: The artifacts of a run that travel in a bundle (``ARTIFACTS_DIR``): what says what produced its
-#: numbers; the predictions travel apart, on request, and figures are drawn again from the tables.
+ARTIFACTS = "artifacts.parquet"
+ARTIFACT_COLUMNS = ["run_id", "name", "content"]
+#: The artifacts of a run that travel in a bundle (``ARTIFACTS``): what says what produced its numbers;
+#: the predictions travel apart, on request, and figures are drawn again from the tables.
 CARRIED_ARTIFACTS = ("config.yaml", "structure.json", "*.csv")
+#: A carried artifact larger than this stays in the store (an HDP run's concentration trace: 8 MB).
+MAX_CARRIED_BYTES = 256 * 1024
 RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params", "inputs"]
 METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
 #: The tags an imported run carries of where it comes from: the run id in the store that first ran it
@@ -82,8 +87,8 @@ class Bundle:
         The tables, with ``tags``, ``params`` and ``inputs`` parsed from JSON.
     predictions : dict of str to Path
         Original run id -> its predictions file, for the runs exported with predictions.
-    artifacts : dict of str to dict of str to Path
-        Original run id -> its other artifacts' files, by name.
+    artifacts : dict of str to dict of str to bytes
+        Original run id -> its other artifacts' contents, by name.
     """
 
     path: Path
@@ -91,7 +96,7 @@ class Bundle:
     runs: pd.DataFrame
     metrics: pd.DataFrame
     predictions: dict[str, Path]
-    artifacts: dict[str, dict[str, Path]]
+    artifacts: dict[str, dict[str, bytes]]
 
     @property
     def id(self) -> str:
@@ -119,7 +124,7 @@ def write_bundle(
     runs: pd.DataFrame,
     metrics: pd.DataFrame,
     predictions: dict[str, Path],
-    artifacts: dict[str, dict[str, Path]],
+    artifacts: dict[str, dict[str, bytes]],
 ) -> dict:
     """Write a bundle's files into the empty ``folder``, its manifest last, and return the manifest.
 
@@ -133,8 +138,8 @@ def write_bundle(
         With ``RUN_COLUMNS`` (``tags``, ``params`` dicts, ``inputs`` a list of dicts) and ``METRIC_COLUMNS``.
     predictions : dict of str to Path
         Original run id -> its ``predictions.parquet`` artifact, copied byte for byte.
-    artifacts : dict of str to dict of str to Path
-        Original run id -> ``{name: file}`` of its other artifacts, copied byte for byte.
+    artifacts : dict of str to dict of str to bytes
+        Original run id -> ``{name: content}`` of its other artifacts.
     """
     runs = runs[RUN_COLUMNS].copy()
     for column in ("tags", "params", "inputs"):
@@ -147,11 +152,9 @@ def write_bundle(
     for run_id, source in sorted(predictions.items()):
         names.append(f"{PREDICTIONS_DIR}/{run_id}.parquet")
         shutil.copyfile(source, folder / names[-1])
-    for run_id, found in sorted(artifacts.items()):
-        (folder / ARTIFACTS_DIR / run_id).mkdir(parents=True)
-        for name, source in sorted(found.items()):
-            names.append(f"{ARTIFACTS_DIR}/{run_id}/{name}")
-            shutil.copyfile(source, folder / names[-1])
+    carried = [(run_id, name, content) for run_id, found in sorted(artifacts.items()) for name, content in sorted(found.items())]
+    pd.DataFrame(carried, columns=ARTIFACT_COLUMNS).to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
+    names.append(ARTIFACTS)
     files = {name: file_sha256(folder / name) for name in names}
     manifest = {
         "format": FORMAT,
@@ -164,7 +167,7 @@ def write_bundle(
             "runs": len(runs),
             "metrics": len(metrics),
             "predictions": len(predictions),
-            "artifacts": sum(map(len, artifacts.values())),
+            "artifacts": len(carried),
         },
         "files": files,
     }
@@ -206,11 +209,12 @@ def read_bundle(path: str | Path) -> Bundle:
     predictions = {
         Path(name).stem: path / name for name in manifest["files"] if name.startswith(f"{PREDICTIONS_DIR}/")
     }
-    artifacts: dict[str, dict[str, Path]] = {}
-    for name in manifest["files"]:
-        if name.startswith(f"{ARTIFACTS_DIR}/"):
-            _, run_id, artifact = name.split("/", 2)
-            artifacts.setdefault(run_id, {})[artifact] = path / name
+    artifacts: dict[str, dict[str, bytes]] = {}
+    if ARTIFACTS in manifest["files"]:
+        for run_id, name, content in _table(path, ARTIFACTS, ARTIFACT_COLUMNS).itertuples(index=False):
+            if name in artifacts.get(run_id, {}) or "/" in name or name.startswith("."):
+                _refuse(path, f"{ARTIFACTS} holds {name!r} of run {run_id} twice, or a name that is not a file's")
+            artifacts.setdefault(run_id, {})[name] = bytes(content)
     _check_tables(path, manifest, runs, metrics, predictions, artifacts)
     return Bundle(path, manifest, runs, metrics, predictions, artifacts)
 

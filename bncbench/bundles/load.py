@@ -178,7 +178,7 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics) -> Non
     history = [] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None))
     artifacts = dict(bundle.artifacts.get(run.run_id, {}))
     if run.run_id in bundle.predictions:
-        artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id]
+        artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
     write_record(client, experiment_id, record, history, artifacts)
 
 

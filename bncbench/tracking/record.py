@@ -114,9 +114,9 @@ def metric_history(client, record: CellRecord) -> list[tuple[str, float, int, in
     ]
 
 
-def artifact_names(client, run_id: str) -> list[str]:
-    """The files the run logged at the top of its artifacts."""
-    return [artifact.path for artifact in client.list_artifacts(run_id) if not artifact.is_dir]
+def artifact_sizes(client, run_id: str) -> dict[str, int]:
+    """The files the run logged at the top of its artifacts, and their sizes in bytes."""
+    return {artifact.path: artifact.file_size or 0 for artifact in client.list_artifacts(run_id) if not artifact.is_dir}
 
 
 def download_artifact(client, run_id: str, name: str, folder: Path) -> Path:
@@ -126,10 +126,10 @@ def download_artifact(client, run_id: str, name: str, folder: Path) -> Path:
 
 
 def write_record(client, experiment: str, record: CellRecord, history: Iterable[tuple],
-                 artifacts: Mapping[str, Path] = ()) -> str:
+                 artifacts: Mapping[str, bytes] = ()) -> str:
     """Write ``record`` as a finished run of the experiment ``experiment`` (by id): its name, times,
     tags, params and inputs as they are, every ``(key, value, step, timestamp)`` of ``history`` and
-    the files of ``artifacts`` under their names. Returns the new run's id; a run that cannot be
+    the contents of ``artifacts`` under their names. Returns the new run's id; a run that cannot be
     written whole is deleted."""
     run_id = client.create_run(
         experiment, start_time=record.start_time, tags=dict(record.tags), run_name=record.name
@@ -140,9 +140,9 @@ def write_record(client, experiment: str, record: CellRecord, history: Iterable[
         if record.inputs:
             client.log_inputs(run_id, datasets=[_dataset_input(found) for found in record.inputs])
         with tempfile.TemporaryDirectory() as tmp:
-            for name, path in dict(artifacts).items():
-                named = Path(tmp) / name  # the artifact keeps its name, whatever the file's
-                named.write_bytes(Path(path).read_bytes())
+            for name, content in dict(artifacts).items():
+                named = Path(tmp) / name
+                named.write_bytes(content)
                 client.log_artifact(run_id, str(named))
         client.set_terminated(run_id, status="FINISHED", end_time=record.end_time)
     except BaseException:
