@@ -4,7 +4,7 @@ For the runs of an MLflow store (e.g. the committed bundles imported into one), 
 cell's 10 folds spent fitting and predicting, summed by HDP iteration count (models without
 iterations apart), and for the datasets run at every iteration count, by dataset and by model with the
 ratio between the counts: what a slice of the protocol costs, and what the rest will. The logged
-times are wall-clock of one cell at a time on one core (``hydra/launcher=basic``,
+times are wall-clock of one cell at a time on one core (``executor.n_jobs=1``,
 ``NUMBA_NUM_THREADS=1``) for the committed bundles; other launchers share the cores.
 
     bncbench import reports/hdp_vs_m/bundles/* tracking_uri=sqlite:///runs/papers.db

@@ -47,7 +47,7 @@ FENCE = re.compile(r"^```(\S*)\s*$")
 #: The README's commands for a fresh machine, as CI parses and runs them: the README's first sh block.
 FRESH_MACHINE = """\
 ```sh
-# 1. install, then run the main job: the `smoke` experiment (SQLite store in runs/, report in reports/smoke/);
+# 1. install, then run the main job: the `smoke` experiment (SQLite store in runs/, report in runs/reports/smoke/);
 #    `bncbench run` is the same command
 python -m venv .venv && . .venv/bin/activate && pip install -e . && python -m bncbench
 

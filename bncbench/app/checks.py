@@ -103,7 +103,7 @@ def check_executor(executor: DictConfig, tracking_uri: str) -> None:
         raise ConfigError(
             f"tracking_uri={tracking_uri} with cells on a cluster: SQLite on a network file system "
             "is unsafe. Start an `mlflow server` and set tracking_uri=http://<host>:<port> (README: "
-            "Running on a cluster)."
+            "docs/cluster.md)."
         )
 
 
@@ -262,10 +262,10 @@ def check_overrides(overrides: list[str]) -> None:
         key = override.get_key_element().lstrip("+~")
         if key in NAMED_GROUPS.values():
             field = next(f for f, g in NAMED_GROUPS.items() if g == key)
+            value = override.input_line.partition("=")[2]
             raise ConfigError(
                 f"'{override.input_line}': the experiment chooses the {key}s of its cells; to run a subset, "
-                f"override experiment.{field} instead, e.g. "
-                f"experiment.{field}=[{override.get_value_element_as_str()}]."
+                f"override experiment.{field} instead, e.g. experiment.{field}=[{value}]."
             )
         if override.is_sweep_override():
             raise ConfigError(

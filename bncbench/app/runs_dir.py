@@ -1,7 +1,8 @@
 """Where a run leaves its files: the ``runs_dir`` setting and the defaults that follow from it.
 
-``conf/config.yaml`` derives from ``runs_dir`` the SQLite store (``tracking_uri``), Hydra's job folders
-(``hydra.sweep.dir``) and, through ``artifact_location``, the runs' artifacts. With ``runs_dir`` left
+``conf/config.yaml`` derives from ``runs_dir`` the SQLite store (``tracking_uri``), and the app the
+runs' artifacts (``artifact_location``), the reports (``report_dir``), the bundles ``export`` writes and
+submitit's job folders. With ``runs_dir`` left
 null they go to ``runs/``, or, when ``tracking_uri`` names a SQLite database, beside that database,
 so that a store kept elsewhere never leaves files in the working directory (a checkout) by accident.
 """

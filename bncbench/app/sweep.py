@@ -112,7 +112,10 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     summary = Summary(skipped=[plan.by_key()[key].name for key in finished if key in plan.by_key()])
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
-        threads = numba_threads(cfg.numba_threads, workers, cores)
+        if executor_settings["kind"] == "slurm":  # each cell on a node of its own, with the cores it asked for
+            threads = numba_threads(cfg.numba_threads, 1, int(executor_settings["cpus_per_task"]))
+        else:
+            threads = numba_threads(cfg.numba_threads, workers, cores)
         destination = destination_of(cfg, plan, threads, sweep)
         executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
         if executor_settings["kind"] == "local":

@@ -167,7 +167,7 @@ def cell_features(model: Mapping, dataset: DatasetFeatures, folds: int = 10) -> 
     ----------
     model : Mapping
         The cell's resolved model config (``cfg.model``), best in its canonical form
-        (``bncbench.semantic.canonical_model``), where an estimator's defaults are written out: an
+        (``bncbench.protocol.cell.canonical_model``), where an estimator's defaults are written out: an
         HDP model without its ``tying`` is in another group than one with ``tying: level``.
     dataset : DatasetFeatures
     folds : int

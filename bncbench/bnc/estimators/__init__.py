@@ -2,7 +2,7 @@
 
 An estimator is one class in one module (with its kernels beside it, or in a subpackage of its own)
 subclassing the contract ``base.Estimator``; setting its ``name`` registers it in ``ESTIMATORS``, and
-``conf/estimator/<name>.yaml`` refers to that name. Importing this package imports every module under it
+model names (``kdb5_<name>``) refer to that name. Importing this package imports every module under it
 (``Registry.discover``), so every estimator is registered, with no list to edit here.
 """
 

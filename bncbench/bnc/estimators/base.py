@@ -4,8 +4,8 @@ An estimator fills the probability tables of a counted network (``tables``), and
 ``BNClassifier`` predicts with them (``predictor``), which structures it is defined on
 (``valid_structure``), whether counts alone suffice (``count_based``, for out-of-core fitting) and what
 its fit found besides the tables (``diagnostics``, ``attribute_values``). A subclass that sets ``name``
-is registered under it; configs (``conf/estimator/<name>.yaml``) and ``BNClassifier(estimator=...)``
-refer to that name.
+is registered under it; model names (``kdb5_<name>``, ``bncbench.protocol.models``) and
+``BNClassifier(estimator=...)`` refer to that name.
 """
 
 import abc
