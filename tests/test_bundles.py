@@ -342,7 +342,7 @@ def test_the_export_command_exports_its_configuration_or_with_all_the_whole_expe
 
 
 def test_the_import_command_puts_the_artifacts_beside_the_database_wherever_it_runs(
-    machines, tmp_path, monkeypatch
+    machines, tmp_path, monkeypatch, capsys
 ):
     store = tmp_path / "store"
     store.mkdir()
@@ -355,3 +355,7 @@ def test_the_import_command_puts_the_artifacts_beside_the_database_wherever_it_r
     location = client.get_experiment(tracking.experiment_id(client, "smoke")).artifact_location
     assert location.removeprefix("file://").startswith(str(store / "artifacts"))
     assert list(elsewhere.iterdir()) == []
+    said = capsys.readouterr()
+    bundle = machines["laptop_bundle"].name
+    assert f"bncbench: bundle 1/1 {bundle}: 2 runs imported, 0 already there\n" in said.err  # progress
+    assert f"mlflow ui --backend-store-uri sqlite:///{store / 'mlflow.db'}" in said.out  # and how to browse

@@ -205,8 +205,10 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
 
 def import_(items: Sequence[str]) -> int:
     """Import the bundles among ``items`` into the store the overrides among them name."""
+    from bncbench import tracking
     from bncbench.app.config import compose
     from bncbench.app.runs_dir import artifact_location
+    from bncbench.app.ui import browse_hint
     from bncbench.bundles import import_bundles
     from bncbench.data import resolve_data_dir
 
@@ -217,8 +219,12 @@ def import_(items: Sequence[str]) -> int:
         [item for item in items if "=" not in item],
         artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
         data_dir=resolve_data_dir(cfg.data_dir),
+        progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
     )
     print("\n".join(summary.lines()))
+    client = tracking.open_store(cfg.tracking_uri, check=False)
+    for name in dict.fromkeys(bundle.split("/")[0] for bundle in summary.imported + summary.already_there):
+        print(browse_hint(cfg.tracking_uri, tracking.experiment_id(client, name)))
     return 0
 
 

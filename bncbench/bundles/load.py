@@ -1,6 +1,7 @@
 """Import bundles (``bncbench.bundles``) into an MLflow store as ordinary runs, each cell once."""
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +85,7 @@ def import_bundles(
     *,
     artifact_location: str | None = None,
     data_dir: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> ImportSummary:
     """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
 
@@ -107,6 +109,8 @@ def import_bundles(
     data_dir : str or Path, optional
         The data directory whose dataset files the runs' data digests are compared with (default:
         ``$BNCBENCH_DATA_DIR``, else ``~/.cache/bncbench/datasets``).
+    progress : callable, optional
+        Told a line as each bundle is done (``bundle 3/40 tying-...: 30 runs imported, 0 already there``).
 
     Returns
     -------
@@ -132,7 +136,8 @@ def import_bundles(
             name: tracking.prepare_experiment(client, name, artifact_location)
             for name in dict.fromkeys(bundle.experiment for bundle in bundles)
         }
-        for bundle in bundles:
+        for position, bundle in enumerate(bundles, 1):
+            imported_before = len(summary.imported)
             experiment_id = experiments[bundle.experiment]
             done = _finished_cells(client, experiment_id)
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
@@ -152,6 +157,10 @@ def import_bundles(
                     ) from err
                 done.add(cell)
                 summary.imported.append(name)
+            if progress is not None:
+                added = len(summary.imported) - imported_before
+                progress(f"bundle {position}/{len(bundles)} {bundle.path.name}: {added} runs imported, "
+                         f"{len(bundle.runs) - added} already there")
     return summary
 
 
