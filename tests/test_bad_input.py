@@ -108,7 +108,7 @@ def run_main(monkeypatch, capsys, *args):
         (["experiment.metrics=[accuracy]"], "experiment.metrics names ['accuracy']; the metrics of every run are"),
         (["experiment.comparisons=[{a: nb_laplace}]"], "a comparison must be a mapping {a: model, b: model}"),
         (["tracking_uri="], "tracking_uri must be set"),
-        (["report_dir=null"], "report_dir must be a directory"),
+        (["report_dir="], "report_dir must be a directory"),
         (["executor=slurm"], "SQLite on a network file system is unsafe"),
     ],
 )

@@ -176,7 +176,9 @@ def report(overrides: Sequence[str], replace: bool = False) -> int:
     from bncbench.report.writer import write_report
 
     composed = compose(overrides)
-    print(f"report written to {write_report(composed.plan, composed.cfg.tracking_uri, report_dir(composed.cfg), replace)}")
+    cfg = composed.cfg
+    place = write_report(composed.plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None)
+    print(f"report written to {place}")
     return 0
 
 

@@ -247,7 +247,8 @@ def _submitit_folder(cfg, plan: Plan) -> Path:
 def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
     """Write the report of the sweep's plan; say why when it cannot be."""
     try:
-        print(f"bncbench: report written to {write_report(plan, cfg.tracking_uri, report_dir(cfg), replace)}")
+        place = write_report(plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None)
+        print(f"bncbench: report written to {place}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {err}", file=sys.stderr)
         return False

@@ -16,13 +16,16 @@ from bncbench.core.names import check_path_name
 from bncbench.report.clipping import clipping_notes
 from bncbench.protocol.cell import Plan
 from bncbench.report.compute import NO_CURVE, Report, compute_report
-from bncbench.report.figures import critical_difference_plot, scatter_plot, win_loss_plot
+from bncbench.report.differences import differences_section
+from bncbench.report.figures import Colours, critical_difference_plot, line_names, scatter_plot, win_loss_plot
 from bncbench.report.readme import (
     FIGURES,
     Figures,
     figure_sections,
+    left_out_lines,
     published_section,
     ranking_section,
+    render_sections,
     significance_section,
 )
 from bncbench.report.run_settings import settings_lines
@@ -49,7 +52,9 @@ OUTPUTS = (
 )
 
 
-def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path, replace: bool = False) -> Path:
+def write_report(
+    plan: Plan, tracking_uri: str, report_dir: str | Path, replace: bool = False, scratch: bool = False
+) -> Path:
     """Write the tables, statistics and figures of an experiment from its MLflow runs.
 
     Parameters
@@ -67,6 +72,9 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path, replace:
     replace : bool
         Replace a report there that :func:`report_in_the_way` finds in the way (of other cells, or
         tracked by git); without it such a report is refused, before anything is computed.
+    scratch : bool
+        ``report_dir`` is bncbench's own folder beside the store, not one the user named: a report of
+        other cells there is replaced (a subset run after a whole one), one git tracks still is not.
 
     Returns
     -------
@@ -96,7 +104,7 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path, replace:
         report option is invalid, or a report in the way is not to be replaced.
     """
     place = Path(report_dir) / check_path_name("experiment.name", plan.experiment)
-    in_the_way = report_in_the_way(place, {cell.key for cell in plan.cells})
+    in_the_way = report_in_the_way(place, {cell.key for cell in plan.cells}, other_cells=not scratch)
     if in_the_way and not replace:
         raise ConfigError(
             f"{place} holds {in_the_way}: write this report elsewhere (report_dir=...) or replace that one "
@@ -122,10 +130,10 @@ def write_report(plan: Plan, tracking_uri: str, report_dir: str | Path, replace:
     return write_files(report, Path(report_dir), settings, command)
 
 
-def report_in_the_way(place: Path, cells: set[tuple[str, str]]) -> str | None:
-    """What a report written to ``place`` would replace that its writer did not make: a report of other
-    cells than ``cells`` (none given: any report), or files tracked by git (a committed report); None
-    when ``place`` holds no report, or one of the same cells that git does not track."""
+def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: bool = True) -> str | None:
+    """What a report written to ``place`` would replace that its writer did not make: with
+    ``other_cells``, a report of other cells than ``cells`` (none given: any report); and files
+    tracked by git (a committed report). None when ``place`` holds no report, or nothing of that."""
     if not (place / "README.md").is_file():
         return None
     found = []
@@ -134,7 +142,7 @@ def report_in_the_way(place: Path, cells: set[tuple[str, str]]) -> str | None:
         old = set(zip(logged["dataset"].astype(str), logged["model"].astype(str)))
     except (OSError, ValueError, pd.errors.ParserError):  # no readable table: another kind of folder
         old = None
-    if old is None or not cells or not old <= cells:
+    if other_cells and (old is None or not cells or not old <= cells):
         datasets = len({dataset for dataset, _ in old}) if old else 0
         found.append(f"a report of {len(old)} cells ({datasets} datasets)" if old else "a report")
     if _tracked_by_git(place):
@@ -189,6 +197,9 @@ def write_files(
     """
     place = Path(report_dir) / check_path_name("experiment.name", report.experiment)
     options = report.sign_test_options
+    command = command or f"bncbench report experiment={report.experiment}"
+    total = len(report.datasets) if report.datasets is not None else report.results["dataset"].nunique()
+    colours = Colours([*_curve_lines(report), *report.models])
     with staged(place, (*OUTPUTS, FIGURES)) as out:
         csv_safe(report.results).to_csv(out / "results.csv", index=False)
         csv_safe(
@@ -206,28 +217,34 @@ def write_files(
         csv_safe(report.tests).to_csv(out / "tests.csv", index=False)
         _write_published(out, report)
         figures = Figures(out / FIGURES)
-        _write_rankings(out, figures, report)
-        _draw_scatters(figures, report)
-        _write_curves(out, figures, report)
+        _write_rankings(out, figures, report, total)
+        _draw_scatters(figures, report, colours, total)
+        _write_curves(out, figures, report, colours, total)
 
         results = report.results
+        sections, left_out = render_sections(
+            [
+                significance_section(report, clipped),
+                published_section(report),
+                ranking_section(report, figures),
+                *figure_sections(figures),
+            ]
+        )
         readme = [
             f"# Report: {markdown_text(report.experiment)}",
             "",
             (
-                f"Regenerate with `{command or f'bncbench report experiment={report.experiment}'}` (reads the "
+                f"Regenerate with `{command}` (reads the "
                 f"MLflow store of your tracking_uri, refits nothing). Report settings of this version: "
                 f"{_overrides(report.options if settings is None else settings)}. "
                 f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
                 f"{results['model'].nunique()} models.{_unfinished(report)}"
             ),
             "",
-            *significance_section(report),
-            *clipped,
-            *published_section(report),
-            *ranking_section(report, figures),
-            *figure_sections(figures),
+            *differences_section(report.published, report.settings, command),
+            *sections,
             *settings_lines(report.settings, report.left_out),
+            *left_out_lines(left_out),
         ]
         (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
     return place
@@ -271,14 +288,14 @@ def _write_published(out: Path, report: Report) -> None:
         csv_safe(pd.concat(comparisons, ignore_index=True)).to_csv(out / "published.csv", index=False)
 
 
-def _write_rankings(out: Path, figures: Figures, report: Report) -> None:
+def _write_rankings(out: Path, figures: Figures, report: Report, total: int) -> None:
     figures.skipped += [("ranks", why) for why in report.unranked]
     for ranking in report.rankings:
         figures.draw(
             "ranks",
             f"critical-difference diagram, {ranking.metric}",
             f"cd_{ranking.metric}.png",
-            lambda path, ranking=ranking: critical_difference_plot(ranking, path),
+            lambda path, ranking=ranking: critical_difference_plot(ranking, path, total=total),
         )
     if report.rankings:
         ranks = pd.concat(
@@ -299,7 +316,7 @@ def _write_rankings(out: Path, figures: Figures, report: Report) -> None:
         csv_safe(ranks).to_csv(out / "ranks.csv", index=False)
 
 
-def _draw_scatters(figures: Figures, report: Report) -> None:
+def _draw_scatters(figures: Figures, report: Report, colours: Colours, total: int) -> None:
     figures.skipped += [("scatter", why) for why in report.missing_scatters]
     for (a, b, metric), paper in report.scatters.items():
         figures.draw(
@@ -307,12 +324,21 @@ def _draw_scatters(figures: Figures, report: Report) -> None:
             f"{a} vs {b}, {metric}" + (f" (as {paper})" if paper else ""),
             f"scatter_{metric}_{a}_vs_{b}.png",
             lambda path, a=a, b=b, metric=metric: scatter_plot(
-                report.results, a, b, metric, path, datasets=report.datasets
+                report.results, a, b, metric, path, datasets=report.datasets, colours=colours, total=total
             ),
         )
 
 
-def _write_curves(out: Path, figures: Figures, report: Report) -> None:
+def _curve_lines(report: Report) -> list[str]:
+    """The legend labels of the win-loss curves' lines (:func:`bncbench.report.figures.line_names`), sorted."""
+    labels = set()
+    for curves in report.curves:
+        for frame in curves.by_metric.values():
+            labels |= set(line_names(frame.groupby("line", sort=False)["model"].agg(list)).values())
+    return sorted(labels)
+
+
+def _write_curves(out: Path, figures: Figures, report: Report, colours: Colours, total: int) -> None:
     frames = []
     for curves in report.curves:
         if all(frame.empty for frame in curves.by_metric.values()):
@@ -327,7 +353,7 @@ def _write_curves(out: Path, figures: Figures, report: Report) -> None:
                 f"{metric}, against {curves.reference}",
                 f"wl_{curves.kind}_{metric}.png",
                 lambda path, frame=frame, title=title, reference=curves.reference: win_loss_plot(
-                    frame, path, title=title, reference=reference
+                    frame, path, title=title, reference=reference, colours=colours, total=total
                 ),
             )
     if frames:

@@ -153,10 +153,15 @@ def test_write_report_says_what_is_undefined(store, tmp_path, config):
     assert readme.startswith(
         "# Report: toy\n\nRegenerate with `bncbench report experiment=toy`"
     )
-    assert "- not drawn: zero_one_loss: the Friedman test ranks at least 3 models" in readme
     assert "![a vs b, rmse](figures/scatter_rmse_a_vs_b.png)" in readme
-    assert "- not drawn: against the most iterations: no two models differ only in" in readme
-    assert "None declared: an experiment names published tables in `report.published`" in readme
+    # sections the toy does not define are left out, each listed at the end with why, none shown empty
+    for title in ("Ranks of all models", "Win–loss against iterations", "Published results beside ours"):
+        assert f"## {title}" not in readme
+    left_out = readme[readme.index("Sections left out, which these runs do not define:") :]
+    assert "- Ranks of all models: Friedman test, Nemenyi critical difference: zero_one_loss: the Friedman " in left_out
+    assert "- Win–loss against iterations: against the most iterations: no two models differ only in" in left_out
+    assert "- Published results beside ours: none declared in `report.published`" in left_out
+    assert "## What differs from the paper" not in readme  # no published table
     # d0 and d1 differ on every fold by the same amount (significant), d2 by +-0.2 (not)
     assert "| a vs b | rmse | 1–1–1 | 1 | 1 | 1–1–1 | 1–1–1 | 1–1–1 |" in readme
     tests = pd.read_csv(out / "tests.csv", keep_default_na=False)
@@ -241,7 +246,15 @@ def test_write_report_everything(hdp_store, tmp_path, hdp_config):
         "- not drawn: Petitjean, Buntine, Webb and Zaidi (2018) Fig. 8 (journal; arXiv Fig. 7): "
         "needs models skdb_hdp and random_forest"
     ) in readme
-    assert "- `hdp_table1`, Petitjean, Buntine, Webb and Zaidi (2018), Table 1: 1 of 4" in readme
+    assert "- Table 1 (HDP paper) (`hdp_table1`): 1 of 4 compared cells agree" in readme
+    top = readme[: readme.index("## Win–draw–loss")]
+    assert "## What differs from the paper, and why" in top
+    assert (
+        "| datasets | 68 | 6 | the experiment's datasets where both models of a cell have runs | Table 1 (HDP paper); "
+        "Table 2 (HDP paper) against scikit-learn's random forest (random_forest) |"
+    ) in top
+    assert "| discretisation | 5-bin equal frequency | MDL | bncbench's cross-validation" in top
+    assert "The same as the paper: discretisation (MDL) in Table 1 (HDP paper), Table 2 (HDP paper) against" in top
     assert "| nb_hdp | " in readme and "![critical-difference diagram, rmse]" in readme
 
     published = pd.read_csv(out / "published.csv")
@@ -285,9 +298,8 @@ def test_write_report_with_a_model_not_run(store, tmp_path, config):
     uri, _ = store
     out = write_report(*config(uri, tmp_path, comparisons=[{"a": "a", "b": "never_run"}]))
     readme = (out / "README.md").read_text()
-    assert "- not drawn: a vs never_run, rmse: no dataset has a rmse for both a and never_run" in (
-        readme
-    )
+    assert "- Per-dataset scatter plots: a vs never_run, zero_one_loss: no dataset has a zero_one_loss for both a and " in readme
+    assert "a vs never_run, rmse: no dataset has a rmse for both a and never_run" in readme
     assert "| a vs never_run | rmse | 0–0–0 | 1 | undefined | 0–0–0 | 0–0–0 | 0–0–0 |" in readme
     assert pd.read_csv(out / "tests.csv").empty
 
@@ -301,9 +313,10 @@ def test_a_report_in_the_way_is_replaced_only_when_asked(store, tmp_path):
     subset = compose(["experiment=smoke", "experiment.models=[nb_laplace]", "experiment.comparisons=[]"]).plan
     with pytest.raises(ConfigError, match=r"holds a report of \d+ cells \(\d datasets\): write this report elsewhere"):
         write_report(subset, uri, tmp_path)
-    assert write_report(subset, uri, tmp_path, replace=True) == place
+    assert write_report(subset, uri, tmp_path, scratch=True) == place  # bncbench's own folder beside the store
+    assert write_report(plan, uri, tmp_path, replace=True) == place
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "add", "smoke"], check=True)
-    with pytest.raises(ConfigError, match="holds a report tracked by git: write this report elsewhere"):
-        write_report(subset, uri, tmp_path)  # its own cells, but committed
+    with pytest.raises(ConfigError, match="tracked by git: write this report elsewhere"):
+        write_report(subset, uri, tmp_path, scratch=True)  # committed: even in a scratch folder
     assert write_report(subset, uri, tmp_path, replace=True) == place
