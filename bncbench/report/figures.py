@@ -5,12 +5,17 @@ Drawn on :class:`matplotlib.figure.Figure` objects (no pyplot state, no GUI back
 written from any process or thread.
 """
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pandas as pd
+from adjustText import adjust_text
 from autorank import plot_stats
+from matplotlib.axes import Axes
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -20,37 +25,82 @@ from bncbench.report.win_draw_loss import paired_means, same_mean
 DPI = 150
 #: Datasets named on a scatter plot: those furthest from its diagonal.
 OUTLIERS = 5
+DRAW = "#808080"
+#: Colours of the models of a report, in the order :class:`Colours` gives them out: tab10's, Dark2's,
+#: then those of tab20b and tab20c hue by hue, darkest shades first (neighbours differ in hue), all but
+#: the greys (a draw's colour).
+PALETTE = tuple(
+    colour
+    for colour in (
+        *map(to_hex, matplotlib.colormaps["tab10"].colors),
+        *map(to_hex, matplotlib.colormaps["Dark2"].colors),
+        *(
+            to_hex(matplotlib.colormaps[name].colors[4 * hue + shade])
+            for name in ("tab20b", "tab20c")
+            for shade in range(4)
+            for hue in range(5)
+        ),
+    )
+    if len(set(colour[1:].upper()[i : i + 2] for i in (0, 2, 4))) > 1
+)
+#: Below this share of a linear axis, the middle 80% of a scatter's losses are crushed by the rest:
+#: the scatter zooms on them in an inset.
+CROWDED = 0.25
 
 
-def scatter_plot(
-    results: pd.DataFrame,
-    a: str,
-    b: str,
-    metric: str,
-    path: Path,
-    *,
-    datasets: Iterable[str] | None = None,
-) -> Path:
+class Colours:
+    """One colour per model (or line of models) across the figures of a report.
+
+    Each new name takes the next colour of :data:`PALETTE` (cycling past its end), so that a model has
+    the same colour in every figure of the report that drew through this map.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Names given their colours first, in this order (e.g. the experiment's models).
+    """
+
+    def __init__(self, names: Iterable[str] = ()):
+        self.given: dict[str, str] = {}
+        for name in names:
+            self(name)
+
+    def __call__(self, name: str) -> str:
+        """The colour of ``name``, as ``#rrggbb``."""
+        return self.given.setdefault(name, PALETTE[len(self.given) % len(PALETTE)])
+
+
+def scatter_plot(results: pd.DataFrame, a: str, b: str, metric: str, path: Path, **options) -> Path:
     """Mean loss of A against that of B, one point per dataset (HDP paper Figs. 6a and 8 style):
-    :func:`scatter_figure` written to ``path`` (a PNG), which is returned.
+    :func:`scatter_figure` (``options`` are its own) written to ``path`` (a PNG), which is returned.
 
     Raises
     ------
     Undefined
         If no dataset has a mean for both models.
     """
-    return _save(scatter_figure(results, a, b, metric, datasets=datasets), path)
+    return _save(scatter_figure(results, a, b, metric, **options), path)
 
 
 def scatter_figure(
-    results: pd.DataFrame, a: str, b: str, metric: str, *, datasets: Iterable[str] | None = None
+    results: pd.DataFrame,
+    a: str,
+    b: str,
+    metric: str,
+    *,
+    datasets: Iterable[str] | None = None,
+    colours: Colours | None = None,
+    total: int | None = None,
 ) -> Figure:
     """Mean loss of A (y) against that of B (x), one point per dataset: A wins below the diagonal.
 
-    The title gives A's wins, draws (equal means) and losses, unrounded, and which side of the
-    diagonal each model wins, outside the points. The axes are logarithmic where the losses span
-    more than a decade (log loss), and the ``OUTLIERS`` datasets furthest from the diagonal (in the
-    axes' scale) are labelled with their names.
+    A point takes the colour of the model that wins there (grey: a draw). The title gives A's wins,
+    draws (equal means) and losses, unrounded, on how many datasets, and which side of the diagonal
+    each model wins. The axes are logarithmic only where the losses span more than a decade (as log
+    loss may) and that spreads them better than linear axes; where linear axes leave the middle 80%
+    of the losses within :data:`CROWDED` of the axis, an inset zooms on them. The
+    ``OUTLIERS`` datasets furthest from the diagonal (in the axes' scale) are named, placed by
+    adjustText so that no two names overlap.
 
     Parameters
     ----------
@@ -59,53 +109,166 @@ def scatter_figure(
     a, b, metric : str
     datasets : iterable of str, optional
         Datasets to plot (default: every dataset with a mean for both).
+    colours : Colours, optional
+        The report's colour of each model (default: a map of its own).
+    total : int, optional
+        How many datasets the experiment has: the title says "on n of total" when fewer are plotted.
     """
     means, _ = paired_means(results, a, b, metric, datasets)
     if means.empty:
         raise Undefined(f"no dataset has a {metric} for both {a} and {b}")
+    colours = colours or Colours()
     x, y = means[b].to_numpy(), means[a].to_numpy()
-    low, high = min(x.min(), y.min()), max(x.max(), y.max())
-    log = low > 0 and high / low > 10
-    if log:
-        limits = (low / 1.25, high * 1.25)
-        distance = np.abs(np.log(y) - np.log(x))
-    else:
-        pad = 0.05 * (high - low) or 0.05
-        limits = (low - pad, high + pad)
-        distance = np.abs(y - x)
-    figure = Figure(figsize=(4.8, 4.8))
+    values = np.concatenate([x, y])
+    spreads = {scale: _spread(values, scale) for scale in ("linear", "log")}
+    decades = values.min() > 0 and values.max() / values.min() > 10
+    scale = "log" if decades and spreads["log"] > spreads["linear"] else "linear"
+    figure = Figure(figsize=(4.8, 5.2))
     ax = figure.add_subplot()
-    ax.plot(limits, limits, color="grey", linewidth=0.8)
-    ax.scatter(x, y, s=14, color="tab:blue", zorder=2)
-    if log:
-        ax.set(xscale="log", yscale="log")
-    ax.set(xlim=limits, ylim=limits, aspect="equal", xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}")
-    for i in np.argsort(-distance, kind="stable")[:OUTLIERS]:
-        if distance[i] > 0:
-            ax.annotate(
-                str(means.index[i]), (x[i], y[i]), xytext=(4, 2), textcoords="offset points", fontsize=7,
-                color="dimgrey",
-            )
     tie = same_mean(y, x)
-    record = f"{np.sum(~tie & (y < x))}–{np.sum(tie)}–{np.sum(~tie & (y > x))}"
+    wins, losses = ~tie & (y < x), ~tie & (y > x)
+    _square(ax, values, scale)
+    for who, colour, label in (
+        (wins, colours(a), f"{a} wins ({wins.sum()})"),
+        (losses, colours(b), f"{b} wins ({losses.sum()})"),
+        (tie, DRAW, f"draw ({tie.sum()})"),
+    ):
+        if who.any():
+            ax.scatter(x[who], y[who], s=14, color=colour, zorder=2, label=label)
+    ax.set(xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}")
+    axes = [ax]
+    if scale == "linear" and spreads[scale] < CROWDED:
+        axes.append(_inset(ax, x, y, wins, losses, tie, colours(a), colours(b)))
+    distance = np.abs(_scaled(y, scale) - _scaled(x, scale))
+    named = [i for i in np.argsort(-distance, kind="stable")[:OUTLIERS] if distance[i] > 0]
+    _name_points(axes, [str(means.index[i]) for i in named], x[named], y[named], x, y)
+    shown = f"{len(means)} of {total}" if total and total > len(means) else str(len(means))
     ax.set_title(
-        f"{a} vs {b}: {record} on {len(means)} datasets\nbelow the diagonal {a} wins, above it {b}",
+        f"{a} vs {b}: {wins.sum()}–{tie.sum()}–{losses.sum()} on {shown} datasets\n"
+        f"below the diagonal {a} wins, above it {b}",
         fontsize=9,
     )
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7, frameon=False)
     return figure
 
 
-def win_loss_plot(curves: pd.DataFrame, path: Path, *, title: str, reference: str) -> Path:
-    """Wins minus losses of each line against its reference, by iterations (log scale).
+def _scaled(values: np.ndarray, scale: str) -> np.ndarray:
+    return np.log10(values) if scale == "log" else values
+
+
+def _spread(values: np.ndarray, scale: str) -> float:
+    """The share of the axis the middle 80% of ``values`` cover in ``scale``; -1 where the scale does
+    not apply (log of a loss of 0)."""
+    if scale == "log" and values.min() <= 0:
+        return -1.0
+    scaled = _scaled(values, scale)
+    span = scaled.max() - scaled.min()
+    return float(np.subtract(*np.quantile(scaled, [0.9, 0.1])) / span) if span > 0 else 1.0
+
+
+def _square(ax: Axes, values: np.ndarray, scale: str) -> None:
+    """Equal axes in ``scale`` around ``values``, padded, with the diagonal."""
+    low, high = values.min(), values.max()
+    if scale == "log":
+        limits = (low / 1.25, high * 1.25)
+    else:
+        pad = 0.05 * (high - low) or 0.05
+        limits = (low - pad, high + pad)
+    ax.set(xlim=limits, ylim=limits, xscale=scale, yscale=scale, aspect="equal")
+    ax.plot(limits, limits, color=DRAW, linewidth=0.8, zorder=1)
+
+
+def _inset(ax: Axes, x, y, wins, losses, tie, colour_a: str, colour_b: str) -> Axes:
+    """A linear inset on the middle 90% of the losses, in the off-diagonal corner with fewer points."""
+    values = np.concatenate([x, y])
+    low, high = np.quantile(values, [0.05, 0.95])
+    pad = 0.05 * (high - low) or 0.05
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    upper_left = np.sum((x < x0 + 0.5 * (x1 - x0)) & (y > y0 + 0.5 * (y1 - y0)))
+    lower_right = np.sum((x > x0 + 0.5 * (x1 - x0)) & (y < y0 + 0.5 * (y1 - y0)))
+    box = [0.14, 0.57, 0.38, 0.38] if upper_left <= lower_right else [0.57, 0.1, 0.38, 0.38]
+    inset = ax.inset_axes(box)
+    _square(inset, np.array([low - pad, high + pad]), "linear")
+    for who, colour in ((wins, colour_a), (losses, colour_b), (tie, DRAW)):
+        inset.scatter(x[who], y[who], s=8, color=colour, zorder=2)
+    inset.tick_params(labelsize=6)
+    ax.indicate_inset_zoom(inset, edgecolor=DRAW)
+    return inset
+
+
+def _name_points(axes: list[Axes], names: list[str], x, y, every_x, every_y) -> None:
+    """Name the points ``(x, y)``, each in the last of ``axes`` whose limits hold it (an inset before
+    the main axes), and place the names with adjustText, off each other and off the points."""
+    for place, ax in enumerate(axes):
+        inner = axes[place + 1 :]
+        held = [i for i in range(len(names)) if _holds(ax, x[i], y[i]) and not any(_holds(a, x[i], y[i]) for a in inner)]
+        if not held:
+            continue
+        texts = [ax.text(x[i], y[i], names[i], fontsize=7, color="dimgrey") for i in held]
+        adjust_text(
+            texts, x=every_x, y=every_y, ax=ax, arrowprops={"arrowstyle": "-", "color": DRAW, "linewidth": 0.5}
+        )
+
+
+def _holds(ax: Axes, x: float, y: float) -> bool:
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    return x0 <= x <= x1 and y0 <= y <= y1
+
+
+def line_names(models_by_line: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """A legend label for each line of models, from the models' names: the one model's name, or their
+    common start and end around ``*`` (``kdb5_hdp_single_it*`` for ``kdb5_hdp_single_it500`` ...
+    ``kdb5_hdp_single_it50000``), else the names themselves; two lines never share a label."""
+    names = {line: _pattern(sorted(set(models))) for line, models in models_by_line.items()}
+    if len(set(names.values())) < len(names):
+        return {line: ", ".join(sorted(set(models))) for line, models in models_by_line.items()}
+    return names
+
+
+def _pattern(models: list[str]) -> str:
+    if len(models) == 1:
+        return models[0]
+    prefix = os.path.commonprefix(models).rstrip("0123456789")
+    ends = [model[len(prefix):][::-1] for model in models]
+    suffix = os.path.commonprefix(ends)[::-1]
+    suffix = suffix[suffix.index("_"):] if "_" in suffix else ""
+    return f"{prefix}*{suffix}" if prefix or suffix else ", ".join(models)
+
+
+def win_loss_plot(curves: pd.DataFrame, path: Path, **options) -> Path:
+    """:func:`win_loss_figure` (``options`` are its own) written to ``path`` (a PNG), which is returned.
+
+    Raises
+    ------
+    Undefined
+        If ``curves`` is empty.
+    """
+    return _save(win_loss_figure(curves, **options), path)
+
+
+def win_loss_figure(
+    curves: pd.DataFrame,
+    *,
+    title: str,
+    reference: str,
+    colours: Colours | None = None,
+    total: int | None = None,
+) -> Figure:
+    """Wins minus losses of each line against its reference, by iterations (log scale); the legend
+    names each line by its models (:func:`line_names`).
 
     Parameters
     ----------
     curves : pandas.DataFrame
         :func:`bncbench.report.win_loss_curves.win_loss_curves`.
-    path : pathlib.Path
     title : str
+        The first line of the title; the second says on how many datasets.
     reference : str
         What the lines are compared with, for the axis label (e.g. "the most iterations").
+    colours : Colours, optional
+        The report's colour of each line, by its label (:func:`line_names`).
+    total : int, optional
+        How many datasets the experiment has: "on n of total datasets" when fewer are compared.
 
     Raises
     ------
@@ -114,11 +277,14 @@ def win_loss_plot(curves: pd.DataFrame, path: Path, *, title: str, reference: st
     """
     if curves.empty:
         raise Undefined("no model has a reference to compare with")
-    figure = Figure(figsize=(6.4, 4.2))
+    colours = colours or Colours()
+    labels = line_names(curves.groupby("line", sort=False)["model"].agg(list))
+    figure = Figure(figsize=(7.2, 4.2))
     ax = figure.add_subplot()
     for line, points in curves.groupby("line", sort=False):
-        ax.plot(points["iterations"], points["wins"] - points["losses"], marker="o", label=line)
-    ax.axhline(0, color="grey", linewidth=0.8)
+        label = labels[line]
+        ax.plot(points["iterations"], points["wins"] - points["losses"], marker="o", label=label, color=colours(label))
+    ax.axhline(0, color=DRAW, linewidth=0.8)
     ax.set_xscale("log")
     ticks = sorted(curves["iterations"].unique())
     ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
@@ -128,12 +294,14 @@ def win_loss_plot(curves: pd.DataFrame, path: Path, *, title: str, reference: st
         xlabel=f"iterations (below 0: {reference} wins more often)",
         ylabel=f"wins − losses against {reference}",
     )
-    ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
-    return _save(figure, path)
+    compared = int((curves["wins"] + curves["draws"] + curves["losses"]).max())
+    shown = f"{compared} of {total}" if total and total > compared else str(compared)
+    ax.set_title(f"{title}\non {shown} datasets", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return figure
 
 
-def critical_difference_plot(ranking: Ranking, path: Path) -> Path:
+def critical_difference_plot(ranking: Ranking, path: Path, *, total: int | None = None) -> Path:
     """Demsar's critical-difference diagram of a :class:`Ranking` (autorank's drawing).
 
     Models whose mean ranks differ by less than Nemenyi's critical difference are joined by a bar;
@@ -145,6 +313,8 @@ def critical_difference_plot(ranking: Ranking, path: Path) -> Path:
         :func:`bncbench.report.significance.friedman_nemenyi`.
     path : pathlib.Path
         The PNG to write.
+    total : int, optional
+        How many datasets the experiment has: "on n of total datasets" when fewer are ranked.
 
     Returns
     -------
@@ -152,12 +322,14 @@ def critical_difference_plot(ranking: Ranking, path: Path) -> Path:
         ``path``.
     """
     n_models = len(ranking.mean_ranks)
-    figure = Figure(figsize=(6.4, 1.2 + 0.3 * np.ceil(n_models / 2)))
+    # autorank numbers every rank on the axis: a wider figure for many models keeps the numbers apart.
+    figure = Figure(figsize=(max(6.4, 0.4 * n_models), 1.2 + 0.3 * np.ceil(n_models / 2)))
     ax = figure.add_subplot()
     plot_stats(ranking.result, allow_insignificant=True, ax=ax)
     significance = "" if ranking.p_value <= ranking.alpha else ", not significant"
+    shown = f"{ranking.datasets} of {total}" if total and total > ranking.datasets else str(ranking.datasets)
     ax.set_title(
-        f"{ranking.metric}: mean ranks on {ranking.datasets} datasets "
+        f"{ranking.metric}: mean ranks on {shown} datasets "
         f"(Friedman p = {ranking.p_value:.3g}{significance}; "
         f"CD = {ranking.critical_difference:.2f})",
         fontsize=9,

@@ -23,9 +23,11 @@ from bncbench.report.published_table import PublishedCell, PublishedScatter, Pub
 
 HDP_PAPER = (
     "Petitjean, Buntine, Webb and Zaidi (2018). Accurate parameter estimation for Bayesian network "
-    "classifiers using hierarchical Dirichlet processes. Machine Learning 107; arXiv version"
+    "classifiers using hierarchical Dirichlet processes. Machine Learning 107(8–10), 1303–1331"
 )
 HDP_SOURCE = "hdp-estimates-for-bnc-arxiv-with-tables.txt"
+#: The HDP paper's tables are numbered as in its arXiv version, the text transcribed.
+_HDP_ARXIV = "as numbered in arXiv:1708.07581; {} in the journal"
 SKDB_PAPER = (
     "Martinez, Webb, Chen and Zaidi (2016). Scalable learning of Bayesian network classifiers. "
     "Journal of Machine Learning Research 17"
@@ -49,9 +51,9 @@ _HDP_PROTOCOL = (
     "iterations and tying per level, m cross-validated on a holdout; wins counted on the mean "
     "loss over the folds."
 )
-_HDP_SETTINGS = {"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}
+_HDP_SETTINGS = {"datasets": "68", "CV": "5x2", "HDP iterations": "50000", "discretisation": "MDL"}
 _HDP_BOLD = (
-    "The text file lost the bold face that marks significant records; significance is derived "
+    "The transcribed text lost the bold face that marks significant records; significance is derived "
     "from the printed record by the paper's two-tailed sign test (draws left out, p <= 0.05)."
 )
 
@@ -60,6 +62,8 @@ HDP_TABLE1 = PublishedTable(
     paper=HDP_PAPER,
     source=HDP_SOURCE,
     table="Table 1",
+    paper_short="HDP paper",
+    also_numbered=_HDP_ARXIV.format("Table 4"),
     caption=(
         "Win/Draw/Loss for 8 BNCs for our HDP estimate vs m-estimate. Stat. sig. (p < 0.05) "
         "results are depicted in boldface."
@@ -92,13 +96,21 @@ HDP_TABLE1 = PublishedTable(
     protocol=_HDP_SETTINGS,
 )
 
-def _hdp_table2(key: str, forest: str, forest_note: str) -> PublishedTable:
-    """The HDP paper's Table 2 with the paper's random forest read as the model ``forest``."""
+#: The paper's random forest, Weka's, as the model that runs it here.
+_WEKA_FOREST = "Weka's RandomForest (weka_random_forest)"
+
+
+def _hdp_table2(key: str, forest: str, described: str, forest_note: str) -> PublishedTable:
+    """The HDP paper's Table 2 with the paper's random forest read as the model ``forest``,
+    ``described`` as :attr:`PublishedTable.forest`."""
     return PublishedTable(
         key=key,
         paper=HDP_PAPER,
         source=HDP_SOURCE,
         table="Table 2",
+        paper_short="HDP paper",
+        also_numbered=_HDP_ARXIV.format("Table 5"),
+        forest=described,
         caption=(
             "Win/Draw/Loss m-estimates and our HDP estimates, as compared with Random Forest. We use "
             "our 2 flagship classifiers TAN and SkDB. Stat. sig. results (p < 0.05) are depicted in "
@@ -123,18 +135,20 @@ def _hdp_table2(key: str, forest: str, forest_note: str) -> PublishedTable:
             _HDP_BOLD,
         ),
         scatters=(PublishedScatter("Fig. 8 (journal; arXiv Fig. 7)", "skdb_hdp", forest, "zero_one_loss"),),
-        protocol=_HDP_SETTINGS,
+        protocol={**_HDP_SETTINGS, "forest": _WEKA_FOREST},
     )
 
 
 HDP_TABLE2 = _hdp_table2(
     "hdp_table2",
     "random_forest",
+    "scikit-learn's random forest (random_forest)",
     "Ours here: scikit-learn's forest set as Weka's, splitting the bin codes two ways as ordered numbers.",
 )
 HDP_TABLE2_WEKA = _hdp_table2(
     "hdp_table2_weka",
     "weka_random_forest",
+    _WEKA_FOREST,
     "Ours here: Weka's own RandomForest (weka_random_forest), the bin codes as nominal attributes.",
 )
 
@@ -182,11 +196,16 @@ def _skdb_table(
         paper=SKDB_PAPER,
         source=SKDB_SOURCE,
         table=number,
+        paper_short="SkDB paper",
         caption=f"Win-draw-loss records when comparing the {loss} of different out-of-core BNCs.",
         row_header="",
         cells=tuple(cells),
         per_dataset_significance=True,
-        protocol={"datasets": "16 (other than ours, > 100,000 rows each)", "CV": "10-fold"},
+        protocol={
+            "datasets": "16 (other than ours, > 100,000 rows each)",
+            "CV": "10-fold",
+            "discretisation": "5-bin equal frequency",
+        },
         notes=(
             (
                 "Not our datasets: the paper's 16 datasets have more than 100,000 instances each, "

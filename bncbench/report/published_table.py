@@ -95,7 +95,17 @@ class PublishedTable:
     key : str
         Name used in ``report.published``.
     paper, source, table, caption : str
-        The paper, its text file in ``../shared/papers``, the table's number and its caption.
+        The paper as cited (authors, year, title, journal), the text file in ``../shared/papers`` it
+        was transcribed from, the table's number and its caption.
+    paper_short : str
+        What the report calls the paper in a heading ("HDP paper").
+    also_numbered : str
+        Which version of the paper ``table`` numbers, and the table's number in the other, when
+        they differ ("arXiv:1708.07581; Table 4 in the journal").
+    forest : str
+        The random forest the table's cells compare with here, as ``protocol["forest"]`` names
+        the paper's ("scikit-learn's random forest (random_forest)"); empty for a table without
+        one. It tells apart two readings of one table (:attr:`heading`).
     row_header : str
         Heading of the paper's first column.
     cells : tuple of PublishedCell
@@ -108,8 +118,9 @@ class PublishedTable:
         Caveats shown with the table: protocol differences, transcription remarks, footnotes.
     protocol : dict of str to str
         The paper's settings under the names of :data:`bncbench.report.run_settings.SETTINGS`
-        (``{"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}``), set beside those of the
-        runs read.
+        (``{"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}``), and its
+        ``discretisation`` and ``forest``, set beside those of the runs read
+        (:mod:`bncbench.report.differences`).
     scatters : tuple of PublishedScatter
         The paper's scatter plots of the table's comparisons.
     """
@@ -121,10 +132,25 @@ class PublishedTable:
     caption: str
     row_header: str
     cells: tuple[PublishedCell, ...]
+    paper_short: str = ""
+    also_numbered: str = ""
+    forest: str = ""
     per_dataset_significance: bool = False
     notes: tuple[str, ...] = field(default=())
     scatters: tuple[PublishedScatter, ...] = field(default=())
     protocol: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def heading(self) -> str:
+        """The table's name in a report: "Table 2 (HDP paper) against Weka's RandomForest (...)"."""
+        named = f"{self.table} ({self.paper_short})" if self.paper_short else self.table
+        return f"{named} against {self.forest}" if self.forest else named
+
+    @property
+    def citation(self) -> str:
+        """The paper and the table, as a reader finds them: authors (year), title, journal, table."""
+        numbered = f" ({self.also_numbered})" if self.also_numbered else ""
+        return f"{self.paper}, {self.table}{numbered}"
 
     @property
     def rows(self) -> list[str]:

@@ -1,4 +1,10 @@
-"""The README of a report: its sections as Markdown lines, and the record of the figures it shows."""
+"""The README of a report: its sections, the record of the figures it shows, and the sections left out.
+
+Each section function returns a :class:`Section`; :func:`render_sections` writes those with content
+and lists the others, with why, for the end of the README (:func:`left_out_lines`): a section the
+experiment does not define (no comparison, no published table, no two models told apart by their
+iterations) is not shown empty.
+"""
 
 import re
 from dataclasses import dataclass, field
@@ -15,6 +21,36 @@ from bncbench.report.win_draw_loss import win_draw_loss
 FIGURES = "figures"
 #: Per-dataset tests whose significant datasets are counted as W-D-L in the README.
 FOLD_TESTS = {"t_p_value": "5x2cv t", "f_p_value": "5x2cv F", "wilcoxon_p_value": "fold Wilcoxon"}
+
+
+@dataclass
+class Section:
+    """A section of the README: its title, its content, and why some of it is not shown (all of it
+    when ``body`` is empty)."""
+
+    title: str
+    body: list[str]
+    reasons: list[str] = field(default_factory=list)
+
+
+def render_sections(sections: list[Section]) -> tuple[list[str], list[str]]:
+    """The Markdown lines of the sections with content (each reason a "not drawn" item after it), and
+    one item per section left out, saying why."""
+    lines, left_out = [], []
+    for section in sections:
+        if section.body:
+            reasons = [f"- not drawn: {why}" for why in section.reasons]
+            lines += [f"## {section.title}", "", *section.body, *reasons, *([""] if reasons else [])]
+        else:
+            left_out.append(f"- {section.title}: {'; '.join(section.reasons) or 'nothing to show'}.")
+    return lines, left_out
+
+
+def left_out_lines(left_out: list[str]) -> list[str]:
+    """The sections left out (:func:`render_sections`), for the end of the README."""
+    if not left_out:
+        return []
+    return ["Sections left out, which these runs do not define:", "", *left_out, ""]
 
 
 @dataclass
@@ -37,20 +73,13 @@ class Figures:
             self.drawn.append((section, markdown_text(caption), name))
 
 
-def significance_section(report: Report) -> list[str]:
-    """W-D-L by the sign test, the Wilcoxon test across datasets and the per-dataset tests."""
+def significance_section(report: Report, clipped: list[str]) -> Section:
+    """W-D-L by the sign test, the Wilcoxon test across datasets and the per-dataset tests, and the
+    comparisons' ``clipped`` notes (:func:`bncbench.report.clipping.clipping_notes`)."""
     wdls, tests, options = report.wdls, report.tests, report.sign_test_options
-    lines = [
-        "## Win–draw–loss and significance",
-        "",
-        (
-            "[wdl.md](wdl.md) · [wdl.tex](wdl.tex) · [wdl.csv](wdl.csv) · [tests.csv](tests.csv) · "
-            "[results.csv](results.csv)"
-        ),
-        "",
-    ]
+    title = "Win–draw–loss and significance"
     if not wdls:
-        return lines + ["The experiment declares no comparison.", ""]
+        return Section(title, [], ["the experiment declares no comparison (experiment.comparisons)"])
     wilcoxon = report.wilcoxon.set_index(["a", "b", "metric"])["wilcoxon_p_value"]
     rows = []
     for w in wdls:
@@ -84,19 +113,29 @@ def significance_section(report: Report) -> list[str]:
     header = [
         "comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values(), "datasets left out"
     ]
-    return lines + [
-        wdl_legend(**options),
-        "",
-        (
-            f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three "
-            f"columns after it count as wins or losses only the datasets where a test of the fold scores "
-            f"gives p ≤ {options['alpha']} (Dietterich's 5x2cv t-test, Alpaydin's combined 5x2cv "
-            f"F-test, Wilcoxon signed-rank on the fold differences); per-dataset statistics in "
-            f"tests.csv."
-        ),
-        "",
-        markdown_table(header, rows),
-    ]
+    return Section(
+        title,
+        [
+            (
+                "[wdl.md](wdl.md) · [wdl.tex](wdl.tex) · [wdl.csv](wdl.csv) · [tests.csv](tests.csv) · "
+                "[results.csv](results.csv)"
+            ),
+            "",
+            wdl_legend(**options),
+            "",
+            (
+                f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three "
+                f"columns after it count as wins or losses only the datasets where a test of the fold scores "
+                f"gives p ≤ {options['alpha']} (Dietterich's 5x2cv t-test, Alpaydin's combined 5x2cv "
+                f"F-test, Wilcoxon signed-rank on the fold differences); per-dataset statistics in "
+                f"tests.csv."
+            ),
+            "",
+            markdown_table(header, rows),
+            *clipped,
+            *([""] if clipped else []),
+        ],
+    )
 
 
 def _missing(datasets, shown: int = 5) -> str:
@@ -111,86 +150,72 @@ def _p(value) -> str:
     return "undefined" if value is None or pd.isna(value) else f"{value:.3g}"
 
 
-def published_section(report: Report) -> list[str]:
+def published_section(report: Report) -> Section:
     """Per published table, how many of our records agree with it."""
-    lines = ["## Published results beside ours", ""]
+    title = "Published results beside ours"
     if not report.published:
-        return lines + [
-            (
-                "None declared: an experiment names published tables in `report.published` "
-                "(see `bncbench.report.published.PUBLISHED`)."
-            ),
-            "",
-        ]
-    lines += ["[published.md](published.md) · [published.csv](published.csv)", ""]
+        return Section(title, [], ["none declared in `report.published` (`bncbench.report.published.PUBLISHED`)"])
+    lines = ["[published.md](published.md) · [published.csv](published.csv)", ""]
     for table, comparison in report.published:
         compared = comparison.loc[comparison["status"] == ""]
         lines.append(
-            f"- `{table.key}`, {table.paper.split('.')[0]}, {table.table}: "
-            f"{compared['agree'].sum()} of {len(compared)} compared "
+            f"- {table.heading} (`{table.key}`): {compared['agree'].sum()} of {len(compared)} compared "
             f"cells agree ({len(comparison) - len(compared)} of {len(comparison)} not compared)"
         )
-    return lines + [""]
+    return Section(title, lines + [""])
 
 
-def ranking_section(report: Report, figures: Figures) -> list[str]:
+def ranking_section(report: Report, figures: Figures) -> Section:
     """Friedman's test and the mean ranks of the models, Nemenyi's critical difference."""
     rankings = report.rankings
     unlogged = [model for model in report.models if model not in set(report.results["model"])]
-    lines = ["## Ranks of all models: Friedman test, Nemenyi critical difference", ""]
-    if unlogged:
-        lines += [f"Not ranked, no finished cell: {', '.join(unlogged)}.", ""]
-    if rankings:
-        models = list(rankings[0].mean_ranks.index)
-        lines += [
-            (
-                "[ranks.csv](ranks.csv). Mean rank over the datasets where every model has a value "
-                "(1 = lowest loss); two models differ significantly when their mean ranks are more "
-                "than the critical difference (CD) apart."
-            ),
-            "",
-            markdown_table(
-                ["model", *(r.metric for r in rankings)],
-                (
-                    [model, *(f"{r.mean_ranks.get(model, float('nan')):.2f}" for r in rankings)]
-                    for model in models
-                ),
-            ),
-            markdown_table(
-                ["", *(r.metric for r in rankings)],
-                [
-                    ["datasets", *(str(r.datasets) for r in rankings)],
-                    ["left out: a model has no value", *(str(len(r.dropped)) for r in rankings)],
-                    ["Friedman χ²", *(f"{r.statistic:.3g}" for r in rankings)],
-                    ["Friedman p", *(f"{r.p_value:.3g}" for r in rankings)],
-                    [f"Nemenyi CD (α = {rankings[0].alpha})"]
-                    + [f"{r.critical_difference:.3g}" for r in rankings],
-                ],
-            ),
-        ]
-    return lines + _figure_lines(figures, "ranks")
+    title = "Ranks of all models: Friedman test, Nemenyi critical difference"
+    reasons = [why for section, why in figures.skipped if section == "ranks"]
+    unranked = f"Not ranked, no finished cell: {', '.join(unlogged)}." if unlogged else ""
+    if not rankings:
+        return Section(title, [], reasons + [unranked.rstrip(".")] * bool(unranked))
+    models = list(rankings[0].mean_ranks.index)
+    lines = [unranked, ""] if unranked else []
+    lines += [
+        (
+            "[ranks.csv](ranks.csv). Mean rank over the datasets where every model has a value "
+            "(1 = lowest loss); two models differ significantly when their mean ranks are more "
+            "than the critical difference (CD) apart."
+        ),
+        "",
+        markdown_table(
+            ["model", *(r.metric for r in rankings)],
+            ([model, *(f"{r.mean_ranks.get(model, float('nan')):.2f}" for r in rankings)] for model in models),
+        ),
+        markdown_table(
+            ["", *(r.metric for r in rankings)],
+            [
+                ["datasets", *(str(r.datasets) for r in rankings)],
+                ["left out: a model has no value", *(str(len(r.dropped)) for r in rankings)],
+                ["Friedman χ²", *(f"{r.statistic:.3g}" for r in rankings)],
+                ["Friedman p", *(f"{r.p_value:.3g}" for r in rankings)],
+                [f"Nemenyi CD (α = {rankings[0].alpha})"] + [f"{r.critical_difference:.3g}" for r in rankings],
+            ],
+        ),
+        *_images(figures, "ranks"),
+    ]
+    return Section(title, lines, reasons)
 
 
-def figure_sections(figures: Figures) -> list[str]:
-    """The scatter plots and the win-loss curves, or why they were not drawn."""
-    lines = []
+def figure_sections(figures: Figures) -> list[Section]:
+    """The scatter plots and the win-loss curves, and why some were not drawn."""
+    sections = []
     for section, title, data in (
         ("scatter", "Per-dataset scatter plots", "[results.csv](results.csv)"),
         ("win-loss curves", "Win–loss against iterations", "[wl_curves.csv](wl_curves.csv)"),
     ):
-        lines += [f"## {title}", ""]
-        if any(drawn[0] == section for drawn in figures.drawn):
-            lines += [f"Data: {data}.", ""]
-        lines += _figure_lines(figures, section)
-    return lines
+        images = _images(figures, section)
+        body = [f"Data: {data}.", "", *images] if images else []
+        sections.append(Section(title, body, [why for s, why in figures.skipped if s == section]))
+    return sections
 
 
-def _figure_lines(figures: Figures, section: str) -> list[str]:
-    """The section's figures as images, then why the others were not drawn."""
-    images = [
-        f"![{caption}]({FIGURES}/{name})" for s, caption, name in figures.drawn if s == section
-    ]
-    skipped = [f"- not drawn: {why}" for s, why in figures.skipped if s == section]
-    if not images and not skipped:
-        return ["Nothing to show.", ""]
-    return [*images, *([""] if images and skipped else []), *skipped, ""]
+def _images(figures: Figures, section: str) -> list[str]:
+    """The section's figures as images, and a blank line after them."""
+    images = [f"![{caption}]({FIGURES}/{name})" for s, caption, name in figures.drawn if s == section]
+    return [*images, ""] if images else []

@@ -1,8 +1,11 @@
-"""A published table in the paper's layout with our records beside it and whether they agree.
+"""A published table, cell by cell in the paper's order, with our records beside it: how far each
+is from the paper's and whether they agree.
 
 Agreement of a cell: the same winner (the sign of wins - losses) and the same significance (our
 sign test at ``report.alpha`` against the published record's, see
-:mod:`bncbench.report.published`).
+:mod:`bncbench.report.published`). The distance shows what agreement hides: wins minus losses, ours
+and the paper's, and our mean loss difference A - B over the datasets with the Wilcoxon signed-rank
+test across them (:func:`bncbench.report.significance.wilcoxon_across_datasets`).
 """
 
 from collections.abc import Iterable, Mapping
@@ -10,9 +13,11 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
+from bncbench.report.differences import protocol_lines, protocol_rows
 from bncbench.report.published_table import PublishedCell, PublishedTable
+from bncbench.report.significance import wilcoxon_across_datasets
 from bncbench.report.tables import markdown_table
-from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
+from bncbench.report.win_draw_loss import WinDrawLoss, paired_means, win_draw_loss
 
 NOT_COMPARED = "—"
 _COLUMNS = [
@@ -28,6 +33,7 @@ _COLUMNS = [
     "published_losses",
     "published_p_value",
     "published_significant",
+    "published_distance",
     "a",
     "b",
     "status",
@@ -37,6 +43,9 @@ _COLUMNS = [
     "missing",
     "p_value",
     "significant",
+    "distance",
+    "mean_difference",
+    "wilcoxon_p_value",
     "same_winner",
     "same_significance",
     "agree",
@@ -72,10 +81,13 @@ def compare_published(
     pandas.DataFrame
         One row per cell, in the paper's order: its source (``paper``, ``source``, ``table``,
         ``row``, ``column``), ``metric``, the record as ``printed`` and parsed, its sign-test
-        ``published_p_value`` and ``published_significant``; the models ``a`` and ``b``;
-        ``status`` (empty when compared, else why not); our ``wins``, ``draws``, ``losses``,
-        ``missing`` (datasets without both models), ``p_value``, ``significant``; and
-        ``same_winner``, ``same_significance``, ``agree`` (empty when not compared).
+        ``published_p_value`` and ``published_significant``, its ``published_distance`` (wins -
+        losses); the models ``a`` and ``b``; ``status`` (empty when compared, else why not); our
+        ``wins``, ``draws``, ``losses``, ``missing`` (datasets without both models), ``p_value``,
+        ``significant``, ``distance`` (wins - losses), ``mean_difference`` (the mean over the datasets
+        of A's mean loss minus B's) and ``wilcoxon_p_value`` (signed-rank test of those differences
+        across the datasets); and ``same_winner``, ``same_significance``, ``agree`` (empty when not
+        compared).
     """
     datasets = None if datasets is None else list(datasets)
     rows = []
@@ -94,6 +106,7 @@ def compare_published(
             "published_losses": losses,
             "published_p_value": cell.p_value,
             "published_significant": cell.significant,
+            "published_distance": wins - losses,
             "a": cell.a,
             "b": cell.b,
             "status": _status(cell, results),
@@ -109,9 +122,9 @@ def compare_published(
                 dataset_p_values=p_values,
                 **options,
             )
-            row |= _ours(w, cell)
+            row |= _ours(w, cell) | _difference(results, cell, datasets)
         rows.append(row)
-    counts = {column: "Int64" for column in ("wins", "draws", "losses", "missing")}
+    counts = {column: "Int64" for column in ("wins", "draws", "losses", "missing", "distance")}
     flags = {column: "boolean" for column in ("significant", "same_winner", "same_significance")}
     return (
         pd.DataFrame(rows).reindex(columns=_COLUMNS).astype(counts | flags | {"agree": "boolean"})
@@ -153,16 +166,25 @@ def _ours(w: WinDrawLoss, cell: PublishedCell) -> dict:
         "missing": len(w.missing),
         "p_value": w.p_value,
         "significant": w.significant,
+        "distance": w.wins - w.losses,
         "same_winner": same_winner,
         "same_significance": same_significance,
         "agree": same_winner and same_significance,
     }
 
 
+def _difference(results: pd.DataFrame, cell: PublishedCell, datasets: list[str] | None) -> dict:
+    """Our mean loss difference A - B over the datasets with both, and its Wilcoxon test across them."""
+    means, _ = paired_means(results, cell.a, cell.b, cell.metric, datasets)
+    test = wilcoxon_across_datasets(results, [(cell.a, cell.b)], [cell.metric], datasets=datasets)
+    difference = float((means[cell.a] - means[cell.b]).mean()) if len(means) else np.nan
+    return {"mean_difference": difference, "wilcoxon_p_value": float(test["wilcoxon_p_value"].iloc[0])}
+
+
 def published_markdown(
     table: PublishedTable, comparison: pd.DataFrame, settings: Mapping[str, Mapping[str, int]] | None = None
 ) -> str:
-    """The paper's table with three columns per paper column: the paper's record, ours, agreement.
+    """The paper's table cell by cell: the paper's record, ours, how far apart, and agreement.
 
     Parameters
     ----------
@@ -171,44 +193,49 @@ def published_markdown(
         :func:`compare_published` of ``table``.
     settings : mapping, optional
         The settings of the runs read (:func:`bncbench.report.run_settings.run_settings`), set beside
-        the paper's protocol (``table.protocol``).
+        the paper's protocol (:func:`bncbench.report.differences.protocol_rows`).
 
     Returns
     -------
     str
-        A Markdown section: heading, source, table (significant records in bold), the models of
-        each row, a count of agreements and the table's notes.
+        A Markdown section: the table's heading (:attr:`PublishedTable.heading`) and caption, the
+        paper cited, the protocols side by side, one line per cell in the paper's order (significant
+        records in bold) with the distances, totals, the models of each row and the table's notes.
     """
-    cells = comparison.set_index(["row", "column"])
-    header = [table.row_header]
-    for column in table.columns:
-        header += [f"{column}: paper", f"{column}: ours", f"{column}: agreement"]
-    rows = []
-    for row in table.rows:
-        line = [row]
-        for column in table.columns:
-            if (row, column) not in cells.index:
-                line += ["", "", ""]
-                continue
-            cell = cells.loc[(row, column)]
-            line += [_published_record(cell), _our_record(cell), _agreement(cell)]
-        rows.append(line)
+    header = [
+        table.row_header or "row", "column", "paper", "ours", "W−L: ours / paper", "mean A − B", "Wilcoxon p",
+        "agreement",
+    ]
+    rows = [
+        [
+            cell["row"],
+            cell["column"],
+            _published_record(cell),
+            _our_record(cell),
+            f"{_signed(cell['distance'])} / {_signed(cell['published_distance'])}",
+            _number(cell["mean_difference"], "+.3g"),
+            _number(cell["wilcoxon_p_value"], ".3g"),
+            _agreement(cell),
+        ]
+        for _, cell in comparison.iterrows()
+    ]
     compared = comparison.loc[comparison["status"] == ""]
     significant = compared.loc[compared["published_significant"].astype(bool)]
     lines = [
-        f"## {table.table}: {table.caption}",
+        f"## {table.heading}",
         "",
-        (
-            f"Source: {table.paper}; `../shared/papers/{table.source}`, {table.table} "
-            f"(`report.published: [{table.key}]`)."
-        ),
+        f"The paper's caption: “{table.caption}”",
         "",
-        *_protocol_lines(table, {**(settings or {}), **_compared_datasets(compared)}),
+        f"Source: {table.citation}. Shown by `report.published: [{table.key}]`.",
+        "",
+        *protocol_lines(protocol_rows(table, comparison, settings)),
         markdown_table(header, rows),
         (
-            "Records are wins–draws–losses of the row's classifier; bold: significant (sign test, "
-            "draws left out). Agreement: ✓ when the winner (sign of wins − losses) and the "
-            "significance are the same as the paper's, else ✗ and what differs; "
+            "Records are wins–draws–losses of the row's classifier A against B; bold: significant (sign test, "
+            "draws left out). W−L: wins minus losses, ours / the paper's. Mean A − B: the mean over the "
+            "datasets of A's mean loss minus B's (below 0: A's losses are lower); Wilcoxon p: signed-rank "
+            "test of those differences across the datasets. Agreement: ✓ when the winner (sign of W−L) and "
+            "the significance are the same as the paper's, else ✗ and what differs; "
             f"{NOT_COMPARED}: not compared (see below)."
         ),
         "",
@@ -216,7 +243,8 @@ def published_markdown(
             f"**Totals: the paper's winner in {compared['same_winner'].sum()} of {len(compared)} compared "
             f"cells; significant where the paper is in {_significant_too(significant)} of "
             f"{len(significant)}; same winner and significance (✓) in {compared['agree'].sum()} of "
-            f"{len(compared)}.** Not compared: {len(comparison) - len(compared)} of {len(comparison)} cells."
+            f"{len(compared)}.** {_gaps(compared)}Not compared: {len(comparison) - len(compared)} of "
+            f"{len(comparison)} cells."
         ),
         "",
         "The models each row compares (A vs B), and why a cell is not compared:",
@@ -230,14 +258,12 @@ def published_markdown(
     return "\n".join(lines) + "\n"
 
 
-def _compared_datasets(compared: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """The setting ``datasets`` as the table's cells count them: the datasets where both models of a
-    cell have runs (the runs read may cover more, e.g. while a protocol's slices go in), each number
-    of datasets with how many cells have it."""
+def _gaps(compared: pd.DataFrame) -> str:
+    """How far our W−L is from the paper's over the compared cells."""
     if compared.empty:
-        return {}
-    per_cell = (compared["wins"] + compared["draws"] + compared["losses"]).astype(int)
-    return {"datasets": {str(n): int(cells) for n, cells in per_cell.value_counts().sort_index().items()}}
+        return ""
+    gap = (compared["distance"] - compared["published_distance"]).astype(int)
+    return f"W−L, ours minus the paper's: from {_signed(gap.min())} to {_signed(gap.max())}. "
 
 
 def _significant_too(cells: pd.DataFrame) -> int:
@@ -245,22 +271,12 @@ def _significant_too(cells: pd.DataFrame) -> int:
     return int((cells["significant"].astype(bool) & cells["same_winner"].astype(bool)).sum())
 
 
-def _protocol_lines(table: PublishedTable, settings: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """The paper's protocol beside the settings of the runs read, each marked as the same or not."""
-    if not table.protocol:
-        return []
-    rows = []
-    for setting, paper in table.protocol.items():
-        ours = list(settings.get(setting) or {})
-        shown = ", ".join(ours) if ours else "not logged"
-        same = len(ours) == 1 and (ours[0] == paper or ours[0].startswith(f"{paper},"))
-        rows.append([setting, paper, shown, "same" if same else "**differs**"])
-    return [
-        "The paper's protocol and that of the runs read (from their logged params; datasets: those "
-        "where both models of a cell have runs):",
-        "",
-        markdown_table(["setting", "paper", "ours", ""], rows),
-    ]
+def _signed(value) -> str:
+    return NOT_COMPARED if pd.isna(value) else f"{int(value):+d}"
+
+
+def _number(value, spec: str) -> str:
+    return "" if pd.isna(value) else format(float(value), spec)
 
 
 def _published_record(cell: pd.Series) -> str:

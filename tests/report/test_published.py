@@ -133,3 +133,11 @@ def test_published_tables_by_key():
         ConfigError, match=r"unknown published table\(s\) 'hdp_table9'.*valid: hdp_"
     ):
         published_tables(["hdp_table9"])
+
+
+def test_a_tables_forest_names_the_model_its_cells_compare_with():
+    for table in PUBLISHED.values():
+        forests = {cell.b for cell in table.cells if cell.b and "forest" in cell.b}
+        assert bool(table.forest) == bool(forests), table.key
+        assert all(f"({forest})" in table.forest for forest in forests), table.key
+        assert table.forest == "" or "forest" in table.protocol

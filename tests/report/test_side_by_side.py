@@ -1,12 +1,14 @@
 """Published tables beside ours, on synthetic results in a real SQLite MLflow store."""
 
+import re
+
 import pandas as pd
 import pytest
 
-from bncbench.report.published import HDP_TABLE1, SKDB_TABLE2
+from bncbench.report.published import HDP_TABLE1, PUBLISHED, SKDB_TABLE2
 from bncbench.report.results import load_fold_metrics, load_results
 from bncbench.report.side_by_side import compare_published, published_markdown
-from bncbench.report.significance import dataset_tests
+from bncbench.report.significance import dataset_tests, wilcoxon_across_datasets
 
 
 @pytest.fixture(scope="module")
@@ -45,27 +47,57 @@ def test_hdp_table1_beside_ours(results):
 def test_hdp_table1_markdown(results):
     settings = {"CV": {"5x2, seed 1": 20}, "HDP iterations": {"1000": 10}, "datasets": {"6": 20}}
     markdown = published_markdown(HDP_TABLE1, compare_published(HDP_TABLE1, results), settings)
-    assert markdown.startswith(f"## Table 1: {HDP_TABLE1.caption}\n\nSource: Petitjean")
+    assert markdown.startswith(f"## Table 1 (HDP paper)\n\nThe paper's caption: “{HDP_TABLE1.caption}”")
     assert (
-        "| Classifier | 0/1-loss: paper | 0/1-loss: ours | 0/1-loss: agreement "
-        "| RMSE: paper | RMSE: ours | RMSE: agreement |"
+        "| Classifier | column | paper | ours | W−L: ours / paper | mean A − B | Wilcoxon p | agreement |"
     ) in markdown
-    assert (
-        "| Naive Bayes | **41–4–23** | **6–0–0** | ✓ | 40–0–28 | **6–0–0** | ✗ significance |"
-        in (markdown)
-    )
-    assert "| kDB-5 | **60–4–4** | 4–0–2 | ✗ significance |" in markdown
-    assert "| TAN | **45–4–19** | — |  | **52–1–15** | — |  |" in markdown
+    assert "| Naive Bayes | 0/1-loss | **41–4–23** | **6–0–0** | +6 / +18 | -0.0717 | 0.0312 | ✓ |" in markdown
+    assert "| Naive Bayes | RMSE | 40–0–28 | **6–0–0** | +6 / +12 | -0.0717 | 0.0312 | ✗ significance |" in markdown
+    # agreement on the winner no longer hides how far apart the records are
+    assert "| kDB-5 | 0/1-loss | **60–4–4** | 4–0–2 | +2 / +56 | -0.00667 | 0.156 | ✗ significance |" in markdown
+    assert "| TAN | RMSE | **52–1–15** | — | — / +37 |  |  |  |" in markdown
     assert "| datasets | 68 | 6 | **differs** |" in markdown
     assert "| CV | 5x2 | 5x2, seed 1 | same |" in markdown
     assert "| HDP iterations | 50000 | 1000 | **differs** |" in markdown
+    assert "| discretisation | MDL | MDL | same |" in markdown
     assert (
         "**Totals: the paper's winner in 4 of 4 compared cells; significant where the paper is in 1 of 3; "
-        "same winner and significance (✓) in 1 of 4.** Not compared: 12 of 16 cells."
+        "same winner and significance (✓) in 1 of 4.** W−L, ours minus the paper's: from -54 to -6. "
+        "Not compared: 12 of 16 cells."
     ) in markdown
     assert "- Naive Bayes: nb_hdp vs nb_m_estimate (0/1-loss, RMSE)" in markdown
     assert "- TAN: not run: tan_hdp, tan_m_estimate (0/1-loss, RMSE)" in markdown
     assert "lost the bold face" in markdown
+
+
+def test_a_published_cell_shows_both_distances_and_the_wilcoxon_test_of_the_report(results):
+    comparison = cells(compare_published(HDP_TABLE1, results))
+    kdb5 = comparison.loc[("kDB-5", "RMSE")]
+    assert (kdb5["distance"], kdb5["published_distance"]) == (4 - 2, 60 - 6)
+    means = results.pivot(index="dataset", columns="model", values="rmse")
+    assert kdb5["mean_difference"] == pytest.approx((means["kdb5_hdp"] - means["kdb5_m_estimate"]).mean())
+    across = wilcoxon_across_datasets(results, [("kdb5_hdp", "kdb5_m_estimate")], ["rmse"])
+    assert kdb5["wilcoxon_p_value"] == across["wilcoxon_p_value"].iloc[0]
+    tan = comparison.loc[("TAN", "RMSE")]
+    assert pd.isna(tan["distance"]) and tan["published_distance"] == 52 - 15 and pd.isna(tan["mean_difference"])
+
+
+def test_the_source_is_the_paper_not_a_local_file(results):
+    for table in PUBLISHED.values():
+        markdown = published_markdown(table, compare_published(table, results))
+        source = next(line for line in markdown.splitlines() if line.startswith("Source: "))
+        assert source.startswith(f"Source: {table.paper}, {table.table}")
+        assert re.search(r"\(\d{4}\)\. [A-Z].+\. [A-Z]", source)  # authors (year). Title. Journal
+        assert ".txt" not in source and "shared/papers" not in source
+
+
+def test_every_published_table_has_its_own_heading(results):
+    headings = [table.heading for table in PUBLISHED.values()]
+    assert len(set(headings)) == len(headings)
+    assert PUBLISHED["hdp_table2"].heading == "Table 2 (HDP paper) against scikit-learn's random forest (random_forest)"
+    assert PUBLISHED["hdp_table2_weka"].heading == "Table 2 (HDP paper) against Weka's RandomForest (weka_random_forest)"
+    for table in PUBLISHED.values():
+        assert published_markdown(table, compare_published(table, results)).startswith(f"## {table.heading}\n")
 
 
 def test_the_datasets_beside_the_paper_are_those_its_cells_compare(results):
