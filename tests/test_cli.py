@@ -430,7 +430,8 @@ def test_a_sweep_says_how_to_browse_its_runs(elsewhere):
     a, _, _, result = elsewhere
     experiment = MlflowClient(f"sqlite:///{a}/mlflow.db").get_experiment_by_name("kdb")
     assert f"bncbench: browse the runs: mlflow ui --backend-store-uri sqlite:///{a}/mlflow.db\n" in result.stdout
-    assert f"bncbench: then open http://127.0.0.1:5000/#/experiments/{experiment.experiment_id}/runs\n" in result.stdout
+    link = f"http://127.0.0.1:5000/#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning"
+    assert f"bncbench: then open {link}&viewStateShareKey=bncbench\n" in result.stdout
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"  # the UI's runs view
     assert experiment.tags["mlflow.note.content"].startswith(
         "bncbench experiment `kdb`: 1 datasets x 2 models, 5x2 cross-validation (seed 1)."

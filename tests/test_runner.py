@@ -174,11 +174,15 @@ def test_summary_classifies_outcomes(iris_cell):
 def test_the_sweep_skips_the_cells_finished_before_in_one_search(iris_cell, plan_cell):
     cell, destination, client, exp = iris_cell()
     plan = type("P", (), {"cells": (cell,)})
-    assert finished_before(client, exp, plan) == set()
+
+    def logged():
+        return tracking.finished_records(destination.tracking_uri, destination.experiment)
+
+    assert finished_before(logged(), plan) == set()
     run_cell(cell, destination)
-    assert finished_before(client, exp, plan) == {cell.key}
+    assert finished_before(logged(), plan) == {cell.key}
     other, _ = plan_cell("sklearn-iris", "nb_laplace", "cv.seed=7")  # another configuration
-    assert finished_before(client, exp, type("P", (), {"cells": (other,)})) == set()
+    assert finished_before(logged(), type("P", (), {"cells": (other,)})) == set()
 
 
 def test_a_bug_in_a_cell_is_logged_with_its_traceback(tmp_path, iris_cell, monkeypatch):

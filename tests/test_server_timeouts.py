@@ -84,7 +84,7 @@ def test_the_run_command_stops_at_once_on_a_server_that_never_answers(silent_ser
 
 def test_the_report_stops_at_once_on_a_server_that_never_answers(silent_server, cli_env, tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "bncbench.report", "experiment=smoke", f"tracking_uri={silent_server}"],
+        [sys.executable, "-m", "bncbench", "report", "experiment=smoke", f"tracking_uri={silent_server}"],
         cwd=tmp_path, env=cli_env, capture_output=True, text=True, timeout=BOUND + 60,
     )
     assert done.returncode == 2

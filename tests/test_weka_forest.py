@@ -2,19 +2,16 @@
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from bncbench.baselines import make_baseline
 from bncbench.baselines.weka_forest import WekaRandomForestBaseline, find_weka_jar
-from bncbench.core.config_files import config_dir
 from bncbench.data import load_dataset
 from bncbench.core.errors import ConfigError
-from bncbench.protocol.models import model_tags
+from bncbench.protocol.models import model_spec, model_tags
 from bncbench.protocol.cross_validation import cross_validate
 
 
@@ -107,17 +104,17 @@ def test_a_missing_weka_is_refused_with_how_to_install_it(coded):
     X, y = coded
     with pytest.raises(ConfigError, match=r"/nowhere/weka.jar \(named by weka_jar\).*apt-get install weka"):
         WekaRandomForestBaseline(weka_jar="/nowhere/weka.jar").fit(X, y)
-    model = yaml.safe_load((Path(config_dir()) / "models" / "weka_random_forest.yaml").read_text())
+    model = model_spec("weka_random_forest")
     missing = {**model, "baseline_params": {**model["baseline_params"], "weka_jar": "/nowhere/weka.jar"}}
     assert model_tags(missing)["version.weka"] == "not found"
 
 
 @needs_weka
 def test_runs_in_the_papers_protocol_and_says_which_weka(shared_data_dir):
-    model = yaml.safe_load((Path(config_dir()) / "models" / "weka_random_forest.yaml").read_text())
+    model = model_spec("weka_random_forest")
     tags = model_tags(model)
     assert tags["version.weka"].startswith("3.") and tags["weka.jar"].endswith(".jar")
-    folds = cross_validate(load_dataset({"name": "zoo"}, shared_data_dir), {**model, "name": "weka_random_forest"})
+    folds = cross_validate(load_dataset({"name": "zoo"}, shared_data_dir), model)
     assert len(folds.metrics) == 10
     assert folds.metrics["zero_one_loss"].mean() < 0.15
     assert (folds.metrics["fit_seconds"] > 0).all() and (folds.metrics["predict_seconds"] > 0).all()

@@ -210,7 +210,7 @@ def import_(items: Sequence[str]) -> int:
     from bncbench import tracking
     from bncbench.app.config import compose
     from bncbench.app.runs_dir import artifact_location
-    from bncbench.app.ui import browse_hint
+    from bncbench.app.ui import browse_hint, view_tags
     from bncbench.bundles import import_bundles
     from bncbench.data import resolve_data_dir
 
@@ -226,7 +226,10 @@ def import_(items: Sequence[str]) -> int:
     print("\n".join(summary.lines()))
     client = tracking.open_store(cfg.tracking_uri, check=False)
     for name in dict.fromkeys(bundle.split("/")[0] for bundle in summary.imported + summary.already_there):
-        print(browse_hint(cfg.tracking_uri, tracking.experiment_id(client, name)))
+        experiment_id = tracking.experiment_id(client, name)
+        for key, value in view_tags().items():  # the view the printed link opens
+            client.set_experiment_tag(experiment_id, key, value)
+        print(browse_hint(cfg.tracking_uri, experiment_id))
     return 0
 
 
