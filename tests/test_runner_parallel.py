@@ -2,6 +2,7 @@
 depend on it; the progress lines of a sweep and of a long fit."""
 
 import io
+import subprocess
 import sys
 import time
 from functools import partial
@@ -172,3 +173,15 @@ def test_an_hdp_fit_in_chunks_on_a_terminal_gives_the_numbers_of_one_run(monkeyp
             np.testing.assert_array_equal(level_plain, level_chunked)
     np.testing.assert_array_equal(plain.estimator_.concentration_trace_, chunked.estimator_.concentration_trace_)
     np.testing.assert_array_equal(plain.predict_proba(X), chunked.predict_proba(X))
+
+
+def test_a_one_thread_numba_pool_runs_the_cells_in_this_process(tmp_path, cli_env):
+    """``NUMBA_NUM_THREADS=1`` (the papers' one cell per core) with the cells in the launching process,
+    whose share of the cores would ask numba for more threads than its pool has: the cells run on one."""
+    args = [
+        sys.executable, "-m", "bncbench", "experiment.datasets=[sklearn-iris]", "experiment.models=[nb_laplace]",
+        "experiment.comparisons=[]", "executor.n_jobs=1", f"tracking_uri=sqlite:///{tmp_path}/mlflow.db",
+    ]
+    done = subprocess.run(args, cwd=tmp_path, env={**cli_env, "NUMBA_NUM_THREADS": "1"}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1].endswith("1 cells, 1 run, 0 skipped (finished before), 0 failed.")

@@ -98,7 +98,7 @@ def run_cell(cell: Cell, destination: Destination) -> Outcome:
     SIGTERM raised as one) ends the cell's run KILLED, tagged ``error``, and is raised again.
     """
     start = time.perf_counter()
-    numba.set_num_threads(max(1, min(destination.numba_threads, numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(max(1, min(destination.numba_threads, launched_threads())))
     try:
         client = tracking.open_store(destination.tracking_uri, check=False)  # checked before the sweep
         experiment_id = tracking.prepare_experiment(client, destination.experiment, destination.artifact_location)
@@ -115,6 +115,14 @@ def run_cell(cell: Cell, destination: Destination) -> Outcome:
             log.info("%s: not run: %s", cell.name, message)
             status, message = "failed", f"not run: {message.strip().splitlines()[-1]}"
     return Outcome(cell, status, message, time.perf_counter() - start)
+
+
+def launched_threads() -> int:
+    """The threads of this process's numba pool, sized when numba started (``NUMBA_NUM_THREADS`` then;
+    numba's config may read the variable anew later, its pool does not grow)."""
+    from numba.np.ufunc import parallel
+
+    return parallel.NUM_THREADS
 
 
 def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) -> tuple[str, str]:

@@ -25,7 +25,7 @@ from bncbench.app.compile_cache import warm_kernels
 from bncbench.app.config import Composed
 from bncbench.app.cost import plan_costs
 from bncbench.app.datasets import fetch_missing, missing_datasets
-from bncbench.app.executors import cells_at_once, make_executor
+from bncbench.app.executors import LocalProcesses, cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
 from bncbench.app.ui import browse_hint, ui_tags
@@ -118,8 +118,9 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
             threads = numba_threads(cfg.numba_threads, workers, cores)
         destination = destination_of(cfg, plan, threads, sweep)
         executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
+        if isinstance(executor, LocalProcesses):  # the workers' numba pool, sized when a worker starts
+            os.environ["NUMBA_NUM_THREADS"] = str(threads)
         if executor_settings["kind"] == "local":
-            os.environ["NUMBA_NUM_THREADS"] = str(threads)  # the workers' numba pool, read when it starts
             _warm_kernels(to_run)
         progress = SweepProgress(
             to_run, costs.seconds, workers, lambda: list(executor.running), done_before=len(finished)
