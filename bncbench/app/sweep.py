@@ -109,17 +109,14 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
     to_run.sort(key=costs.order)
     print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
-    summary = Summary(skipped=[plan.by_key()[key].name for key in finished if key in plan.by_key()])
+    summary = Summary(skipped=[cell.name for cell in plan.cells if cell.key in finished])
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
-        if executor_settings["kind"] == "slurm":  # each cell on a node of its own, with the cores it asked for
-            threads = numba_threads(cfg.numba_threads, 1, int(executor_settings["cpus_per_task"]))
-        else:
-            threads = numba_threads(cfg.numba_threads, workers, cores)
+        threads = _cell_threads(cfg.numba_threads, executor_settings, workers, cores)
         destination = destination_of(cfg, plan, threads, sweep)
         executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
         if isinstance(executor, LocalProcesses):  # the workers' numba pool, sized when a worker starts
-            os.environ["NUMBA_NUM_THREADS"] = str(threads)
+            os.environ["NUMBA_NUM_THREADS"] = str(destination.numba_threads)
         if executor_settings["kind"] == "local":
             _warm_kernels(to_run)
         progress = SweepProgress(
@@ -170,6 +167,13 @@ def show_plan(composed: Composed) -> int:
             f"({', '.join(missing)}): the sweep fetches them from OpenML before its first cell."
         )
     return 0
+
+
+def _cell_threads(setting, executor: dict, workers: int, cores: int) -> int:
+    """A cell's numba threads: its share of this machine's cores, or on SLURM the cores its task asks."""
+    if executor["kind"] == "slurm":
+        return numba_threads(setting, 1, int(executor["cpus_per_task"]))
+    return numba_threads(setting, workers, cores)
 
 
 def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) -> Destination:
