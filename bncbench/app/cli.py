@@ -200,7 +200,8 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
         done = {(tags["dataset"], tags["model"]) for tags in exported["tags"]}
         missing = [cell.name for cell in plan.cells if cell.key not in done]
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        print(f", of the {len(plan)} cells of this configuration" + (f"; no finished run of {shown}" if missing else ""), end="")
+        lacking = f"; no finished run of {shown}" if missing else ""
+        print(f", of the {len(plan)} cells of this configuration{lacking}", end="")
     print(".")
     return 0
 

@@ -94,10 +94,7 @@ class Costs:
     def _lighter(self, plan: Plan, to_run: Sequence[Cell]) -> str:
         """``bncbench: lighter: hdp.iterations=1000 (about 1.2 h), suite=small (...), ...``."""
         options = []
-        hdp = [
-            cell for cell in to_run
-            if "hdp.iterations" in plan.settings_read.get(cell.model, ()) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS
-        ]
+        hdp = [cell for cell in to_run if _reads_iterations(plan, cell) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS]
         if hdp:
             fewer = self._with_iterations(to_run, _LIGHTER_ITERATIONS, plan)
             options.append(f"hdp.iterations={_LIGHTER_ITERATIONS} (about {_hours(fewer)})")
@@ -115,7 +112,7 @@ class Costs:
     def _with_iterations(self, cells: Sequence[Cell], iterations: int, plan: Plan) -> float:
         """The CPU seconds of ``cells`` with ``hdp.iterations=<iterations>``."""
         known = [
-            replace(found, iterations=iterations) if "hdp.iterations" in plan.settings_read.get(cell.model, ()) else found
+            replace(found, iterations=iterations) if _reads_iterations(plan, cell) else found
             for cell in cells
             if (found := self.features[cell.key]) is not None
         ]
@@ -179,6 +176,11 @@ def _machine_factor(plan: Plan, predicted: Mapping, logged: Iterable) -> float:
             actual += (means["fit_seconds"] + means["predict_seconds"]) * cell.cv.repetitions * cell.cv.folds
             expected += predicted[cell.key]
     return (actual + _PRIOR_SECONDS) / (expected + _PRIOR_SECONDS) if expected else 1.0
+
+
+def _reads_iterations(plan: Plan, cell: Cell) -> bool:
+    """Whether ``hdp.iterations`` sets the iterations of the cell's model."""
+    return "hdp.iterations" in plan.settings_read.get(cell.model, ())
 
 
 def _hdp_iterations(cell: Cell) -> int | None:

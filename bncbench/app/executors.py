@@ -172,7 +172,8 @@ def _outcome_of_job(job, cell: Cell) -> Outcome:
         return job.result()
     except Exception as err:  # the job failed outside run_cell: timeout, node failure, cancelled
         reason = str(err).strip().splitlines()
-        return Outcome(cell, "failed", f"its job {job.job_id} ended before the cell did: {reason[-1] if reason else err}")
+        last = reason[-1] if reason else err
+        return Outcome(cell, "failed", f"its job {job.job_id} ended before the cell did: {last}")
 
 
 def _submitit_parameters(parameters: dict, cluster: str) -> dict:

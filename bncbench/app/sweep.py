@@ -246,7 +246,8 @@ def _warm_kernels(cells: list[Cell]) -> None:
 
 def _submitit_folder(cfg, plan: Plan) -> Path:
     """Where submitit keeps a sweep's jobs: ``<runs_dir>/submitit/<experiment>/<time>``."""
-    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "submitit" / plan.experiment / time.strftime("%Y-%m-%d_%H-%M-%S")
+    started = time.strftime("%Y-%m-%d_%H-%M-%S")
+    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "submitit" / plan.experiment / started
 
 
 def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:

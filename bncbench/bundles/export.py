@@ -48,8 +48,8 @@ def export_bundle(
     one the report would read for that configuration and data): its name, start and end times, tags
     (but ``LOCAL_TAGS``), params, MLflow dataset inputs, the full history of every metric, and the
     artifacts that say what produced its numbers (``CARRIED_ARTIFACTS`` of at most
-    ``MAX_CARRIED_BYTES``: its config, learned structures and diagnostics tables), keyed by its original run id (the ``bncbench.origin.run_id``
-    tag of a run imported before, else its own).
+    ``MAX_CARRIED_BYTES``: its config, learned structures and diagnostics tables), keyed by its
+    original run id (the ``bncbench.origin.run_id`` tag of a run imported before, else its own).
 
     Parameters
     ----------

@@ -152,8 +152,11 @@ def write_bundle(
     for run_id, source in sorted(predictions.items()):
         names.append(f"{PREDICTIONS_DIR}/{run_id}.parquet")
         shutil.copyfile(source, folder / names[-1])
-    carried = [(run_id, name, content) for run_id, found in sorted(artifacts.items()) for name, content in sorted(found.items())]
-    pd.DataFrame(carried, columns=ARTIFACT_COLUMNS).to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
+    carried = [
+        (run_id, name, content) for run_id, found in sorted(artifacts.items()) for name, content in sorted(found.items())
+    ]
+    table = pd.DataFrame(carried, columns=ARTIFACT_COLUMNS)
+    table.to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
     names.append(ARTIFACTS)
     files = {name: file_sha256(folder / name) for name in names}
     manifest = {

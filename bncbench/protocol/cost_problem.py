@@ -19,8 +19,8 @@ class Problem:
     its shift; then ``sqrt(shrinkage) * (beta_group - beta_parent)`` for every group but the root, a
     vanishing ridge on the root and ``sqrt(condition_shrinkage) * shift``. Solved by the normal
     equations, whose matrix does not depend on the offsets and is sparse (a group's unknowns meet
-    only its parent's, its children's and the shifts'): slopes that come out negative are set to 0 and the others solved again, until
-    none is negative. (``c`` is chosen on the fits without that bound: each set of slopes set to 0
+    only its parent's, its children's and the shifts'): slopes that come out negative are set to 0 and
+    the others solved again, until none is negative. (``c`` is chosen on the fits without that bound: each set of slopes set to 0
     costs a factorisation of the matrix.)
     """
 

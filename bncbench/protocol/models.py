@@ -51,7 +51,8 @@ def model_tags(model: Mapping) -> dict:
     with those of what a baseline runs outside Python (``version.weka``)."""
     if "baseline" in model:
         params = dict(model.get("baseline_params") or {})
-        return {"structure": str(model["baseline"]), "estimator": "baseline", **baseline_tags(model["baseline"], params)}
+        tags = baseline_tags(model["baseline"], params)
+        return {"structure": str(model["baseline"]), "estimator": "baseline", **tags}
     structure = model["structure"]
     return {"structure": structure if isinstance(structure, str) else "custom", "estimator": str(model["estimator"])}
 
