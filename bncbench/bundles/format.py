@@ -153,7 +153,9 @@ def write_bundle(
         names.append(f"{PREDICTIONS_DIR}/{run_id}.parquet")
         shutil.copyfile(source, folder / names[-1])
     carried = [
-        (run_id, name, content) for run_id, found in sorted(artifacts.items()) for name, content in sorted(found.items())
+        (run_id, name, content)
+        for run_id, found in sorted(artifacts.items())
+        for name, content in sorted(found.items())
     ]
     table = pd.DataFrame(carried, columns=ARTIFACT_COLUMNS)
     table.to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)

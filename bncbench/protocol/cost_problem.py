@@ -20,8 +20,8 @@ class Problem:
     vanishing ridge on the root and ``sqrt(condition_shrinkage) * shift``. Solved by the normal
     equations, whose matrix does not depend on the offsets and is sparse (a group's unknowns meet
     only its parent's, its children's and the shifts'): slopes that come out negative are set to 0 and
-    the others solved again, until none is negative. (``c`` is chosen on the fits without that bound: each set of slopes set to 0
-    costs a factorisation of the matrix.)
+    the others solved again, until none is negative. (``c`` is chosen on the fits without that bound:
+    each set of slopes set to 0 costs a factorisation of the matrix.)
     """
 
     def __init__(self, keys, design, conditions, shrinkage, condition_shrinkage):
