@@ -66,3 +66,12 @@ def test_the_layers_hold():
     )
     assert linted.returncode == 0, linted.stdout + linted.stderr
     assert "0 broken" in linted.stdout
+
+
+def test_the_report_computes_without_mlflow_or_hydra(cli_env):
+    """``compute_report`` from Python loads neither the tracking library nor the config one: MLflow comes
+    when a store is read, Hydra never (issue 24's layers)."""
+    code = "import sys; from bncbench.report import compute_report; print(' '.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, check=True)
+    loaded = {name.split(".")[0] for name in result.stdout.split()}
+    assert not loaded & {"mlflow", "hydra", "omegaconf", "sqlalchemy"}

@@ -18,12 +18,16 @@ FINISHED run of each cell is read, whatever its settings.
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bncbench.protocol.cell import SEMANTIC_KEYS
 from bncbench.tracking import tags as tag
-from bncbench.tracking.record import CellRecord, finished_records, fold_values
-from bncbench.protocol.cell import SEMANTIC_KEYS, Cell
+
+if TYPE_CHECKING:
+    from bncbench.protocol.cell import Cell
+    from bncbench.tracking.record import CellRecord
 
 MODEL_PARAM_PREFIX = "model."
 KEY_COLUMNS = ["dataset", "model", "run_id", "cfg_hash"]
@@ -41,7 +45,7 @@ PROVENANCE = {
 }
 #: Params the runner logs that follow from the semantic config rather than belong to it.
 _DERIVED_PARAMS = ("cv.seeds",)
-Cells = Mapping[tuple[str, str], Cell]
+Cells = Mapping[tuple[str, str], "Cell"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class LoggedRuns:
     """
 
     tracking_uri: str
-    runs: tuple[CellRecord, ...]
+    runs: tuple["CellRecord", ...]
     cells: Cells | None
 
     def results(self) -> pd.DataFrame:
@@ -135,10 +139,10 @@ class LoggedRuns:
         the results show (``CellRecord.shown_id``)."""
         in_store = {run.shown_id: run.run_id for run in self.runs}
         shown = {store_id: run_id for run_id, store_id in in_store.items()}
-        folds = fold_values(self.tracking_uri, [in_store.get(r, r) for r in run_ids], metrics)
+        folds = load_fold_metrics(self.tracking_uri, [in_store.get(r, r) for r in run_ids], metrics)
         return folds.assign(run_id=folds["run_id"].map(lambda r: shown.get(r, r)))
 
-    def _latest(self, row: Callable[[CellRecord], dict]) -> pd.DataFrame:
+    def _latest(self, row: Callable[["CellRecord"], dict]) -> pd.DataFrame:
         """``row`` of the latest run of each (dataset, model) cell (with the expected ``cfg_hash``
         and ``data_digest``, when the cells are given), sorted by cell."""
         frame = pd.DataFrame(
@@ -184,6 +188,8 @@ def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = Non
     ConfigError
         If the store cannot be opened or holds no such experiment.
     """
+    from bncbench.tracking.record import finished_records  # here: MLflow only when a store is read
+
     runs = finished_records(tracking_uri, experiment_name)
     return LoggedRuns(tracking_uri, tuple(runs), None if cells is None else _one_version_per_dataset(runs, cells))
 
@@ -216,10 +222,12 @@ def load_model_params(tracking_uri: str, experiment_name: str, cells: Cells | No
 def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
     """Per-fold values ``fold/<metric>`` of some runs (:func:`bncbench.tracking.fold_metrics`), e.g.
     for a 5x2cv t-test per dataset."""
+    from bncbench.tracking.record import fold_values  # here: MLflow only when a store is read
+
     return fold_values(tracking_uri, run_ids, metrics)
 
 
-def _belongs(run: CellRecord, cells: Cells) -> bool:
+def _belongs(run: "CellRecord", cells: Cells) -> bool:
     """Whether a run is one of its cell's expected runs: its ``cfg_hash``, and its ``data_digest``
     unless the dataset's is unknown here."""
     cell = cells.get(run.key)
@@ -231,7 +239,7 @@ def _belongs(run: CellRecord, cells: Cells) -> bool:
     )
 
 
-def _difference(run: CellRecord, cell: Cell) -> str:
+def _difference(run: "CellRecord", cell: "Cell") -> str:
     """How a run differs from its cell's expected run, briefly."""
     logged = {
         key: value
@@ -250,11 +258,11 @@ def _difference(run: CellRecord, cell: Cell) -> str:
     return "no data_digest (an older run)"
 
 
-def _metric_row(run: CellRecord) -> dict:
+def _metric_row(run: "CellRecord") -> dict:
     return {"run_id": run.shown_id, "cfg_hash": run.cfg_hash, **run.means()}
 
 
-def _params_row(run: CellRecord) -> dict:
+def _params_row(run: "CellRecord") -> dict:
     return {
         key: value
         for key, value in run.params.items()
@@ -262,7 +270,7 @@ def _params_row(run: CellRecord) -> dict:
     }
 
 
-def _provenance_row(run: CellRecord) -> dict:
+def _provenance_row(run: "CellRecord") -> dict:
     found = {"params": run.params, "tags": run.tags}
     return {
         "run_id": run.shown_id,
