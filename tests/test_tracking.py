@@ -9,7 +9,7 @@ from mlflow.tracking import MlflowClient
 
 from bncbench import tracking
 from bncbench.core.errors import ConfigError
-from bncbench.protocol.cell import SEMANTIC_KEYS, semantic_hash
+from bncbench.protocol.cell import SEMANTIC_KEYS, flatten, semantic_hash
 
 
 def cell_config(**changes):
@@ -192,7 +192,7 @@ def test_a_dataset_logged_by_another_run_meanwhile_is_linked_on_the_next_try(tmp
 
 
 def test_flatten():
-    assert tracking.flatten({"a": {"b": 1, "c": {}}, "d": [1, "x"], "e": None}) == {
+    assert flatten({"a": {"b": 1, "c": {}}, "d": [1, "x"], "e": None}) == {
         "a.b": "1",
         "a.c": "{}",
         "d": '[1, "x"]',

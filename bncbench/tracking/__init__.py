@@ -24,7 +24,6 @@ _HOME = {
     "finished_cell_runs": "runs",
     "finished_run": "runs",
     "finished_run_in_other_experiments": "runs",
-    "flatten": "runs",
     "fold_metrics": "runs",
     "get_run": "runs",
     "log_artifacts": "runs",

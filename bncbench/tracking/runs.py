@@ -117,20 +117,6 @@ def delete_run(client: MlflowClient, run_id: str) -> None:
     client.delete_run(run_id)
 
 
-def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
-    """``{"a": {"b": 1}}`` -> ``{"a.b": "1"}``; lists and empty mappings become JSON text."""
-    flat = {}
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            flat.update(flatten(value, f"{name}."))
-        elif isinstance(value, (Mapping, list, tuple)):
-            flat[name] = json.dumps(value, default=str)
-        else:
-            flat[name] = str(value)
-    return flat
-
-
 def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> None:
     items = [Param(k, str(v)) for k, v in params.items()]
     for start in range(0, len(items), 100):  # MLflow takes at most 100 params per batch
