@@ -8,7 +8,6 @@ the per-fold values as ``fold/<metric>`` with step = fold index; failed cells ha
 an ``error`` tag.
 """
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from time import time
