@@ -36,7 +36,7 @@ SOURCES = {
     "CV": "`cv.repetitions` x `cv.folds` of the runs read",
     "HDP iterations": "`hdp.iterations` of the runs read",
     "discretisation": "bncbench's cross-validation, fitted on each training fold, for the table's models",
-    "forest": "the forest this reading of the table compares with",
+    "forest": "the model the table's cells compare with, picked by its key in `report.published`",
 }
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 from adjustText import adjust_text
 from autorank import plot_stats
 from matplotlib.axes import Axes
-from matplotlib.colors import to_hex
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -25,6 +25,7 @@ from bncbench.report.win_draw_loss import paired_means, same_mean
 DPI = 150
 #: Datasets named on a scatter plot: those furthest from its diagonal.
 OUTLIERS = 5
+#: The colour of a draw, and of the diagonal.
 DRAW = "#808080"
 #: Colours of the models of a report, in the order :class:`Colours` gives them out: tab10's, Dark2's,
 #: then those of tab20b and tab20c hue by hue, darkest shades first (neighbours differ in hue), all but
@@ -41,7 +42,7 @@ PALETTE = tuple(
             for hue in range(5)
         ),
     )
-    if len(set(colour[1:].upper()[i : i + 2] for i in (0, 2, 4))) > 1
+    if len(set(to_rgb(colour))) > 1
 )
 #: Below this share of a linear axis, the middle 80% of a scatter's losses are crushed by the rest:
 #: the scatter zooms on them in an inset.
@@ -127,18 +128,17 @@ def scatter_figure(
     ax = figure.add_subplot()
     tie = same_mean(y, x)
     wins, losses = ~tie & (y < x), ~tie & (y > x)
-    _square(ax, values, scale)
-    for who, colour, label in (
+    groups = [
         (wins, colours(a), f"{a} wins ({wins.sum()})"),
         (losses, colours(b), f"{b} wins ({losses.sum()})"),
         (tie, DRAW, f"draw ({tie.sum()})"),
-    ):
-        if who.any():
-            ax.scatter(x[who], y[who], s=14, color=colour, zorder=2, label=label)
+    ]
+    _square(ax, values, scale)
+    _points(ax, x, y, groups, size=14)
     ax.set(xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}")
     axes = [ax]
     if scale == "linear" and spreads[scale] < CROWDED:
-        axes.append(_inset(ax, x, y, wins, losses, tie, colours(a), colours(b)))
+        axes.append(_inset(ax, x, y, groups))
     distance = np.abs(_scaled(y, scale) - _scaled(x, scale))
     named = [i for i in np.argsort(-distance, kind="stable")[:OUTLIERS] if distance[i] > 0]
     _name_points(axes, [str(means.index[i]) for i in named], x[named], y[named], x, y)
@@ -178,7 +178,14 @@ def _square(ax: Axes, values: np.ndarray, scale: str) -> None:
     ax.plot(limits, limits, color=DRAW, linewidth=0.8, zorder=1)
 
 
-def _inset(ax: Axes, x, y, wins, losses, tie, colour_a: str, colour_b: str) -> Axes:
+def _points(ax: Axes, x, y, groups, size: float) -> None:
+    """The points of each group ``(mask, colour, label)`` that has any."""
+    for who, colour, label in groups:
+        if who.any():
+            ax.scatter(x[who], y[who], s=size, color=colour, zorder=2, label=label)
+
+
+def _inset(ax: Axes, x, y, groups) -> Axes:
     """A linear inset on the middle 90% of the losses, in the off-diagonal corner with fewer points."""
     values = np.concatenate([x, y])
     low, high = np.quantile(values, [0.05, 0.95])
@@ -189,8 +196,7 @@ def _inset(ax: Axes, x, y, wins, losses, tie, colour_a: str, colour_b: str) -> A
     box = [0.14, 0.57, 0.38, 0.38] if upper_left <= lower_right else [0.57, 0.1, 0.38, 0.38]
     inset = ax.inset_axes(box)
     _square(inset, np.array([low - pad, high + pad]), "linear")
-    for who, colour in ((wins, colour_a), (losses, colour_b), (tie, DRAW)):
-        inset.scatter(x[who], y[who], s=8, color=colour, zorder=2)
+    _points(inset, x, y, groups, size=8)
     inset.tick_params(labelsize=6)
     ax.indicate_inset_zoom(inset, edgecolor=DRAW)
     return inset
@@ -201,7 +207,9 @@ def _name_points(axes: list[Axes], names: list[str], x, y, every_x, every_y) -> 
     the main axes), and place the names with adjustText, off each other and off the points."""
     for place, ax in enumerate(axes):
         inner = axes[place + 1 :]
-        held = [i for i in range(len(names)) if _holds(ax, x[i], y[i]) and not any(_holds(a, x[i], y[i]) for a in inner)]
+        held = [
+            i for i in range(len(names)) if _holds(ax, x[i], y[i]) and not any(_holds(a, x[i], y[i]) for a in inner)
+        ]
         if not held:
             continue
         texts = [ax.text(x[i], y[i], names[i], fontsize=7, color="dimgrey") for i in held]

@@ -34,8 +34,20 @@ class Section:
 
 
 def render_sections(sections: list[Section]) -> tuple[list[str], list[str]]:
-    """The Markdown lines of the sections with content (each reason a "not drawn" item after it), and
-    one item per section left out, saying why."""
+    """The sections with content as Markdown, the others as items saying why they are left out.
+
+    Parameters
+    ----------
+    sections : list of Section
+        In the README's order.
+
+    Returns
+    -------
+    lines : list of str
+        Each section with a body: its heading, its body, then each reason as a "not drawn" item.
+    left_out : list of str
+        One item per section without a body: its title and its reasons (:func:`left_out_lines`).
+    """
     lines, left_out = [], []
     for section in sections:
         if section.body:

@@ -68,7 +68,8 @@ def test_the_section_gathers_what_differs_and_names_the_override_that_made_it(re
     assert f"| HDP iterations | 50000 | 5000 | `hdp.iterations=5000` in this report's command | {both} |" in text
     assert (
         "| forest | Weka's RandomForest (weka_random_forest) | scikit-learn's random forest (random_forest) | "
-        "the forest this reading of the table compares with | Table 2 (HDP paper) against scikit-learn's "
+        "the model the table's cells compare with, picked by its key in `report.published` | Table 2 (HDP paper) "
+        "against scikit-learn's "
         "random forest (random_forest) |"
     ) in text
     assert (
