@@ -202,6 +202,12 @@ def _inset(ax: Axes, x, y, groups) -> Axes:
     return inset
 
 
+# adjustText stops after 1 s of wall time unless told a number of steps, so a figure would depend on
+# the machine's load and a report would not regenerate byte for byte. Most figures settle in under 25
+# steps; a crowded one stops here.
+LABEL_PLACEMENT_STEPS = 500
+
+
 def _name_points(axes: list[Axes], names: list[str], x, y, every_x, every_y) -> None:
     """Name the points ``(x, y)``, each in the last of ``axes`` whose limits hold it (an inset before
     the main axes), and place the names with adjustText, off each other and off the points."""
@@ -214,7 +220,12 @@ def _name_points(axes: list[Axes], names: list[str], x, y, every_x, every_y) -> 
             continue
         texts = [ax.text(x[i], y[i], names[i], fontsize=7, color="dimgrey") for i in held]
         adjust_text(
-            texts, x=every_x, y=every_y, ax=ax, arrowprops={"arrowstyle": "-", "color": DRAW, "linewidth": 0.5}
+            texts,
+            x=every_x,
+            y=every_y,
+            ax=ax,
+            iter_lim=LABEL_PLACEMENT_STEPS,
+            arrowprops={"arrowstyle": "-", "color": DRAW, "linewidth": 0.5},
         )
 
 

@@ -4,6 +4,7 @@ point would crush the rest, outliers named without overlap, each model in its co
 
 import itertools
 
+import adjustText
 import numpy as np
 import pandas as pd
 import pytest
@@ -89,6 +90,20 @@ def test_names_of_close_outliers_do_not_overlap():
     assert len(boxes) == OUTLIERS
     for one, other in itertools.combinations(boxes, 2):
         assert not one.overlaps(other), (one, other)
+
+
+def test_a_figure_does_not_depend_on_how_fast_the_machine_places_its_names(tmp_path, monkeypatch):
+    """adjustText stops after 1 s of wall time unless given a number of steps: on a loaded machine a
+    committed figure would come out different. Here its clock jumps 10 s a reading, as if every step
+    were slow; the PNG is byte for byte the one drawn at full speed."""
+    b = np.array([0.5, 0.5, 0.5, 0.5, 0.5, *np.linspace(0.1, 0.9, 20)])
+    a = np.array([0.2, 0.2, 0.2, 0.2, 0.2, *np.linspace(0.1, 0.9, 20) + 0.005])
+    frame = results(a, b).assign(dataset=lambda f: f["dataset"].str.replace("d", "dataset-with-a-long-name-"))
+    fast = scatter_plot(frame, "a", "b", "rmse", tmp_path / "fast.png").read_bytes()
+    readings = itertools.count(step=10.0)
+    monkeypatch.setattr(adjustText, "timer", lambda: next(readings))
+    slow = scatter_plot(frame, "a", "b", "rmse", tmp_path / "slow.png").read_bytes()
+    assert slow == fast
 
 
 def test_each_point_takes_the_colour_of_the_model_that_wins_there_the_same_in_every_figure():
