@@ -86,3 +86,31 @@ def test_the_local_workers_ignore_sigint():
     pool = get_reusable_executor(max_workers=2, initializer=_ignore_interrupts, reuse=False)
     assert list(pool.map(signal.getsignal, [signal.SIGINT] * 4)) == [signal.SIG_IGN] * 4
     pool.shutdown()
+
+
+def test_stopping_the_local_workers_returns_once_they_are_gone(tmp_path, new_store, plan_cell):
+    """The sweep marks its runs left RUNNING after ``stop`` returns: a worker still alive then could
+    start a run nobody marks (CI saw one on a machine where loky killed the workers after the search)."""
+    import threading
+
+    from bncbench.app.executors import LocalProcesses
+
+    uri = new_store(tmp_path / "store")
+    cells = [plan_cell(name, "kdb1_m_estimate", f"tracking_uri={uri}") for name in ("adult", "connect-4")]
+    executor = LocalProcesses(2)
+    consumer = threading.Thread(target=lambda: list(executor.run([c for c, _ in cells], cells[0][1])), daemon=True)
+    consumer.start()
+    deadline = time.monotonic() + START_TIMEOUT
+    while len(live_workers()) < 2:
+        assert time.monotonic() < deadline, "the workers did not start"
+        time.sleep(0.1)
+    executor.stop()
+    assert live_workers() == []
+
+
+def live_workers() -> list[str]:
+    """The loky worker processes this process started that are not zombies, as "<stat> <command>"."""
+    listed = subprocess.run(["ps", "-ww", "-o", "stat=,cmd=", "--ppid", str(os.getpid())], capture_output=True, text=True)
+    return [
+        line.strip() for line in listed.stdout.splitlines() if "LokyProcess" in line and not line.strip().startswith("Z")
+    ]

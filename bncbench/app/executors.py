@@ -86,8 +86,10 @@ class LocalProcesses(Executor):
         self._pool.shutdown(wait=True)
 
     def stop(self):
+        """Kill the workers and return once they are gone: a worker still alive when the sweep marks
+        the runs left RUNNING could start one after (loky kills in its manager thread, joined here)."""
         if self._pool is not None:
-            self._pool.shutdown(wait=False, kill_workers=True)
+            self._pool.shutdown(wait=True, kill_workers=True)
 
 
 class Submitit(Executor):
