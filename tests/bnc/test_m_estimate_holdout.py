@@ -28,7 +28,10 @@ def _by_whole_tables(estimator, network, codes, rng):
 @pytest.mark.parametrize(
     "structure,k", [("nb", None), ("tan", None), ("kdb", 1), ("kdb", 5), ("aode", None), ("direct", None)]
 )
-@pytest.mark.parametrize("backoff,selection_loss", [("value", "rmse"), ("context", "log_loss"), ("value", "zero_one_loss")])
+@pytest.mark.parametrize(
+    "backoff,selection_loss",
+    [("value", "rmse"), ("context", "log_loss"), ("value", "zero_one_loss"), ("value_to_root", "log_loss")],
+)
 def test_holdout_losses_equal_those_of_whole_tables(shared_data_dir, dataset, structure, k, backoff, selection_loss):
     data = load_dataset(dict(name=dataset, source="store", openml_id=None, openml_target=None, drop=[]), shared_data_dir)
     X = MDLDiscretizer().fit(data.X, data.y).transform(data.X)

@@ -1,10 +1,24 @@
 """m-estimates with back-off (HDP paper Eq. 16 and the paragraph after it; SkDB paper Appendix B).
 
-``p(x | ctx) = (n(x, ctx) + m / r) / (n(ctx) + m)``. With ``backoff="value"`` (the papers' rule), a
-value with zero count in a context below the class level takes the estimate of the nearest ancestor
-context where it was counted: if ``n(x4, x0, x3) = 0`` then ``p(x4 | x0)`` is used instead of
-``p(x4 | x0, x3)``. The class is never dropped from the context: at the class level the m-estimate is
-used as it is. With ``backoff="context"`` only unseen contexts back off (at prediction).
+``p(x | ctx) = (n(x, ctx) + m / r) / (n(ctx) + m)``. In a context tree (``context_tree``) level 0 is the
+root, ``p(x)`` with no context; level 1 branches on the class, level L on the class and the first L - 1
+attribute parents. ``backoff`` says what a zero count does:
+
+- ``"value"`` (the default; the SkDB paper's rule): a value with zero count in a context below the class
+  level takes the estimate of the nearest ancestor context where it was counted: if ``n(x4, x0, x3) = 0``
+  then ``p(x4 | x0)`` is used instead of ``p(x4 | x0, x3)``. The class is never dropped from the context:
+  at the class level the m-estimate is used as it is, so with m = 0 a value never seen with a class
+  gives that class probability 0.
+- ``"value_to_root"`` (the HDP paper's rule, Sect. 6.1: "we back off as many levels in the tree as
+  necessary to find at least one count", in a tree whose root is the unconditioned ``phi_X``, Sect.
+  4.1): as ``"value"``, but a value with zero count at the class level backs off too, to the root's
+  estimate ``p(x)``; from deeper levels the back-off goes on through the class level to the root as
+  far as needed. A value seen in training has a count at the root, so with any m no class seen in
+  training gets probability 0.
+- ``"context"``: only unseen contexts back off (at prediction, to their deepest seen ancestor).
+
+In the class's own tree (the class prior, or ``P(y | class parents)`` where the class has parents) level
+1 is the class's first parent; both value rules treat its levels by number as above.
 
 ``m`` is fixed or chosen from ``m_grid`` on a holdout of ``min(N / 10, holdout_max)`` training rows by
 ``selection_loss``, the tables for each candidate being estimated from the remaining rows; the final
@@ -29,7 +43,9 @@ from bncbench.core.errors import ConfigError
 from bncbench.core.metrics import LOSSES
 
 DEFAULT_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
-BACKOFFS = ("value", "context")
+#: The shallowest level whose zero counts back off to the parent context, by ``backoff`` (None: none do).
+BACKS_OFF_FROM_LEVEL = {"value": 2, "value_to_root": 1, "context": None}
+BACKOFFS = tuple(BACKS_OFF_FROM_LEVEL)
 #: Holdout losses within this relative distance are tied. Losses of different m are means over the same
 #: rows, so rounding alone makes them differ by about 1e-16 per row summed (under 1e-12 for the 5000
 #: rows of the largest holdout); a real difference between two m is many orders larger.
@@ -51,7 +67,7 @@ class MEstimate(Estimator):
     selection_loss : {"rmse", "log_loss", "zero_one_loss"}
         Loss on the holdout; ties (to a relative ``TIE_RTOL``) go to the largest m, see
         ``largest_tied``.
-    backoff : {"value", "context"}
+    backoff : {"value", "value_to_root", "context"}
         See the module docstring.
     """
 
@@ -86,10 +102,11 @@ class MEstimate(Estimator):
         return [self._tree_tables(tree, m, totals) for tree, totals in zip(network.trees, row_totals)]
 
     def _tree_tables(self, tree, m, row_totals):
+        from_level = BACKS_OFF_FROM_LEVEL[self.backoff]
         tables = []
         for level, counts in enumerate(tree.counts):
             estimate = smoothed(counts, m / tree.n_values, row_totals[level])
-            if self.backoff == "value" and level >= 2:
+            if from_level is not None and level >= from_level:
                 estimate = np.where(counts > 0, estimate, tables[level - 1][tree.parent[level]])
             tables.append(estimate)
         return tables
@@ -121,13 +138,14 @@ class MEstimate(Estimator):
         read = cells >= 0
         cells, nodes = np.where(read, cells, 0), np.where(read, nodes, 0)  # cell 0 is node 0's
         counts = np.concatenate([c.ravel() for tree in rest.trees for c in tree.counts])
-        if self.backoff == "value":  # a value unseen in its context takes its parent context's estimate
-            back = read & (packed.node_level[nodes] >= 2) & (counts[cells] == 0)
+        from_level = BACKS_OFF_FROM_LEVEL[self.backoff]
+        if from_level is not None:  # a value unseen in its context takes its parent context's estimate
+            back = read & (packed.node_level[nodes] >= from_level) & (counts[cells] == 0)
             while back.any():
                 parents = packed.node_parent[nodes[back]]
                 cells[back] += packed.table_start[parents] - packed.table_start[nodes[back]]
                 nodes[back] = parents
-                back[back] = (packed.node_level[parents] >= 2) & (counts[cells[back]] == 0)
+                back[back] = (packed.node_level[parents] >= from_level) & (counts[cells[back]] == 0)
         node_totals = np.concatenate([totals.ravel() for tree_totals in context_totals(rest) for totals in tree_totals])
         node_values = np.diff(np.append(packed.table_start, counts.size))
         at_reads = cells.size < counts.size
