@@ -160,7 +160,11 @@ def semantic_hash(semantic: Mapping) -> str:
 
 
 def canonical_model(model: Mapping) -> dict:
-    """A resolved model config in the form two configs of the same classifier share (see the module)."""
+    """A resolved model config in the form two configs of the same classifier share (see the module).
+
+    An estimator parameter the estimator declares ``added_later`` (``bncbench.bnc.estimators.Estimator``)
+    is left out where it has the declared value, so that the hash stays the one logged before the
+    parameter existed."""
     canonical = {key: _plain(value) for key, value in model.items() if key != "name"}
     structure = canonical.get("structure")
     if isinstance(structure, str) and structure in STRUCTURES:
@@ -175,8 +179,10 @@ def canonical_model(model: Mapping) -> dict:
             if key not in defaults or defaults[key] != value
         }
     if canonical.get("estimator") in ESTIMATORS:  # an unknown one fails its cell, whatever its hash
+        added_later = ESTIMATORS[canonical["estimator"]].added_later
+        params = {**estimator_defaults(canonical["estimator"]), **(canonical.get("estimator_params") or {})}
         canonical["estimator_params"] = {
-            **estimator_defaults(canonical["estimator"]), **(canonical.get("estimator_params") or {})
+            key: value for key, value in params.items() if key not in added_later or added_later[key] != value
         }
     return canonical
 

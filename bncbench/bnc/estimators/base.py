@@ -9,6 +9,8 @@ is registered under it; model names (``kdb5_<name>``, ``bncbench.protocol.models
 """
 
 import abc
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.registry import Registered, Registry
@@ -33,11 +35,17 @@ class Estimator(Registered, abc.ABC):
         fitted out of core (``bncbench.bnc.out_of_core``).
     structures_taken : str
         What ``valid_structure`` accepts, in words, for ``check_pairing``'s message.
+    added_later : Mapping[str, object]
+        The parameters added after runs of the estimator were logged, each with the value that does
+        what those runs did (``{"selection": "largest_tied"}``). A cell's hash leaves such a parameter
+        out at that value (``bncbench.protocol.cell.canonical_model``), so that adding a parameter
+        does not make every finished cell of the estimator run again; at any other value it is hashed.
     """
 
     registry = ESTIMATORS
     count_based: bool = False
     structures_taken: str = "every structure"
+    added_later: Mapping[str, object] = MappingProxyType({})
 
     @abc.abstractmethod
     def tables(self, network, codes, rng) -> list[list]:

@@ -4,11 +4,12 @@
 root, ``p(x)`` with no context; level 1 branches on the class, level L on the class and the first L - 1
 attribute parents. ``backoff`` says what a zero count does:
 
-- ``"value"`` (the default; the SkDB paper's rule): a value with zero count in a context below the class
-  level takes the estimate of the nearest ancestor context where it was counted: if ``n(x4, x0, x3) = 0``
-  then ``p(x4 | x0)`` is used instead of ``p(x4 | x0, x3)``. The class is never dropped from the context:
-  at the class level the m-estimate is used as it is, so with m = 0 a value never seen with a class
-  gives that class probability 0.
+- ``"value"`` (the default; the SkDB paper's rule, Appendix B, in a tree whose root holds the counts of
+  ``(x, y)``): a value with zero count in a context below the class level takes the estimate of the
+  nearest ancestor context where it was counted: if ``n(x4, x0, x3) = 0`` then ``p(x4 | x0)`` is used
+  instead of ``p(x4 | x0, x3)``. The class is never dropped from the context: at the class level the
+  m-estimate is used as it is, so with m = 0 a value never seen with a class gives that class
+  probability 0.
 - ``"value_to_root"`` (the HDP paper's rule, Sect. 6.1: "we back off as many levels in the tree as
   necessary to find at least one count", in a tree whose root is the unconditioned ``phi_X``, Sect.
   4.1): as ``"value"``, but a value with zero count at the class level backs off too, to the root's
@@ -20,18 +21,27 @@ attribute parents. ``backoff`` says what a zero count does:
 In the class's own tree (the class prior, or ``P(y | class parents)`` where the class has parents) level
 1 is the class's first parent; both value rules treat its levels by number as above.
 
-``m`` is fixed or chosen from ``m_grid`` on a holdout of ``min(N / 10, holdout_max)`` training rows by
-``selection_loss``, the tables for each candidate being estimated from the remaining rows; the final
-tables use all rows. The class prior is the m-estimate ``(n(y) + m / c) / (N + m)``.
+``m`` is fixed or chosen from ``m_grid`` on a holdout of ``min(N / 10, holdout_max)`` training rows, the
+tables for each candidate being estimated from the remaining rows; the final tables use all rows. The
+class prior is the m-estimate ``(n(y) + m / c) / (N + m)``. ``selection`` says how the holdout chooses:
 
-Ties on the holdout go to the largest tied m (``largest_tied``); the HDP paper (Sect. 6.1) is silent
-on ties. A holdout of a few rows often cannot tell the candidates apart (e.g. every m makes the same
-errors), and the first m of the paper's grid, 0, is the maximum-likelihood estimate: it gives
-probability 0 to a class never seen with a value, a zero that no other evidence can undo. When the
-holdout cannot tell, the most smoothing is the choice that never gives a zero. m = 0 can still win
-outright on a holdout too small to hold a row it gets wrong (7 rows of a 75-row iris fold); the
-runner's ``zero_probability_rows`` counts the test rows where that shows.
+- ``"largest_tied"`` (the default): the lowest ``selection_loss``, ties going to the largest tied m
+  (``largest_tied``).
+- ``"authors_java"``: as the Java code of the HDP paper's authors chooses (``authors_java_rmse``,
+  ``first_strictly_best``): the RMSE over all classes of the held-out rows that some class gives a
+  non-zero probability, the first m of the grid whose RMSE is strictly below that of every m before it.
+
+Why ties go to the largest m by default: the HDP paper (Sect. 6.1) is silent on ties, and a holdout of
+a few rows often cannot tell the candidates apart (e.g. every m makes the same errors). The first m of
+the paper's grid, 0, is the maximum-likelihood estimate: with ``backoff="value"`` it gives probability
+0 to a class never seen with a value, a zero that no other evidence can undo. When the holdout cannot
+tell, the most smoothing is the choice that never gives a zero (the Java rule keeps m = 0 there). m = 0
+can still win outright on a holdout too small to hold a row it gets wrong (7 rows of a 75-row iris
+fold); the runner's ``zero_probability_rows`` counts the test rows where that shows.
 """
+
+import math
+from types import MappingProxyType
 
 import numpy as np
 
@@ -46,6 +56,7 @@ DEFAULT_GRID = (0.0, 0.05, 0.2, 1.0, 5.0, 20.0)
 #: The shallowest level whose zero counts back off to the parent context, by ``backoff`` (None: none do).
 BACKS_OFF_FROM_LEVEL = {"value": 2, "value_to_root": 1, "context": None}
 BACKOFFS = tuple(BACKS_OFF_FROM_LEVEL)
+SELECTIONS = ("largest_tied", "authors_java")
 #: Holdout losses within this relative distance are tied. Losses of different m are means over the same
 #: rows, so rounding alone makes them differ by about 1e-16 per row summed (under 1e-12 for the 5000
 #: rows of the largest holdout); a real difference between two m is many orders larger.
@@ -65,27 +76,40 @@ class MEstimate(Estimator):
         The holdout has ``min(floor(N * holdout_fraction), holdout_max)`` rows (default N/10 and 5000).
         When it would be empty, m = 1 is used.
     selection_loss : {"rmse", "log_loss", "zero_one_loss"}
-        Loss on the holdout; ties (to a relative ``TIE_RTOL``) go to the largest m, see
-        ``largest_tied``.
+        Loss on the holdout for ``selection="largest_tied"``; ties (to a relative ``TIE_RTOL``) go to the
+        largest m, see ``largest_tied``. ``"authors_java"`` has its own loss (``authors_java_rmse``) and
+        takes only the default here.
     backoff : {"value", "value_to_root", "context"}
         See the module docstring.
+    selection : {"largest_tied", "authors_java"}
+        How the holdout chooses m; see the module docstring. Added after runs were logged: at
+        ``"largest_tied"`` it is left out of a cell's hash (``added_later``).
     """
 
     name = "m_estimate"
     count_based = True
+    added_later = MappingProxyType({"selection": "largest_tied"})
 
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
-                 selection_loss="rmse", backoff="value"):
+                 selection_loss="rmse", backoff="value", selection="largest_tied"):
         if selection_loss not in LOSSES:
             raise ConfigError(f"selection_loss must be one of {sorted(LOSSES)}, got {selection_loss!r}.")
         if backoff not in BACKOFFS:
             raise ConfigError(f"backoff must be one of {BACKOFFS}, got {backoff!r}.")
+        if selection not in SELECTIONS:
+            raise ConfigError(f"selection must be one of {SELECTIONS}, got {selection!r}.")
+        if selection == "authors_java" and selection_loss != "rmse":
+            raise ConfigError(
+                f"selection='authors_java' scores the holdout by the Java code's RMSE over all classes "
+                f"(authors_java_rmse), not by selection_loss={selection_loss!r}: leave selection_loss at 'rmse'."
+            )
         self.m = check_number("m", m, none="chosen on a holdout")
         self.m_grid = check_numbers("m_grid", m_grid)
         self.holdout_fraction = check_number("holdout_fraction", holdout_fraction, 0.0, 1.0, high_open=True)
         self.holdout_max = check_integer("holdout_max", holdout_max, 0)
         self.selection_loss = selection_loss
         self.backoff = backoff
+        self.selection = selection
 
     def tables(self, network, codes, rng):
         self.selected_m_ = float(self.m) if self.m is not None else self._select_m(network, codes, rng)
@@ -121,12 +145,16 @@ class MEstimate(Estimator):
         holdout[rng.choice(codes.shape[0], size=n_holdout, replace=False)] = True
         rest = network.copy().remove(codes[holdout])
         held_codes, held_y = codes[holdout], codes[holdout, -1]
-        loss = LOSSES[self.selection_loss]
+        if self.selection == "authors_java":
+            score, choose = authors_java_rmse, first_strictly_best
+        else:
+            loss = LOSSES[self.selection_loss]
+            score, choose = (lambda log_joint, y: loss(posterior(log_joint), y)), largest_tied
         self.holdout_losses_ = {
-            m: loss(posterior(rest.combine(log_joint, held_codes)), held_y)
+            m: score(rest.combine(log_joint, held_codes), held_y)
             for m, log_joint in zip(self.m_grid, self._holdout_log_joints(rest, held_codes))
         }
-        return largest_tied(self.m_grid, [self.holdout_losses_[m] for m in self.m_grid])
+        return choose(self.m_grid, [self.holdout_losses_[m] for m in self.m_grid])
 
     def _holdout_log_joints(self, rest, held_codes):
         """For each m of the grid, the grouped log joint of the held-out rows, as ``PackedNetwork(rest,
@@ -197,3 +225,65 @@ def largest_tied(m_grid, losses) -> float:
     losses = np.asarray(losses, dtype=float)
     tied = np.isclose(losses, losses.min(), rtol=TIE_RTOL, atol=0.0)
     return float(np.asarray(m_grid, dtype=float)[tied].max())
+
+
+def authors_java_rmse(log_joint, y_codes) -> float:
+    """The holdout loss of the HDP paper's authors' Java code (see ``first_strictly_best`` for where):
+    ``sqrt(S / n)``, S summing ``(1[c = y] - p(c | x))^2`` over every class c of the n rows kept, row by
+    row and class by class as the Java loop adds them.
+
+    A row where every class has probability 0 is not kept: Java's normalisation in log space
+    (``SUtils.normalizeInLogDomain``) turns its ``-inf`` log joints into NaN probabilities, and the loop
+    skips a row with a NaN. Unlike ``bncbench.core.metrics.rmse`` (SkDB paper Eq. 1, the true class
+    only), the other classes enter, and S is not divided by the number of classes.
+
+    Parameters
+    ----------
+    log_joint : ndarray
+        (n, classes) ``log P(y, x)`` of the held-out rows.
+    y_codes : ndarray
+        Their classes.
+
+    Returns
+    -------
+    float
+        NaN when no row is kept (Java's ``0.0 / 0``).
+    """
+    kept = ~np.isneginf(log_joint).all(axis=1)
+    errors = posterior(log_joint[kept])
+    errors[np.arange(errors.shape[0]), y_codes[kept]] -= 1.0
+    squared = (errors**2).ravel()
+    if not squared.size:
+        return math.nan
+    return math.sqrt(np.cumsum(squared)[-1] / errors.shape[0])
+
+
+def first_strictly_best(m_grid, losses) -> float:
+    """The m the HDP paper's authors' Java code keeps: the candidates in grid order, each replacing the
+    best so far only when its loss is strictly lower (``if (rmse < bestRMSE)``), from a best m of 1.0 and
+    a best loss of ``Double.MAX_VALUE``. So of tied candidates the first stays (m = 0 in the paper's
+    grid), a NaN loss never wins, and m = 1 is kept when no loss is a number.
+
+    The Java code: ``src/weka/classifiers/mmall/Online/Bayes/wdBayesParametersTree.java``, method
+    ``optimizeSmoothingParameter``, and the same loop in ``wdBayesOnlinePYP_Penny.java``, method
+    ``buildClassifier`` (branch ``M_estimation``, ``optimizeM``), of the Monash wdBayes code ("written by
+    Francois Petitjean, Nayyar Zaidi") as kept in github.com/icesky0125/DecisionTreeSmoothing (commit
+    fdc2c71). github.com/fpetitjean/HDP holds the HDP estimator and the m-estimate of a tree
+    (``ProbabilityNode.convertCountToProbsBackOff``), not the choice of m.
+
+    Parameters
+    ----------
+    m_grid : sequence of float
+        Candidates for m, in the order they are tried.
+    losses : sequence of float
+        The holdout loss of each (``authors_java_rmse``).
+
+    Returns
+    -------
+    float
+    """
+    best_m, best_loss = 1.0, np.finfo(float).max
+    for m, loss in zip(m_grid, losses):
+        if loss < best_loss:
+            best_m, best_loss = float(m), loss
+    return best_m
