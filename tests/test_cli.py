@@ -175,7 +175,7 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store,
         last_line(result)
         == "bncbench: experiment 'smoke': 4 cells, 2 run, 0 skipped (finished before), 2 failed."
     ), result.output
-    assert "bncbench: FAILED iris/nb_laplace, iris/nb_mle: " in result.output
+    assert "bncbench: FAILED iris/nb_laplace, iris/nb_mle: " in result.output, result.output
     assert "Traceback" not in result.output
     client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
     runs = client.search_runs([client.get_experiment_by_name("smoke").experiment_id])

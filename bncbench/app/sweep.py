@@ -272,9 +272,10 @@ def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
 
 
 def _print_by_reason(label: str, reasons: dict[str, str]) -> None:
-    """One line per distinct reason: ``bncbench: <label> <cells>: <first line of the reason>``."""
+    """One line per distinct reason: ``bncbench: <label> <cells>: <first line of the reason>``, the cells
+    by name (not in the order parallel workers ended them)."""
     by_reason = defaultdict(list)
-    for cell, reason in reasons.items():
+    for cell, reason in sorted(reasons.items()):
         by_reason[reason].append(cell)
     for reason, cells in by_reason.items():
         shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
