@@ -32,7 +32,7 @@ CLOSED_NODES = ("cv", "experiment", "report")
 
 #: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
 #: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
-MODEL_SETTINGS = ("hdp",)
+MODEL_SETTINGS = ("hdp", "m_estimate")
 
 #: Metrics every run logs (per fold and as means), which an experiment's report may compare.
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")

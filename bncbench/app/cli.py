@@ -267,10 +267,11 @@ def describe_model(name: str, grids=()) -> str:
     A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's
     settings give (``hdp.iterations``) is shown at its default, with the setting that changes it.
     """
+    from bncbench.app.checks import MODEL_SETTINGS
     from bncbench.bnc.structures import structure_uses_k
     from bncbench.protocol.models import model_spec, reads_setting
 
-    settings = {key: value for key, value in _primary().items() if key in ("hdp",)}
+    settings = {key: value for key, value in _primary().items() if key in MODEL_SETTINGS}
     model = model_spec(name, grids, settings)
     if "baseline" in model:
         baseline = f"baseline={model['baseline']}"

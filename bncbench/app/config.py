@@ -133,7 +133,7 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
 
 
 #: How a run's name shows an experiment setting its model reads (``letter/kdb5_hdp it=50000``).
-_LABELS = {"hdp.iterations": "it"}
+_LABELS = {"hdp.iterations": "it", "m_estimate.backoff": "backoff"}
 
 
 def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> str:

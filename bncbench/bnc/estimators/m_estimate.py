@@ -4,18 +4,19 @@
 root, ``p(x)`` with no context; level 1 branches on the class, level L on the class and the first L - 1
 attribute parents. ``backoff`` says what a zero count does:
 
-- ``"value"`` (the default; the SkDB paper's rule, Appendix B, in a tree whose root holds the counts of
+- ``"value"`` (the SkDB paper's rule, Appendix B, in a tree whose root holds the counts of
   ``(x, y)``): a value with zero count in a context below the class level takes the estimate of the
   nearest ancestor context where it was counted: if ``n(x4, x0, x3) = 0`` then ``p(x4 | x0)`` is used
   instead of ``p(x4 | x0, x3)``. The class is never dropped from the context: at the class level the
   m-estimate is used as it is, so with m = 0 a value never seen with a class gives that class
   probability 0.
-- ``"value_to_root"`` (the HDP paper's rule, Sect. 6.1: "we back off as many levels in the tree as
+- ``"value_to_root"`` (the default; the HDP paper's rule, Sect. 6.1: "we back off as many levels in the tree as
   necessary to find at least one count", in a tree whose root is the unconditioned ``phi_X``, Sect.
   4.1): as ``"value"``, but a value with zero count at the class level backs off too, to the root's
   estimate ``p(x)``; from deeper levels the back-off goes on through the class level to the root as
   far as needed. A value seen in training has a count at the root, so with any m no class seen in
-  training gets probability 0.
+  training gets probability 0. That is why it is the default: an estimate that says a class seen in
+  training is impossible, from the absence of one value, cannot be undone by any other evidence.
 - ``"context"``: only unseen contexts back off (at prediction, to their deepest seen ancestor).
 
 In the class's own tree (the class prior, or ``P(y | class parents)`` where the class has parents) level
@@ -91,7 +92,7 @@ class MEstimate(Estimator):
     added_later = MappingProxyType({"selection": "largest_tied"})
 
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
-                 selection_loss="rmse", backoff="value", selection="largest_tied"):
+                 selection_loss="rmse", backoff="value_to_root", selection="largest_tied"):
         if selection_loss not in LOSSES:
             raise ConfigError(f"selection_loss must be one of {sorted(LOSSES)}, got {selection_loss!r}.")
         if backoff not in BACKOFFS:
