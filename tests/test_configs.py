@@ -152,7 +152,9 @@ def test_a_config_file_that_is_not_yaml_is_named(tmp_path):
 def test_an_unknown_published_table_is_refused_before_running():
     with pytest.raises(ConfigError, match="unknown published table"):
         compose(["experiment=skdb", "report.published=[hdp_table9]"])
-    assert list(compose(["experiment=hdp_vs_m"]).cfg.report.published) == ["hdp_table1"]
+    assert list(compose(["experiment=hdp_vs_m"]).cfg.report.published) == [
+        "hdp_table1", "hdp_table1_class_kept", "hdp_table1_java", "hdp_table1_m1"
+    ]
 
 
 @pytest.mark.parametrize(

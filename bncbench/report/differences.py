@@ -37,6 +37,8 @@ SOURCES = {
     "HDP iterations": "`hdp.iterations` of the runs read",
     "discretisation": "bncbench's cross-validation, fitted on each training fold, for the table's models",
     "forest": "the model the table's cells compare with, picked by its key in `report.published`",
+    "m-estimate": "the reading of the paper's m-estimate the table's cells compare with, picked by its key in "
+    "`report.published`",
 }
 
 
@@ -92,6 +94,8 @@ def _ours(
         return sorted(DISCRETISATION[value] for value in seen - {None})
     if setting == "forest":
         return [table.forest] if table.forest else []
+    if setting == "m-estimate":
+        return [table.competitor] if table.competitor else []
     return list(settings.get(setting) or {})
 
 

@@ -106,6 +106,10 @@ class PublishedTable:
         The random forest the table's cells compare with here, as ``protocol["forest"]`` names
         the paper's ("scikit-learn's random forest (random_forest)"); empty for a table without
         one. It tells apart two readings of one table (:attr:`heading`).
+    competitor : str
+        The reading of the paper's competitor the table's cells compare with here, as
+        ``protocol["m-estimate"]`` names the paper's ("m-estimates backing off to p(x) (*_m_estimate)");
+        empty for a table with one reading (:attr:`heading`).
     row_header : str
         Heading of the paper's first column.
     cells : tuple of PublishedCell
@@ -135,6 +139,7 @@ class PublishedTable:
     paper_short: str = ""
     also_numbered: str = ""
     forest: str = ""
+    competitor: str = ""
     per_dataset_significance: bool = False
     notes: tuple[str, ...] = field(default=())
     scatters: tuple[PublishedScatter, ...] = field(default=())
@@ -142,9 +147,11 @@ class PublishedTable:
 
     @property
     def heading(self) -> str:
-        """The table's name in a report: "Table 2 (HDP paper) against Weka's RandomForest (...)"."""
+        """The table's name in a report: "Table 2 (HDP paper) against Weka's RandomForest (...)", "Table 1
+        (HDP paper) with m-estimates that never drop the class (...)"."""
         named = f"{self.table} ({self.paper_short})" if self.paper_short else self.table
-        return f"{named} against {self.forest}" if self.forest else named
+        named = f"{named} against {self.forest}" if self.forest else named
+        return f"{named} with {self.competitor}" if self.competitor else named
 
     @property
     def citation(self) -> str:

@@ -7,7 +7,7 @@ from omegaconf import OmegaConf
 
 from bncbench.app.config import compose
 from bncbench.report.differences import CONFIG_KEYS, differences_section, protocol_rows
-from bncbench.report.published import HDP_TABLE1, HDP_TABLE2, HDP_TABLE2_WEKA, SKDB_TABLE3
+from bncbench.report.published import HDP_TABLE1, HDP_TABLE2, HDP_TABLE2_WEKA, PUBLISHED, SKDB_TABLE3
 from bncbench.report.side_by_side import compare_published
 
 #: The runs of the committed bnc_vs_rf report at 5000 iterations, as run_settings counts them.
@@ -38,7 +38,10 @@ def test_the_hdp_papers_protocol_beside_ours(results):
         ("CV", "5x2", "5x2, seed 1", True),
         ("HDP iterations", "50000", "5000", False),
         ("discretisation", "MDL", "MDL", True),
+        ("m-estimate", *[HDP_TABLE1.competitor] * 2, True),  # the paper's, as read here
     ]
+    class_kept = rows(PUBLISHED["hdp_table1_class_kept"], results)["m-estimate"]
+    assert (class_kept.ours, class_kept.same) == ("m-estimates that never drop the class (*_m_class_kept)", False)
     assert rows(HDP_TABLE2, results)["forest"].ours == "scikit-learn's random forest (random_forest)"
     assert not rows(HDP_TABLE2, results)["forest"].same
     assert rows(HDP_TABLE2_WEKA, results)["forest"].same

@@ -13,7 +13,9 @@ from bncbench.report.published_table import parse_record
 PAPERS = (
     Path(__file__).resolve().parents[3] / "shared" / "papers"
 )  # ../shared/papers of the checkout
-MODEL = re.compile(r"((nb|tan|kdb[1-5]|skdb|aode)_(m_estimate|hdp)|random_forest|weka_random_forest|xgboost)")
+MODEL = re.compile(
+    r"((nb|tan|kdb[1-5]|skdb|aode)_(m_estimate|m_class_kept|m_java|m1|hdp)|random_forest|weka_random_forest|xgboost)"
+)
 
 
 def paper_lines(name):
@@ -35,7 +37,9 @@ def test_spot_check_kdb5_line():
     )
 
 
-@pytest.mark.parametrize("key", ["hdp_table1", "hdp_table2", "hdp_table2_weka"])
+@pytest.mark.parametrize(
+    "key", ["hdp_table1", "hdp_table1_class_kept", "hdp_table1_java", "hdp_table1_m1", "hdp_table2", "hdp_table2_weka"]
+)
 def test_hdp_rows_are_lines_of_the_text(key):
     """Each row, as '<label> <0/1-loss record> <RMSE record>', is a line of the arXiv text."""
     table = PUBLISHED[key]
@@ -141,3 +145,18 @@ def test_a_tables_forest_names_the_model_its_cells_compare_with():
         assert bool(table.forest) == bool(forests), table.key
         assert all(f"({forest})" in table.forest for forest in forests), table.key
         assert table.forest == "" or "forest" in table.protocol
+
+
+def test_each_reading_of_table1_compares_hdp_with_its_own_m_estimates():
+    """One table per reading of the paper's competitor: the same records, the HDP models the same, the
+    m-estimate models those of the reading, which the heading and the protocol row name."""
+    readings = {key: table for key, table in PUBLISHED.items() if key.startswith("hdp_table1")}
+    assert set(readings) == {"hdp_table1", "hdp_table1_class_kept", "hdp_table1_java", "hdp_table1_m1"}
+    for table in readings.values():
+        assert [c.printed for c in table.cells] == [c.printed for c in HDP_TABLE1.cells]
+        assert [c.a for c in table.cells] == [c.a for c in HDP_TABLE1.cells]
+        suffixes = {cell.b.split("_", 1)[1] for cell in table.cells}
+        assert len(suffixes) == 1 and f"(*_{suffixes.pop()})" in table.competitor
+        assert table.heading.endswith(f" with {table.competitor}")
+        assert "m-estimate" in table.protocol
+    assert {c.b for c in PUBLISHED["hdp_table1_class_kept"].cells} >= {"nb_m_class_kept", "skdb_m_class_kept"}

@@ -246,15 +246,16 @@ def test_write_report_everything(hdp_store, tmp_path, hdp_config):
         "- not drawn: Petitjean, Buntine, Webb and Zaidi (2018) Fig. 8 (journal; arXiv Fig. 7): "
         "needs models skdb_hdp and random_forest"
     ) in readme
-    assert "- Table 1 (HDP paper) (`hdp_table1`): 1 of 4 compared cells agree" in readme
+    table1 = "Table 1 (HDP paper) with m-estimates backing off to p(x) (*_m_estimate)"
+    assert f"- {table1} (`hdp_table1`): 1 of 4 compared cells agree" in readme
     top = readme[: readme.index("## Win–draw–loss")]
     assert "## What differs from the paper, and why" in top
     assert (
-        "| datasets | 68 | 6 | the experiment's datasets where both models of a cell have runs | Table 1 (HDP paper); "
+        f"| datasets | 68 | 6 | the experiment's datasets where both models of a cell have runs | {table1}; "
         "Table 2 (HDP paper) against scikit-learn's random forest (random_forest) |"
     ) in top
     assert "| discretisation | 5-bin equal frequency | MDL | bncbench's cross-validation" in top
-    assert "The same as the paper: discretisation (MDL) in Table 1 (HDP paper), Table 2 (HDP paper) against" in top
+    assert f"The same as the paper: discretisation (MDL) in {table1}, Table 2 (HDP paper) against" in top
     assert "| nb_hdp | " in readme and "![critical-difference diagram, rmse]" in readme
 
     published = pd.read_csv(out / "published.csv")

@@ -47,7 +47,7 @@ def test_hdp_table1_beside_ours(results):
 def test_hdp_table1_markdown(results):
     settings = {"CV": {"5x2, seed 1": 20}, "HDP iterations": {"1000": 10}, "datasets": {"6": 20}}
     markdown = published_markdown(HDP_TABLE1, compare_published(HDP_TABLE1, results), settings)
-    assert markdown.startswith(f"## Table 1 (HDP paper)\n\nThe paper's caption: “{HDP_TABLE1.caption}”")
+    assert markdown.startswith(f"## Table 1 (HDP paper) with {HDP_TABLE1.competitor}\n\nThe paper's caption: “{HDP_TABLE1.caption}”")
     assert (
         "| Classifier | column | paper | ours | W−L: ours / paper | mean A − B | Wilcoxon p | agreement |"
     ) in markdown
