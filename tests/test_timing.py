@@ -87,3 +87,22 @@ def test_the_warm_up_leaves_no_compilation_to_the_timed_calls():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == []
+
+
+def test_the_warm_up_on_a_few_rows_says_nothing():
+    """The untimed fit on at most 100 rows warns of nothing those rows alone show (nettalk's 47 classes in 93
+    rows made scikit-learn call it 'a regression problem' once per cell)."""
+    import warnings
+
+    import pandas as pd
+
+    from bncbench.protocol.cross_validation import _warm_up
+
+    rng = np.random.default_rng(0)
+    y = pd.Series(np.repeat([f"c{i}" for i in range(60)], 5))
+    X = pd.DataFrame({"a": rng.integers(0, 3, len(y)).astype(str), "b": rng.integers(0, 2, len(y)).astype(str)})
+    model = {"structure": "nb", "k": None, "structure_params": {}, "estimator": "m_estimate", "estimator_params": {}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warm_up(model, X, y, X, random_state=0)
+    assert [str(w.message) for w in caught] == []

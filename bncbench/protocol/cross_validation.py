@@ -139,7 +139,9 @@ def _warm_up(model, X_train, y_train, X_test, random_state) -> None:
     rows = np.flatnonzero(y_train.groupby(y_train, observed=True).cumcount().to_numpy() < per_class)
     classifier = make_model(model, random_state)
     try:
-        classifier.fit(X_train.iloc[rows], y_train.iloc[rows]).predict_proba(X_test.iloc[:WARM_UP_ROWS])
+        with warnings.catch_warnings():  # of so few rows (e.g. "more classes than half the rows"), not the fold's
+            warnings.simplefilter("ignore")
+            classifier.fit(X_train.iloc[rows], y_train.iloc[rows]).predict_proba(X_test.iloc[:WARM_UP_ROWS])
     except Exception as err:  # the real fit reports the model's errors; this one only saves time
         log.debug("warm-up of %s not done: %s", model.get("name", "model"), err)
 
