@@ -140,6 +140,19 @@ def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
     assert len(runs_of(home)) == 2
 
 
+def test_a_cell_copied_under_another_name_comes_in_under_both(machines, new_store, tmp_path, plan_cell):
+    """A sweep copies a finished cell to a renamed model of the same config (``bncbench.tracking.reuse``); the
+    report reads each model's runs by its name, so an import brings both runs, as the sweep left the store."""
+    source = copy_store(machines["laptop"], tmp_path / "source")
+    renamed = "experiment.grids=[{structure: nb, estimator: laplace, name: nb_renamed}]"
+    assert run_cell(*plan_cell("sklearn-iris", "nb_renamed", f"tracking_uri={source}", renamed)).status == "copied"
+    bundle = export_bundle(source, "smoke", tmp_path / "bundles")
+    fresh = new_store(tmp_path / "fresh")
+    summary = import_bundles(fresh, [bundle])
+    assert sorted(run.split("/")[2].split()[0] for run in summary.imported) == sorted([*MODELS, "nb_renamed"])
+    assert import_bundles(fresh, [bundle]).imported == []
+
+
 def test_two_bundles_of_disjoint_parts_give_the_report_of_the_whole(machines, new_store, tmp_path):
     whole = copy_store(
         machines["cluster"], tmp_path / "cluster"

@@ -44,8 +44,8 @@ def export_bundle(
 ) -> Path:
     """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
 
-    Of each cell's FINISHED runs, the latest with each ``cfg_hash`` and ``data_digest`` travels (the
-    one the report would read for that configuration and data): its name, start and end times, tags
+    Of each cell's FINISHED runs (a cell: a dataset and a model name), the latest with each ``cfg_hash``
+    and ``data_digest`` travels (the one the report would read for that configuration and data): its name, start and end times, tags
     (but ``LOCAL_TAGS``), params, MLflow dataset inputs, the full history of every metric, and the
     artifacts that say what produced its numbers (``CARRIED_ARTIFACTS`` of at most
     ``MAX_CARRIED_BYTES``: its config, learned structures and diagnostics tables), keyed by its
@@ -93,7 +93,8 @@ def export_bundle(
         staging.mkdir()
         rows, metrics, prediction_files, artifact_files = [], [], {}, {}
         for run in runs:
-            original = run.shown_id
+            # a copy (bncbench.tracking.reuse) shows its source's id; beside its source it travels as itself
+            original = run.run_id if run.shown_id in {row["run_id"] for row in rows} else run.shown_id
             rows.append(_run_row(run, original))
             metrics += [(original, *value) for value in metric_history(client, run)]
             sizes = artifact_sizes(client, run.run_id)
@@ -123,8 +124,8 @@ def export_bundle(
 
 
 def _exported_runs(runs: list[CellRecord], cells: Mapping[tuple[str, str], Cell] | None) -> list[CellRecord]:
-    """The latest FINISHED cell run of each (``cfg_hash``, ``data_digest``), of ``cells`` if given, by
-    dataset and model."""
+    """The latest FINISHED cell run of each (model, ``cfg_hash``, ``data_digest``), of ``cells`` if given,
+    by dataset and model: a cell copied under a renamed model (same ``cfg_hash``) travels under each name."""
     latest = {}
     for run in runs:
         tags = run.tags
@@ -132,7 +133,7 @@ def _exported_runs(runs: list[CellRecord], cells: Mapping[tuple[str, str], Cell]
             continue
         if cells is not None and not _of_configuration(tags, cells):
             continue
-        key = (tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
+        key = (tags[tag.MODEL], tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
         if key not in latest or _started(run) >= _started(latest[key]):
             latest[key] = run
     return sorted(latest.values(), key=lambda r: (*r.key, _started(r)))

@@ -94,8 +94,10 @@ def import_bundles(
     run goes into the MLflow experiment of its bundle (created if absent) with its name, original
     start and end times, tags, params, dataset inputs, every metric value with its step and time,
     and its predictions if the bundle has them, tagged with its origin (``tag.ORIGIN_RUN``,
-    ``tag.ORIGIN_BUNDLE``) — unless the experiment has a FINISHED run with the same ``cfg_hash`` and
-    ``data_digest``: importing a bundle twice adds nothing. A run that cannot be written whole is
+    ``tag.ORIGIN_BUNDLE``) — unless the experiment has a FINISHED run of the same model name with the
+    same ``cfg_hash`` and ``data_digest``: importing a bundle twice adds nothing. A cell a sweep copied
+    under a renamed model (same ``cfg_hash``, ``bncbench.tracking.reuse``) comes in under each name, as
+    the sweep left it: the report reads a model's runs by its name. A run that cannot be written whole is
     deleted, so that an import stopped halfway leaves no partial run and can simply be repeated.
 
     Parameters
@@ -142,7 +144,7 @@ def import_bundles(
             done = _finished_cells(client, experiment_id)
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
             for run in bundle.runs.itertuples(index=False):
-                cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST))
+                cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST), run.tags.get(tag.MODEL))
                 name = f"{bundle.experiment}/{run.run_name}"
                 if cell in done:
                     summary.already_there.append(name)
@@ -164,10 +166,10 @@ def import_bundles(
     return summary
 
 
-def _finished_cells(client, experiment_id: str) -> set[tuple[str, str | None]]:
-    """``(cfg_hash, data_digest)`` of the experiment's FINISHED runs."""
+def _finished_cells(client, experiment_id: str) -> set[tuple[str, str | None, str | None]]:
+    """``(cfg_hash, data_digest, model)`` of the experiment's FINISHED runs."""
     return {
-        (run.cfg_hash, run.data_digest)
+        (run.cfg_hash, run.data_digest, run.tags.get(tag.MODEL))
         for run in cell_records(client, experiment_id)
         if run.status == "FINISHED" and run.cfg_hash is not None
     }
