@@ -33,6 +33,7 @@ from bncbench.app.checks import (
     experiment_grids,
     unknown_setting_message,
 )
+from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
@@ -132,13 +133,21 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
     )
 
 
-#: How a run's name shows an experiment setting its model reads (``letter/kdb5_hdp it=50000``).
+#: How a run's name shows an experiment setting its model reads (``letter/kdb5_hdp it=50000``); settings
+#: in ``_SHOWN_OFF_DEFAULT`` only where they differ from the estimator's default (``backoff=value`` in the
+#: kdb experiment; every m-estimate of the others backs off to the root, the default).
 _LABELS = {"hdp.iterations": "it", "m_estimate.backoff": "backoff"}
+_SHOWN_OFF_DEFAULT = {"m_estimate.backoff"}
 
 
 def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> str:
     """The settings that tell a cell's run apart from the same cell's runs in other configurations."""
-    parts = [f"{_LABELS.get(setting, setting)}={model['estimator_params'][setting.split('.')[1]]}" for setting in read]
+    parts = []
+    for setting in read:
+        estimator, parameter = setting.split(".")
+        value = model["estimator_params"][parameter]
+        if setting not in _SHOWN_OFF_DEFAULT or value != estimator_defaults(estimator)[parameter]:
+            parts.append(f"{_LABELS.get(setting, setting)}={value}")
     if cv != CrossValidationSettings():
         parts.append(f"cv={cv.repetitions}x{cv.folds},seed={cv.seed}")
     return " ".join(parts)

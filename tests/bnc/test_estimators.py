@@ -46,7 +46,7 @@ def test_laplace_tables_and_class_prior_by_hand():
 
 
 def test_m_estimate_with_value_back_off_by_hand():
-    clf = _fit("m_estimate", {"m": 1.0})
+    clf = _fit("m_estimate", {"m": 1.0, "backoff": "value"})
     # level 1 (class): (n + m/r) / (n(ctx) + m)
     np.testing.assert_allclose(clf.cpt("A").loc["+"].to_numpy(), [3.5 / 5, 1.5 / 5])
     np.testing.assert_allclose(clf.cpt("A").loc["-"].to_numpy(), [0.5 / 3, 2.5 / 3])

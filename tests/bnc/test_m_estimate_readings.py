@@ -164,8 +164,9 @@ def test_selection_at_its_default_keeps_the_hash_and_other_values_change_it():
     assert "selection" not in canonical_model({"estimator": "m_estimate", "estimator_params": {}})["estimator_params"]
     assert _cell_hash() == _cell_hash(selection="largest_tied")
     assert _cell_hash() != _cell_hash(selection="authors_java")
-    assert _cell_hash() != _cell_hash(backoff="value_to_root")
-    assert _cell_hash(backoff="value_to_root") != _cell_hash(backoff="value_to_root", selection="authors_java")
+    assert _cell_hash() == _cell_hash(backoff="value_to_root")  # the default back-off
+    assert _cell_hash() != _cell_hash(backoff="value")
+    assert _cell_hash(backoff="value") != _cell_hash(backoff="value", selection="authors_java")
 
 
 def test_parameters_added_later_are_parameters_of_their_estimator():

@@ -35,7 +35,7 @@ def _brute_force_grid(codes, cards, parents, order, k_max, m, loss):
         for k in range(k_max + 1):
             for l in range(d + 1):
                 network = CountedNetwork([p[:k] for p in parents], cards, 3, list(order[:l])).add(rest)
-                tables = MEstimate(m=m).tables_for(network, m)
+                tables = MEstimate(m=m, backoff="value").tables_for(network, m)  # the SkDB paper's
                 proba[k, l, i] = PackedNetwork(network, tables).predict_proba(codes[i : i + 1])[0]
     return np.array([[LOSSES[loss](proba[k, l], codes[:, -1]) for l in range(d + 1)] for k in range(k_max + 1)])
 
