@@ -20,6 +20,12 @@ MODELS = ["nb_laplace", "kdb1_m_estimate"]
 START_TIMEOUT = 180  # seconds until the first cells finish, on a loaded machine
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C as a shell started the command: pytest-xdist's workers ignore SIGINT, and a process
+    inherits an ignored signal (Python then never raises KeyboardInterrupt for it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def finished(db, status="FINISHED") -> int:
     try:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
@@ -46,7 +52,7 @@ def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp
     ]
     sweep = subprocess.Popen(
         [sys.executable, "-m", "bncbench", *args], cwd=tmp_path, env=cli_env, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        stderr=subprocess.STDOUT, text=True, start_new_session=True, preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + START_TIMEOUT
     while finished(tmp_path / "store" / "mlflow.db") < 2:
