@@ -91,10 +91,11 @@ def export_bundle(
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".export-") as tmp:  # never a half bundle in out_dir
         staging, downloads = Path(tmp) / "bundle", Path(tmp) / "artifacts"
         staging.mkdir()
-        rows, metrics, prediction_files, artifact_files = [], [], {}, {}
+        rows, metrics, prediction_files, artifact_files, travelled = [], [], {}, {}, set()
         for run in runs:
             # a copy (bncbench.tracking.reuse) shows its source's id; beside its source it travels as itself
-            original = run.run_id if run.shown_id in {row["run_id"] for row in rows} else run.shown_id
+            original = run.run_id if run.shown_id in travelled else run.shown_id
+            travelled.add(original)
             rows.append(_run_row(run, original))
             metrics += [(original, *value) for value in metric_history(client, run)]
             sizes = artifact_sizes(client, run.run_id)

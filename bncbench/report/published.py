@@ -62,6 +62,14 @@ _HDP_BOLD = (
 _PAPER_M_ESTIMATE = "m-estimates backing off to p(x) (*_m_estimate)"
 
 
+def _hdp_table(key: str, table: str, journal: str, **fields) -> PublishedTable:
+    """A table of the HDP paper, ``table`` as numbered in arXiv, ``journal`` in the journal."""
+    return PublishedTable(
+        key=key, paper=HDP_PAPER, source=HDP_SOURCE, table=table, paper_short="HDP paper",
+        also_numbered=_HDP_ARXIV.format(journal), **fields,
+    )
+
+
 def _hdp_table1(key: str, suffix: str, reading: str, reading_note: str) -> PublishedTable:
     """The HDP paper's Table 1 with its m-estimates read as the models ``<structure>_<suffix>``,
     ``reading`` as :attr:`PublishedTable.competitor`."""
@@ -75,13 +83,10 @@ def _hdp_table1(key: str, suffix: str, reading: str, reading_note: str) -> Publi
         "kDB-5": ("kdb5", ("60–4–04", "60–2–06")),
         "SkDB": ("skdb", ("45–4–19", "54–0–14")),
     }
-    return PublishedTable(
-        key=key,
-        paper=HDP_PAPER,
-        source=HDP_SOURCE,
-        table="Table 1",
-        paper_short="HDP paper",
-        also_numbered=_HDP_ARXIV.format("Table 4"),
+    return _hdp_table(
+        key,
+        "Table 1",
+        "Table 4",
         competitor=reading,
         caption=(
             "Win/Draw/Loss for 8 BNCs for our HDP estimate vs m-estimate. Stat. sig. (p < 0.05) "
@@ -148,13 +153,10 @@ _WEKA_FOREST = "Weka's RandomForest (weka_random_forest)"
 def _hdp_table2(key: str, forest: str, described: str, forest_note: str) -> PublishedTable:
     """The HDP paper's Table 2 with the paper's random forest read as the model ``forest``,
     ``described`` as :attr:`PublishedTable.forest`."""
-    return PublishedTable(
-        key=key,
-        paper=HDP_PAPER,
-        source=HDP_SOURCE,
-        table="Table 2",
-        paper_short="HDP paper",
-        also_numbered=_HDP_ARXIV.format("Table 5"),
+    return _hdp_table(
+        key,
+        "Table 2",
+        "Table 5",
         forest=described,
         caption=(
             "Win/Draw/Loss m-estimates and our HDP estimates, as compared with Random Forest. We use "
