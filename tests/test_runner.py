@@ -30,8 +30,8 @@ def iris_cv(iris):
 def test_five_times_two_folds(iris, iris_cv):
     metrics = iris_cv.metrics
     assert list(metrics.columns) == [
-        "zero_one_loss", "rmse", "log_loss", "zero_probability_rows", "clipped_log_loss",
-        "fit_seconds", "predict_seconds",
+        "zero_one_loss", "rmse", "log_loss", "zero_probability_rows", "clipped_log_loss", "errors",
+        "test_rows", "fit_seconds", "predict_seconds",
     ]
     assert len(metrics) == 10
     assert (metrics[["fit_seconds", "predict_seconds"]] > 0).all().all()

@@ -177,7 +177,9 @@ def report(overrides: Sequence[str], replace: bool = False) -> int:
 
     composed = compose(overrides)
     cfg = composed.cfg
-    place = write_report(composed.plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None)
+    place = write_report(
+        composed.plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir
+    )
     print(f"report written to {place}")
     return 0
 

@@ -253,7 +253,9 @@ def _submitit_folder(cfg, plan: Plan) -> Path:
 def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
     """Write the report of the sweep's plan; say why when it cannot be."""
     try:
-        place = write_report(plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None)
+        place = write_report(
+            plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir
+        )
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {err}", file=sys.stderr)

@@ -16,6 +16,16 @@ def zero_one_loss(proba: np.ndarray, y_codes: np.ndarray) -> float:
     return float(np.mean(np.argmax(proba, axis=1) != y_codes))
 
 
+def errors(proba: np.ndarray, y_codes: np.ndarray) -> int:
+    """Number of test rows the arg-max prediction gets wrong: ``zero_one_loss`` times the rows."""
+    return int(np.sum(np.argmax(proba, axis=1) != y_codes))
+
+
+def test_rows(proba: np.ndarray, y_codes: np.ndarray) -> int:
+    """Number of test rows."""
+    return len(y_codes)
+
+
 def rmse(proba: np.ndarray, y_codes: np.ndarray) -> float:
     """Root mean squared error on the true class only, SkDB paper Eq. 1.
 
@@ -51,3 +61,7 @@ def clipped_log_loss(proba: np.ndarray, y_codes: np.ndarray) -> float:
 
 #: Per-fold counts that tell how much of ``log_loss`` is the clip: not losses a report compares.
 CLIPPING = {"zero_probability_rows": zero_probability_rows, "clipped_log_loss": clipped_log_loss}
+
+#: Per-fold counts of whole rows: the report compares total ``errors`` to tell a draw on 0-1 loss
+#: (``bncbench.report.error_counts``), since mean fold rates of equal totals can differ.
+COUNTS = {"errors": errors, "test_rows": test_rows}

@@ -15,7 +15,7 @@ from sklearn.model_selection import StratifiedKFold
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.progress import task
 from bncbench.core.errors import DatasetError
-from bncbench.core.metrics import CLIPPING, LOSSES
+from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.protocol.models import discretises, make_model
@@ -71,24 +71,19 @@ def cross_validate(
         The CV protocol; see ``repetition_seeds``.
     """
     seeds = repetition_seeds(seed, repetitions)
-    classes = np.array(sorted(dataset.y.unique()), dtype=object)
-    y_codes = np.searchsorted(classes, dataset.y.to_numpy(dtype=object))
+    classes, y_codes = _class_codes(dataset.y)
     _check_folds(dataset.name, np.bincount(y_codes), int(folds))
     fold_metrics, predictions, structures, diagnostics = [], [], [], []
     for repetition, rep_seed in enumerate(seeds):
-        splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
-        with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
-            warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-            splits = list(splitter.split(np.zeros(len(y_codes)), y_codes))
-        for train, test in splits:
+        for train, test in _splits(y_codes, folds, rep_seed):
             index = len(fold_metrics)
             with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
                 proba, seconds, classifier = _fit_predict(
                     dataset, train, test, model, rep_seed, classes, warm_up=index == 0
                 )
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
-            clipping = {name: count(proba, y_codes[test]) for name, count in CLIPPING.items()}
-            fold_metrics.append({**losses, **clipping, **seconds})
+            counts = {name: count(proba, y_codes[test]) for name, count in {**CLIPPING, **COUNTS}.items()}
+            fold_metrics.append({**losses, **counts, **seconds})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
             if isinstance(classifier, BNClassifier):
                 parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
@@ -97,6 +92,29 @@ def cross_validate(
     return CrossValidation(
         seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures, diagnostics
     )
+
+
+def fold_test_rows(y, repetitions: int = 5, folds: int = 2, seed: int = 1) -> np.ndarray:
+    """The number of test rows of each fold of ``cross_validate`` on labels ``y``, fold ``i`` at
+    entry ``i``: what a run that predates the ``test_rows`` count had (``bncbench.report.error_counts``)."""
+    y_codes = _class_codes(y)[1]
+    return np.array(
+        [len(test) for rep_seed in repetition_seeds(seed, repetitions) for _, test in _splits(y_codes, folds, rep_seed)]
+    )
+
+
+def _class_codes(y) -> tuple[np.ndarray, np.ndarray]:
+    """The classes of labels ``y`` in sorted order, and each label's index among them."""
+    classes = np.array(sorted(pd.unique(np.asarray(y, dtype=object))), dtype=object)
+    return classes, np.searchsorted(classes, np.asarray(y, dtype=object))
+
+
+def _splits(y_codes: np.ndarray, folds, rep_seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (train, test) rows of one repetition's stratified ``folds``-fold split."""
+    splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
+    with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
+        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
+        return list(splitter.split(np.zeros(len(y_codes)), y_codes))
 
 
 def _check_folds(name: str, class_counts: np.ndarray, folds: int) -> None:

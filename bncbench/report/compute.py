@@ -5,12 +5,14 @@ and the data of each figure; :mod:`bncbench.report.writer` renders it. :func:`ch
 checks the same settings without any data, before an experiment runs.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
+from bncbench.report.error_counts import with_total_errors
 from bncbench.report.published import published_tables
 from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import Cells, read_runs
@@ -130,6 +132,7 @@ def compute_report(
     published: Sequence[str] = (),
     reference_tying: str = "level",
     folds_per_repetition: int = 2,
+    test_rows: Callable[[str], np.ndarray] | None = None,
 ) -> Report:
     """Compute every table, test and figure's data of an experiment from its MLflow runs.
 
@@ -155,6 +158,9 @@ def compute_report(
         HDP paper, journal Fig. 5).
     folds_per_repetition : int
         Folds per cross-validation repetition, for the 5x2cv tests.
+    test_rows : callable, optional
+        ``dataset -> test rows of each fold``, for the runs that predate their folds' error counts
+        (``bncbench.report.error_counts``).
 
     Raises
     ------
@@ -171,6 +177,9 @@ def compute_report(
             + (f" of this configuration ({others} of other settings or data)" if others else "")
             + "; run it first (python -m bncbench experiment=...)"
         )
+    if "zero_one_loss" in results.columns:  # wins and draws on 0-1 loss are on whole errors
+        counts = runs.fold_metrics(results["run_id"], ["zero_one_loss", "errors"])
+        results = with_total_errors(results, counts, test_rows)
     options = {"draws": draws, "round": round, "alpha": alpha}
     datasets = None if datasets is None else list(datasets)
     models = list(models) if models else sorted(results["model"].unique())

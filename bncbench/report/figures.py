@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from bncbench.report.significance import Ranking, Undefined
-from bncbench.report.win_draw_loss import paired_means, same_mean
+from bncbench.report.win_draw_loss import compared_values, paired_means, same_mean
 
 DPI = 150
 #: Datasets named on a scatter plot: those furthest from its diagonal.
@@ -96,8 +96,8 @@ def scatter_figure(
     """Mean loss of A (y) against that of B (x), one point per dataset: A wins below the diagonal.
 
     A point takes the colour of the model that wins there (grey: a draw). The title gives A's wins,
-    draws (equal means) and losses, unrounded, on how many datasets, and which side of the diagonal
-    each model wins. The axes are logarithmic only where the losses span more than a decade (as log
+    draws (equal means; on 0-1 loss, equal errors) and losses, unrounded, on how many datasets, and
+    which side of the diagonal each model wins. The axes are logarithmic only where the losses span more than a decade (as log
     loss may) and that spreads them better than linear axes; where linear axes leave the middle 80%
     of the losses within :data:`CROWDED` of the axis, an inset zooms on them. The
     ``OUTLIERS`` datasets furthest from the diagonal (in the axes' scale) are named, placed by
@@ -126,8 +126,9 @@ def scatter_figure(
     scale = "log" if decades and spreads["log"] > spreads["linear"] else "linear"
     figure = Figure(figsize=(4.8, 5.2))
     ax = figure.add_subplot()
-    tie = same_mean(y, x)
-    wins, losses = ~tie & (y < x), ~tie & (y > x)
+    decided_a, decided_b = compared_values(results, means, metric, None)  # as the W-D-L counts them
+    tie = same_mean(decided_a, decided_b)
+    wins, losses = ~tie & (decided_a < decided_b), ~tie & (decided_a > decided_b)
     groups = [
         (wins, colours(a), f"{a} wins ({wins.sum()})"),
         (losses, colours(b), f"{b} wins ({losses.sum()})"),

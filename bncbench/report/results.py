@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bncbench.core.metrics import COUNTS
 from bncbench.protocol.cell import SEMANTIC_KEYS
 from bncbench.tracking import tags as tag
 
@@ -259,7 +260,10 @@ def _difference(run: "CellRecord", cell: "Cell") -> str:
 
 
 def _metric_row(run: "CellRecord") -> dict:
-    return {"run_id": run.shown_id, "cfg_hash": run.cfg_hash, **run.means()}
+    """The run's mean metrics; not the means of the folds' whole counts, which the report sums instead
+    (``bncbench.report.error_counts``)."""
+    means = {name: value for name, value in run.means().items() if name not in COUNTS}
+    return {"run_id": run.shown_id, "cfg_hash": run.cfg_hash, **means}
 
 
 def _params_row(run: "CellRecord") -> dict:

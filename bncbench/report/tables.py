@@ -162,7 +162,8 @@ def wdl_legend(
     )
     return (
         f"Win{dash}draw{dash}loss of A vs B across datasets: A wins a dataset when its mean loss "
-        f"over the folds is lower than B's, draws when they are equal{rounded}. "
+        f"over the folds is lower than B's, draws when they are equal{rounded}; on 0-1 loss, when it "
+        f"makes fewer errors over the same folds, draws when as many. "
         f"p: two-tailed exact binomial sign test, {test}; "
         f"bold: p {less_equal} {alpha}."
     )

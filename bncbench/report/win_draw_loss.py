@@ -1,7 +1,8 @@
 """Win-draw-loss of two models across datasets with the two-tailed exact binomial sign test.
 
 Every bncbench metric is a loss (0-1 loss, RMSE, log-loss, seconds): A wins on a dataset when its
-mean over the folds is lower than B's.
+mean over the folds is lower than B's; on 0-1 loss, when it makes fewer errors over the same folds
+(``bncbench.report.error_counts``), so that a draw is an equal number of errors.
 """
 
 from collections.abc import Iterable, Mapping
@@ -13,6 +14,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from bncbench.core.errors import ConfigError
+from bncbench.report.error_counts import COUNTED
 from bncbench.report.results import KEY_COLUMNS
 
 DRAWS = ("exclude", "split")
@@ -84,7 +86,9 @@ def win_draw_loss(
     round : int or None
         None: a draw is equality of the unrounded means (to a relative 1e-12, which only absorbs
         floating-point summation order). An int: means are first rounded to that many decimals
-        (``numpy.round``), which is what the few RMSE draws in the HDP paper suggest.
+        (``numpy.round``), which is what the few RMSE draws in the HDP paper suggest. Neither applies
+        where the results hold whole counts of the metric (``total_errors`` for 0-1 loss): equal
+        counts are a draw.
     alpha : float
         Significance level: significant when ``p_value <= alpha``.
     datasets : iterable of str, optional
@@ -107,9 +111,7 @@ def win_draw_loss(
     """
     check_options(draws, round, alpha)
     means, missing = paired_means(results, a, b, metric, datasets)
-    mean_a, mean_b = means[a].to_numpy(dtype=float), means[b].to_numpy(dtype=float)
-    if round is not None:
-        mean_a, mean_b = np.round(mean_a, round), np.round(mean_b, round)
+    mean_a, mean_b = compared_values(results, means, metric, round)
     tie = same_mean(mean_a, mean_b)
     if dataset_p_values is not None:
         p_values = pd.Series(dataset_p_values, dtype=float).reindex(means.index).to_numpy()
@@ -172,6 +174,23 @@ def paired_means(
     )
     complete = means.notna().all(axis=1).to_numpy()
     return means.loc[complete].astype(float), tuple(means.index[~complete])
+
+
+def compared_values(
+    results: pd.DataFrame, means: pd.DataFrame, metric: str, round: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """What decides A's win, draw or loss on each dataset of ``means`` (from :func:`paired_means`):
+    the whole counts of the metric where the results have them (total errors for 0-1 loss,
+    ``bncbench.report.error_counts``), else the means, rounded to ``round`` decimals if given."""
+    a, b = means.columns
+    counted = COUNTED.get(metric)
+    if counted in results.columns:
+        counts = paired_means(results, a, b, counted)[0].reindex(means.index)
+        return counts[a].to_numpy(dtype=float), counts[b].to_numpy(dtype=float)
+    mean_a, mean_b = means[a].to_numpy(dtype=float), means[b].to_numpy(dtype=float)
+    if round is not None:
+        return np.round(mean_a, round), np.round(mean_b, round)
+    return mean_a, mean_b
 
 
 def same_mean(mean_a: np.ndarray, mean_b: np.ndarray) -> np.ndarray:

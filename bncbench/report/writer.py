@@ -6,15 +6,20 @@ it computes the report (:func:`bncbench.report.compute.compute_report`) and rend
 missing) is left out and the experiment's ``README.md`` says why.
 """
 
+import functools
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
-from bncbench.report.clipping import clipping_notes
+from bncbench.data import load_dataset, resolve_data_dir
 from bncbench.protocol.cell import Plan
+from bncbench.protocol.cross_validation import fold_test_rows
+from bncbench.report.clipping import clipping_notes
 from bncbench.report.compute import NO_CURVE, Report, compute_report
 from bncbench.report.differences import differences_section
 from bncbench.report.figures import Colours, critical_difference_plot, line_names, scatter_plot, win_loss_plot
@@ -53,7 +58,12 @@ OUTPUTS = (
 
 
 def write_report(
-    plan: Plan, tracking_uri: str, report_dir: str | Path, replace: bool = False, scratch: bool = False
+    plan: Plan,
+    tracking_uri: str,
+    report_dir: str | Path,
+    replace: bool = False,
+    scratch: bool = False,
+    data_dir: str | Path | None = None,
 ) -> Path:
     """Write the tables, statistics and figures of an experiment from its MLflow runs.
 
@@ -75,6 +85,9 @@ def write_report(
     scratch : bool
         ``report_dir`` is bncbench's own folder beside the store, not one the user named: a report of
         other cells there is replaced (a subset run after a whole one), one git tracks still is not.
+    data_dir : str, Path or None
+        The dataset store (``bncbench.data.resolve_data_dir``), read only for runs that predate their
+        folds' error counts, to count their folds' test rows (``bncbench.report.error_counts``).
 
     Returns
     -------
@@ -125,9 +138,31 @@ def write_report(
         published=settings.get("published") or [],
         reference_tying=settings.get("reference_tying", "level"),
         folds_per_repetition=plan.cv.folds,
+        test_rows=plan_test_rows(plan, data_dir),
     )
     command = regenerate_command(list(plan.overrides), plan.experiment)
     return write_files(report, Path(report_dir), settings, command)
+
+
+def plan_test_rows(plan: Plan, data_dir: str | Path | None) -> Callable[[str], np.ndarray]:
+    """``dataset -> test rows of each fold`` of the plan's cross-validation, from the dataset's file in
+    ``data_dir`` (read once per dataset, never fetched)."""
+
+    @functools.cache
+    def test_rows(dataset: str) -> np.ndarray:
+        cell = next((cell for cell in plan.cells if cell.dataset == dataset), None)
+        if cell is None:
+            raise ConfigError(f"{dataset!r} is not a dataset of experiment {plan.experiment!r}: its folds are not known.")
+        if cell.data_digest is None:
+            raise ConfigError(
+                f"runs of {dataset!r} predate the folds' error counts, and {resolve_data_dir(data_dir)} has "
+                "no file of it to count its folds' test rows; give its data directory (BNCBENCH_DATA_DIR or "
+                "data_dir=) so that draws on 0-1 loss are equal numbers of errors."
+            )
+        y = load_dataset(cell.semantic()["dataset"], data_dir).y
+        return fold_test_rows(y, plan.cv.repetitions, plan.cv.folds, plan.cv.seed)
+
+    return test_rows
 
 
 def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: bool = True) -> str | None:

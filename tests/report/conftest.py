@@ -11,6 +11,10 @@ from bncbench.protocol.cell import Plan
 from bncbench.protocol.models import experiment_comparisons
 
 
+#: Test rows of every fold of a cell logged by ``log_cell``: a fold's errors are its rate times these.
+TEST_ROWS = 10**6
+
+
 def _make_results(means: dict[str, dict[str, list[float | None]]]) -> pd.DataFrame:
     rows = []
     for model, metrics in means.items():
@@ -43,10 +47,14 @@ def log_cell(
 ):
     """Log one (dataset, model) cell following the contract's MLflow layout.
 
-    ``folds`` maps a metric to its 10 per-fold values; their mean is logged as the metric.
+    ``folds`` maps a metric to its 10 per-fold values; their mean is logged as the metric. A fold's
+    ``zero_one_loss`` also gives its ``errors`` out of ``TEST_ROWS`` test rows, as the runner counts them.
     ``params`` are logged as run params (the runner logs the flattened config, ``model.*``).
     ``tags`` are added to ``dataset``, ``model`` and a made-up ``cfg_hash``.
     """
+    if "zero_one_loss" in folds:
+        rates = folds["zero_one_loss"]
+        folds = {**folds, "errors": [round(r * TEST_ROWS) for r in rates], "test_rows": [TEST_ROWS] * len(rates)}
     run = client.create_run(
         experiment_id,
         start_time=start,
