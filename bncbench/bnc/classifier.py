@@ -21,7 +21,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "skdb", "aode", "direct"} or dict
+    structure : {"nb", "tan", "kdb", "skdb", "aode", "direct", "tan_hc", "tan_hcsp"} or dict
         Structure learner (see ``bncbench.bnc.structures``), or a dict mapping every attribute name to the
         ordered list of its attribute parents (the class is always a parent). ``"direct"`` is the class
         given all the attributes (one table, no attribute tables: ``parents_`` is empty).
@@ -124,6 +124,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             structure = GivenStructure(dict(enumerate(self._given_structure(list(self.encoder_.columns_)))))
         else:
             structure = make_structure(self.structure, self.k, self.structure_params)
+        structure.attribute_names = list(self.encoder_.columns_)
         return structure.learn(data, cards, len(self.classes_), memory_limit)
 
     def _given_structure(self, columns):
