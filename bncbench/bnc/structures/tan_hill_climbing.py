@@ -237,10 +237,8 @@ class _GreedyOneDependence(Structure):
         current = float(scorer.scores(parent, [[]])[0])
         found["cv_accuracy"].append(current)
         rank = self.alphabetical_rank(d)
-        while True:
-            candidates = self.candidates(parent, rank, scorer)
-            if not candidates:
-                break
+        while np.count_nonzero(parent < 0) > 1:  # one orphan left: a tree
+            candidates = self.candidates(parent, rank, scorer, self.possible_children(parent, rank))
             scores = scorer.scores(parent, candidates)
             best = int(np.argmax(scores))
             gain = scores[best] - current
@@ -261,9 +259,18 @@ class _GreedyOneDependence(Structure):
         rank[order] = np.arange(d)
         return rank
 
+    @staticmethod
+    def possible_children(parent, rank) -> dict[int, list[int]]:
+        """Attribute -> the orphans (attributes without an attribute parent) it may become the parent
+        of without a cycle: all but itself and its ancestors; both in alphabetical order."""
+        by_rank = sorted(range(len(parent)), key=lambda a: rank[a])
+        orphans = [a for a in by_rank if parent[a] < 0]
+        return {p: [o for o in orphans if o != p and o not in ancestors(parent, p)] for p in by_rank}
+
     @abc.abstractmethod
-    def candidates(self, parent, rank, scorer) -> list[list[tuple[int, int]]]:
-        """The step's candidates, each one arc ``[(child, parent)]``, in tie-breaking order."""
+    def candidates(self, parent, rank, scorer, children) -> list[list[tuple[int, int]]]:
+        """The step's candidates, each one arc ``[(child, parent)]``, in tie-breaking order, given
+        ``possible_children``."""
 
 
 class TanHillClimbing(_GreedyOneDependence):
@@ -301,19 +308,11 @@ class TanHillClimbing(_GreedyOneDependence):
     name = "tan_hc"
     presets = {"tan_hc": {}}
 
-    def candidates(self, parent, rank, scorer):
-        orphans = [a for a in range(len(parent)) if parent[a] < 0]
-        if len(orphans) <= 1:
-            return []
-        arcs = []
-        for p in range(len(parent)):
-            above = ancestors(parent, p)
-            for child in orphans:
-                reversed_between_orphans = parent[p] < 0 and rank[p] > rank[child]
-                if child != p and child not in above and not reversed_between_orphans:
-                    arcs.append((p, child))
-        arcs.sort(key=lambda arc: (rank[arc[0]], rank[arc[1]]))
-        return [[(child, p)] for p, child in arcs]
+    def candidates(self, parent, rank, scorer, children):
+        return [
+            [(child, p)] for p, takes in children.items() for child in takes
+            if parent[p] >= 0 or rank[p] < rank[child]  # of two orphans, from the alphabetically earlier
+        ]
 
 
 class TanHillClimbingSuperParent(_GreedyOneDependence):
@@ -330,13 +329,8 @@ class TanHillClimbingSuperParent(_GreedyOneDependence):
     name = "tan_hcsp"
     presets = {"tan_hcsp": {}}
 
-    def candidates(self, parent, rank, scorer):
-        orphans = [a for a in range(len(parent)) if parent[a] < 0]
-        if len(orphans) <= 1:
-            return []
-        by_rank = sorted(range(len(parent)), key=lambda a: rank[a])
-        takes = {sp: [o for o in orphans if o != sp and o not in ancestors(parent, sp)] for sp in by_rank}
-        superparents = [sp for sp in by_rank if takes[sp]]
-        scores = scorer.scores(parent, [[(o, sp) for o in takes[sp]] for sp in superparents])
+    def candidates(self, parent, rank, scorer, children):
+        superparents = [sp for sp, takes in children.items() if takes]
+        scores = scorer.scores(parent, [[(child, sp) for child in children[sp]] for sp in superparents])
         superparent = superparents[int(np.argmax(scores))]
-        return [[(child, superparent)] for child in sorted(takes[superparent], key=lambda a: rank[a])]
+        return [[(child, superparent)] for child in children[superparent]]
