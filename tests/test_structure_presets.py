@@ -18,4 +18,14 @@ WAS_YAML = {
 
 
 def test_the_presets_are_the_structure_configs_they_replace():
-    assert structure_presets() == WAS_YAML
+    presets = structure_presets()
+    assert {name: presets[name] for name in WAS_YAML} == WAS_YAML
+
+
+def test_presets_added_since_are_new_names():
+    """Presets declared after the YAML files went (``tan_hc``, ``tan_hcsp``) name structures of their own."""
+    added = {name: preset for name, preset in structure_presets().items() if name not in WAS_YAML}
+    assert added == {
+        "tan_hc": {"structure": "tan_hc", **NO_PARAMS},
+        "tan_hcsp": {"structure": "tan_hcsp", **NO_PARAMS},
+    }

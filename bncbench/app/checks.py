@@ -214,6 +214,10 @@ def check_model(name: str, model: dict) -> None:
             f"{where}: unknown structure {structure!r}; valid structures: "
             f"{', '.join(sorted(STRUCTURES))}, or a mapping {{attribute: [parents]}}."
         )
+    from bncbench.bnc.encoding import MISSING_MODES
+
+    if model.get("missing", "value") not in MISSING_MODES:
+        raise ConfigError(f"{where}: missing must be one of {', '.join(MISSING_MODES)}, got {model['missing']!r}.")
     k = model.get("k")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise ConfigError(f"{where}: k must be an integer >= 0 (or null), got {k!r}.")

@@ -8,8 +8,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bncbench.bnc.encoding import UNSEEN, CategoryEncoder
+from bncbench.bnc.encoding import MISSING_MODES, UNSEEN, CategoryEncoder
 from bncbench.bnc.estimators import make_estimator
+from bncbench.bnc.inference import MissingSummedOut
 from bncbench.bnc.inputs import check_acyclic, class_labels, one_dimensional, parents_message, warn_continuous
 from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
 from bncbench.bnc.structures import GivenStructure, make_structure
@@ -21,7 +22,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    structure : {"nb", "tan", "kdb", "skdb", "aode", "direct"} or dict
+    structure : {"nb", "tan", "kdb", "skdb", "aode", "direct", "tan_hc", "tan_hcsp"} or dict
         Structure learner (see ``bncbench.bnc.structures``), or a dict mapping every attribute name to the
         ordered list of its attribute parents (the class is always a parent). ``"direct"`` is the class
         given all the attributes (one table, no attribute tables: ``parents_`` is empty).
@@ -41,6 +42,13 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         counts of structure learning, context trees), checked before they are allocated: a fit above
         it (e.g. ID-like columns as parents) is refused with the estimated size and the fixes
         (``bncbench.bnc.memory``). Fitting's peak memory is a few times these arrays. None: no bound.
+    missing : {"value", "ignore"}, default "value"
+        A missing value (NaN/None) is a value of its own; or, with ``"ignore"``, no value (bnclassify's
+        methods vignette): tables and structure learning count the available cases (a row missing X
+        counts in no table involving X, in the others as usual; Eq. incp_params), and prediction sums
+        the missing attributes out of the joint exactly (``inference.MissingSummedOut``, whose cost it
+        documents). ``"ignore"`` takes the structures nb, tan, kdb or a dict, and the estimators mle
+        and laplace; the others are refused.
 
     Attributes
     ----------
@@ -75,7 +83,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, structure="nb", k=None, structure_params=None, estimator="m_estimate",
-                 estimator_params=None, random_state=None, memory_limit_gib=DEFAULT_MEMORY_LIMIT_GIB):
+                 estimator_params=None, random_state=None, memory_limit_gib=DEFAULT_MEMORY_LIMIT_GIB,
+                 missing="value"):
         self.structure = structure
         self.k = k
         self.structure_params = structure_params
@@ -83,6 +92,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.estimator_params = estimator_params
         self.random_state = random_state
         self.memory_limit_gib = memory_limit_gib
+        self.missing = missing
 
     def fit(self, X, y):
         X = self._validated(X, y, reset=True)
@@ -93,7 +103,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             raise ConfigError(f"k must be an integer >= 0 or None (the structure's default), got {self.k!r}.")
         y = class_labels(y, X.index)
         estimator = make_estimator(self.estimator, dict(self.estimator_params or {}))
-        self.encoder_ = CategoryEncoder()
+        self._check_missing(estimator)
+        self.encoder_ = CategoryEncoder(self.missing)
         attribute_codes = self.encoder_.fit_transform(X)
         warn_continuous(self.encoder_, len(X))
         self.class_encoder_ = CategoryEncoder()
@@ -117,13 +128,37 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         self.tables_ = estimator.tables(self.network_, data.sample, rng)
         self.estimator_ = estimator
         self.packed_ = estimator.predictor(self.network_, self.tables_)
+        if self.missing == "ignore":
+            self.packed_ = MissingSummedOut(self.packed_, self.network_)
         return self
+
+    def _check_missing(self, estimator):
+        """Refuse a ``missing`` that is not a mode, or ``"ignore"`` with a structure or estimator that
+        does not read missing values as none."""
+        if self.missing not in MISSING_MODES:
+            raise ConfigError(f"missing must be one of {MISSING_MODES}, got {self.missing!r}.")
+        if self.missing == "value":
+            return
+        structure = make_structure(self.structure, self.k, self.structure_params)
+        refused = [
+            f"{kind} {name!r}" for kind, name, handles in (
+                ("structure", "a dict" if isinstance(self.structure, dict) else self.structure, structure.handles_missing),
+                ("estimator", self.estimator, estimator.handles_missing),
+            ) if not handles
+        ]
+        if refused:
+            raise ConfigError(
+                f"missing='ignore' (available-case counts, missing attributes summed out) is not supported by "
+                f"{' and '.join(refused)}; it takes the structures nb, tan, kdb or a dict and the estimators "
+                "mle and laplace. Use one of those, or missing='value' (a missing value is a value of its own)."
+            )
 
     def _learn_structure(self, data, cards, memory_limit):
         if isinstance(self.structure, dict):
             structure = GivenStructure(dict(enumerate(self._given_structure(list(self.encoder_.columns_)))))
         else:
             structure = make_structure(self.structure, self.k, self.structure_params)
+        structure.attribute_names = list(self.encoder_.columns_)
         return structure.learn(data, cards, len(self.classes_), memory_limit)
 
     def _given_structure(self, columns):

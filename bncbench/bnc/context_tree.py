@@ -102,16 +102,25 @@ class ContextTree:
     def add(self, columns: np.ndarray, weight: float = 1.0, budget=None) -> "ContextTree":
         """Add data to the counts, given column-major as an (n_columns, n_rows) int64 array.
 
-        ``weight=-1`` removes rows that were added before (incremental cross-validation); a context
+        A row whose child is ``MISSING`` (negative) is not counted, and one missing a conditioning
+        variable counts only in the levels above it: available-case analysis (bnclassify's methods
+        vignette, Sect. "Bayesian parameter estimation"). ``weight=-1`` removes rows that were added
+        before (incremental cross-validation); a context
         whose count drops to zero stays in the tree and is treated as unseen at prediction. A
         ``memory.CountingBudget`` is charged for the new contexts of each level, and may refuse them,
         before their arrays are allocated.
         """
+        if (columns[self.child] < 0).any():
+            columns = columns[:, columns[self.child] >= 0]
         n_rows = columns.shape[1]
         values = columns[self.child]
         nodes = np.zeros(n_rows, dtype=np.int64)
         _accumulate(nodes, values, self.counts[0], weight)
         for level, column in enumerate(self.variables, start=1):
+            observed = columns[column] >= 0
+            if not observed.all():  # available cases: a row stops at the level of its first missing variable
+                columns, nodes, values = columns[:, observed], nodes[observed], values[observed]
+                n_rows = columns.shape[1]
             n_nodes = self.parent[level].shape[0] if level < len(self.parent) else 0
             new_parents = np.empty(n_rows, dtype=np.int64)
             nodes, n_total = _descend_or_create(nodes, columns[column], self.children[level - 1], n_nodes, new_parents)

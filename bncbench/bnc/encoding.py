@@ -1,7 +1,10 @@
 """Integer coding of discrete data: each column's training values become codes 0..r-1.
 
-A missing value (NaN/None) is a value of its own. At prediction time a value not seen in training gets
-the code ``UNSEEN``; the classifier then treats it as carrying no evidence (see ``inference``).
+A missing value (NaN/None) is a value of its own (``missing="value"``), or, with ``missing="ignore"``,
+no value: the code ``MISSING``, which counting skips and prediction sums out (bnclassify's methods
+vignette, Sects. "Bayesian parameter estimation" and "Prediction"). At prediction time a value not seen
+in training gets the code ``UNSEEN``; the classifier then treats it as carrying no evidence (see
+``inference``).
 
 Each column's kinds of values (numbers, strings, booleans, ...) are recorded at fit, and a column given
 values of another kind at prediction is refused: ``1`` and ``"1"`` are different values, so a column of
@@ -17,6 +20,9 @@ import pandas as pd
 from bncbench.core.errors import DatasetError
 
 UNSEEN = -1
+MISSING = -2
+#: What a missing value is: a value of its own, or no value (available-case counts, summed out at prediction).
+MISSING_MODES = ("value", "ignore")
 
 #: How to convert a column to the kind of values it had in training, by that kind.
 CONVERSIONS = {
@@ -77,6 +83,11 @@ def _with_missing(values: np.ndarray, has_missing: bool) -> np.ndarray:
 class CategoryEncoder:
     """Maps each column of a DataFrame to integer codes learned from the training data.
 
+    Parameters
+    ----------
+    missing : {"value", "ignore"}, default "value"
+        A missing value is the last value of its column, or the code ``MISSING`` and no value.
+
     Attributes
     ----------
     categories_ : list of ndarray
@@ -85,9 +96,19 @@ class CategoryEncoder:
         The kinds of each column's values (``value_kinds``); empty when every value is missing.
     """
 
+    def __init__(self, missing: str = "value"):
+        self.missing = missing
+
+    @property
+    def _missing_is_value(self) -> bool:
+        return self.missing == "value"
+
     def fit(self, X: pd.DataFrame) -> "CategoryEncoder":
         self.columns_ = list(X.columns)
-        self.categories_ = [_column_values(X[c]) for c in self.columns_]
+        self.categories_ = [
+            _with_missing(_known(_column_values(X[c])), self._missing_is_value and X[c].isna().any())
+            for c in self.columns_
+        ]
         return self._with_kinds()
 
     def fit_transform(self, X: pd.DataFrame) -> np.ndarray:
@@ -100,10 +121,10 @@ class CategoryEncoder:
             has_missing = bool((local_codes < 0).any())
             distinct = np.asarray(uniques)
             order = _sort_order(distinct)
-            self.categories_.append(_with_missing(distinct[order], has_missing))
+            self.categories_.append(_with_missing(distinct[order], has_missing and self._missing_is_value))
             rank = np.empty(len(order) + 1, dtype=np.int64)  # each unique's code; the last, a missing value's
             rank[order] = np.arange(len(order))
-            rank[-1] = len(order) if has_missing else UNSEEN
+            rank[-1] = (len(order) if has_missing else UNSEEN) if self._missing_is_value else MISSING
             codes[:, j] = rank[local_codes]
         self._with_kinds()
         return codes
@@ -141,18 +162,19 @@ class CategoryEncoder:
             known = _known(values)
             local_codes, uniques = pd.factorize(X[column])
             _check_kinds(column, kinds, known, uniques)
-            has_missing = len(known) < len(values)
-            codes[:, j] = _training_codes(known, uniques, has_missing, len(values))[local_codes]
+            missing_code = (len(values) - 1 if len(known) < len(values) else UNSEEN) if self._missing_is_value else MISSING
+            codes[:, j] = _training_codes(known, uniques, missing_code)[local_codes]
         return codes
 
 
-def _training_codes(known: np.ndarray, uniques, has_missing: bool, n_values: int) -> np.ndarray:
+def _training_codes(known: np.ndarray, uniques, missing_code: int) -> np.ndarray:
     """The training code of each of ``uniques`` (a factorisation's; ``UNSEEN`` for a value not in
-    ``known``), then that of a missing value (the last code, or ``UNSEEN`` when training had none),
-    picked by the factorisation's code -1. Values match as in a dict (``1 == 1.0``, ``"a" ==
-    np.str_("a")``); a column has few distinct values, so a dict beats a pandas Index here."""
+    ``known``), then ``missing_code``, a missing value's (the last code when training had one as a value,
+    else ``UNSEEN``; or ``MISSING``), picked by the factorisation's code -1. Values match as in a dict
+    (``1 == 1.0``, ``"a" == np.str_("a")``); a column has few distinct values, so a dict beats a pandas
+    Index here."""
     code_of = {value: code for code, value in enumerate(known)}
-    return np.array([*(code_of.get(value, UNSEEN) for value in uniques), n_values - 1 if has_missing else UNSEEN])
+    return np.array([*(code_of.get(value, UNSEEN) for value in uniques), missing_code])
 
 
 def _known(values: np.ndarray) -> np.ndarray:

@@ -4,6 +4,10 @@
 kDB's parents (SkDB paper Algorithm 2, lines 1-2). Both are plug-in (maximum likelihood) estimates
 computed from joint counts that ``StructureStatistics`` accumulates chunk by chunk (the first pass of
 kDB and SkDB over the data, SkDB paper Sect. 2.1), so memory grows with the cardinalities, not the rows.
+A missing value (a negative code, ``encoding.MISSING``) leaves its row out of the counts that involve
+its attribute, and each information is computed from the rows that count in it: available-case analysis,
+as bnclassify approximates its scores on incomplete data (methods vignette, Sect. "Chow-Liu for
+one-dependence estimators").
 """
 
 import numpy as np
@@ -12,17 +16,19 @@ from numba import njit, prange
 
 @njit(cache=True, parallel=True)
 def _accumulate_pairs(columns, y, cards, n_classes, offsets, counts):
-    """counts[offsets[i, j] + (x_i * r_j + x_j) * c + y] += 1 for every pair i < j (rows of ``columns``)."""
+    """counts[offsets[i, j] + (x_i * r_j + x_j) * c + y] += 1 for every pair i < j (rows of ``columns``
+    where both are observed)."""
     d, n = columns.shape
     for i in prange(d):
         for j in range(i + 1, d):
             base = offsets[i, j]
             for r in range(n):
-                counts[base + (columns[i, r] * cards[j] + columns[j, r]) * n_classes + y[r]] += 1.0
+                if columns[i, r] >= 0 and columns[j, r] >= 0:
+                    counts[base + (columns[i, r] * cards[j] + columns[j, r]) * n_classes + y[r]] += 1.0
 
 
 @njit(cache=True, parallel=True)
-def _conditional_mutual_information(counts, offsets, cards, n_classes, n_rows):
+def _conditional_mutual_information(counts, offsets, cards, n_classes):
     d = cards.shape[0]
     cmi = np.zeros((d, d))
     for i in prange(d):
@@ -32,6 +38,7 @@ def _conditional_mutual_information(counts, offsets, cards, n_classes, n_rows):
             xi_y = joint.sum(axis=1)
             xj_y = joint.sum(axis=0)
             ny = xi_y.sum(axis=0)
+            n_rows = ny.sum()  # the rows observing both
             value = 0.0
             for a in range(ri):
                 for b in range(rj):
@@ -80,7 +87,9 @@ class StructureStatistics:
         columns = np.ascontiguousarray(codes[:, :-1].T, dtype=np.int64)
         y = np.ascontiguousarray(codes[:, -1], dtype=np.int64)
         for i, table in enumerate(self.attribute_class):
-            table += np.bincount(columns[i] * self.n_classes + y, minlength=table.size).reshape(table.shape)
+            observed = columns[i] >= 0
+            cells = columns[i] * self.n_classes + y
+            table += np.bincount(cells if observed.all() else cells[observed], minlength=table.size).reshape(table.shape)
         if self.pair_counts is not None:
             _accumulate_pairs(columns, y, self.cards, self.n_classes, self.offsets, self.pair_counts)
         self.n_rows += codes.shape[0]
@@ -90,14 +99,17 @@ class StructureStatistics:
         """``I(X_i; Y)`` for every attribute."""
         out = np.zeros(len(self.attribute_class))
         for i, joint in enumerate(self.attribute_class):
-            expected = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True) / self.n_rows
+            n_rows = joint.sum()  # the rows observing X_i
             seen = joint > 0
-            out[i] = np.sum(joint[seen] / self.n_rows * np.log(joint[seen] / expected[seen]))
+            if not seen.any():
+                continue
+            expected = joint.sum(axis=1, keepdims=True) * joint.sum(axis=0, keepdims=True) / n_rows
+            out[i] = np.sum(joint[seen] / n_rows * np.log(joint[seen] / expected[seen]))
         return out
 
     def conditional_mutual_information(self) -> np.ndarray:
         """Symmetric (d, d) matrix of ``I(X_i; X_j | Y)``, zero on the diagonal."""
-        return _conditional_mutual_information(self.pair_counts, self.offsets, self.cards, self.n_classes, self.n_rows)
+        return _conditional_mutual_information(self.pair_counts, self.offsets, self.cards, self.n_classes)
 
     def attribute_order(self) -> np.ndarray:
         """Attributes in decreasing ``I(X_i; Y)``, ties by column order."""

@@ -68,7 +68,13 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
 
     Codes of a numeric column with ``B - 1`` cut points: bins ``0..B-1`` (values below the
     first cut point are 0, so values outside the training range land in the end bins),
-    missing is ``B``. A column with no accepted cut is a single bin 0 (missing 1).
+    missing is ``B``; with ``missing="keep"`` missing stays NaN (for a classifier that reads it as no
+    value, ``BNClassifier(missing="ignore")``). A column with no accepted cut is a single bin 0 (missing 1).
+
+    Parameters
+    ----------
+    missing : {"bin", "keep"}, default "bin"
+        What a missing value becomes: the bin after the last, ``B``, or NaN.
 
     Attributes
     ----------
@@ -95,9 +101,14 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
     attributes for classification learning. IJCAI 1993, 1022-1027.
     """
 
+    def __init__(self, missing: str = "bin"):
+        self.missing = missing
+
     def fit(self, X: pd.DataFrame, y) -> MDLDiscretizer:
         """Find the cut points of every numeric column of ``X`` given the classes ``y``."""
         _check_frame(X)
+        if self.missing not in ("bin", "keep"):
+            raise ValueError(f"missing must be 'bin' or 'keep', got {self.missing!r}.")
         labels = pd.Series(np.asarray(y, dtype=object))
         if len(labels) != len(X):
             raise ValueError(f"X has {len(X)} rows but y has {len(labels)} labels.")
@@ -124,7 +135,9 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
             )
         out = X.copy()
         for column, cut_points in self.cut_points_.items():
-            out[column] = bin_codes(_as_float(X[column]), cut_points)
+            values = _as_float(X[column])
+            codes = bin_codes(values, cut_points)
+            out[column] = np.where(np.isnan(values), np.nan, codes) if self.missing == "keep" else codes
         return out
 
     def __sklearn_tags__(self):

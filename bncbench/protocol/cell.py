@@ -162,10 +162,13 @@ def semantic_hash(semantic: Mapping) -> str:
 def canonical_model(model: Mapping) -> dict:
     """A resolved model config in the form two configs of the same classifier share (see the module).
 
-    An estimator parameter the estimator declares ``added_later`` (``bncbench.bnc.estimators.Estimator``)
+    ``missing`` is left out at its default, ``"value"`` (``BNClassifier(missing=...)``), which every
+    model had before the setting existed. An estimator parameter the estimator declares ``added_later`` (``bncbench.bnc.estimators.Estimator``)
     is left out where it has the declared value, so that the hash stays the one logged before the
     parameter existed."""
     canonical = {key: _plain(value) for key, value in model.items() if key != "name"}
+    if canonical.get("missing") == "value":
+        del canonical["missing"]
     structure = canonical.get("structure")
     if isinstance(structure, str) and structure in STRUCTURES:
         uses_k = structure_uses_k(structure)

@@ -133,7 +133,7 @@ def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=Fal
     X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
     y_train = dataset.y.iloc[train]
     if discretises(model):
-        discretizer = MDLDiscretizer().fit(X_train, y_train)
+        discretizer = MDLDiscretizer(missing="keep" if model.get("missing") == "ignore" else "bin").fit(X_train, y_train)
         X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
     if warm_up:
         _warm_up(model, X_train, y_train, X_test, random_state)

@@ -118,7 +118,7 @@ def test_transform_uses_training_cut_points_only():
 
 def test_transformer_is_a_scikit_learn_estimator():
     disc = clone(MDLDiscretizer())
-    assert disc.get_params() == {}
+    assert disc.get_params() == {"missing": "bin"}
     out = disc.fit_transform(toy_frame(), np.array(TOY_Y))
     assert out.shape == (60, 4)
     assert list(disc.feature_names_in_) == ["x", "noise", "colour", "count"]

@@ -35,6 +35,10 @@ class Estimator(Registered, abc.ABC):
         fitted out of core (``bncbench.bnc.out_of_core``).
     structures_taken : str
         What ``valid_structure`` accepts, in words, for ``check_pairing``'s message.
+    handles_missing : bool
+        True when ``tables`` reads available-case counts right (``BNClassifier(missing="ignore")``):
+        it uses the counts alone, each table row's total being the rows that observe its child in its
+        context (methods vignette, Eq. incp_params); the others are refused with that setting.
     added_later : Mapping[str, object]
         The parameters added after runs of the estimator were logged, each with the value that does
         what those runs did (``{"selection": "largest_tied"}``). A cell's hash leaves such a parameter
@@ -45,6 +49,7 @@ class Estimator(Registered, abc.ABC):
     registry = ESTIMATORS
     count_based: bool = False
     structures_taken: str = "every structure"
+    handles_missing: bool = False
     added_later: Mapping[str, object] = MappingProxyType({})
 
     @abc.abstractmethod

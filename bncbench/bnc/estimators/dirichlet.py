@@ -32,6 +32,7 @@ class DirichletEstimator(Estimator):
 
     name = "laplace"
     count_based = True
+    handles_missing = True
 
     def __init__(self, alpha: float = 1.0):
         self.alpha = check_number("alpha", alpha)

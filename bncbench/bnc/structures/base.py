@@ -11,7 +11,7 @@ that name. A structure given as a dict ``{attribute: [parents]}`` is a ``GivenSt
 """
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.network import CountedNetwork
@@ -39,11 +39,19 @@ class Structure(Registered, abc.ABC):
     product_of_attribute_tables : bool
         True when the network's joint probability is one product of tables, the class's and one per
         attribute, as WANBIA weights them; False for a mixture of networks (AODE).
+    handles_missing : bool
+        True when ``learn`` reads a missing value (``encoding.MISSING``) as no value, by available-case
+        counts (``BNClassifier(missing="ignore")``); the others are refused with that setting.
+    attribute_names : sequence or None
+        The attributes' names, which ``BNClassifier`` sets before ``learn`` for the structures whose
+        choices depend on them (TAN-HC's alphabetical rule); None: only their column positions are known.
     """
 
     registry = STRUCTURES
     presets: Mapping[str, Mapping] = {}
     product_of_attribute_tables: bool = True
+    attribute_names: Sequence | None = None
+    handles_missing: bool = False
 
     @abc.abstractmethod
     def learn(self, data, cards, n_classes, memory_limit=None) -> tuple[CountedNetwork, dict]:
@@ -90,6 +98,8 @@ class GivenStructure(Structure):
         Attribute -> ordered list of its attribute parents; an attribute left out has none. ``learn``
         reads them as column positions (``BNClassifier`` checks a dict of column names and maps it).
     """
+
+    handles_missing = True
 
     def __init__(self, parents: Mapping):
         self.parents = parents

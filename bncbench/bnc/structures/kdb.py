@@ -26,6 +26,7 @@ class KDependenceStructure(Structure):
 
     name = "kdb"
     presets = {f"kdb{k}": {"k": k} for k in range(1, 6)}
+    handles_missing = True  # available-case counts and informations
 
     def __init__(self, k: int = 1):
         self.k = check_integer("k", k, minimum=0)

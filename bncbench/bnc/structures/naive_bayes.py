@@ -15,6 +15,7 @@ class NaiveBayesStructure(Structure):
 
     name = "nb"
     presets = {"nb": {}}
+    handles_missing = True  # available-case counts and informations
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         return counted(CountedNetwork([[] for _ in cards], cards, n_classes, memory_limit=memory_limit), data), {}

@@ -41,6 +41,7 @@ class TreeAugmentedStructure(Structure):
         "fan_aic": {"structure_params": {"score": "aic"}},
         "fan_bic": {"structure_params": {"score": "bic"}},
     }
+    handles_missing = True  # available-case informations, as bnclassify (methods vignette, Sect. "Chow-Liu ...")
 
     def __init__(self, score: str = "likelihood"):
         if score not in PENALTIES:
