@@ -17,5 +17,12 @@ WAS_YAML = {
 }
 
 
+#: Presets declared since, for the SkDB paper's Tables 2-3: SkDB with k_max = 1..4 and SKDB_k (k fixed).
+ADDED = {
+    **{f"skdb{k}": {"structure": "skdb", "k": k, "structure_params": {}} for k in range(1, 5)},
+    **{f"skdb_fixed{k}": {"structure": "skdb", "k": k, "structure_params": {"select_k": False}} for k in range(1, 6)},
+}
+
+
 def test_the_presets_are_the_structure_configs_they_replace():
-    assert structure_presets() == WAS_YAML
+    assert structure_presets() == {**WAS_YAML, **ADDED}
