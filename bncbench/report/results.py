@@ -36,6 +36,8 @@ PROVENANCE = {
     "cv.repetitions": ("params", "cv.repetitions"),
     "cv.folds": ("params", "cv.folds"),
     "cv.seed": ("params", "cv.seed"),
+    "cv.discretisation": ("params", "cv.discretisation.method"),  # logged off the default (MDL) only
+    "cv.bins": ("params", "cv.discretisation.bins"),
     "iterations": ("params", "model.estimator_params.iterations"),
     "bncbench": ("tags", tag.VERSION),
     "git_commit": ("tags", tag.GIT_COMMIT),

@@ -16,6 +16,7 @@ import pandas as pd
 from bncbench.report.differences import protocol_lines, protocol_rows
 from bncbench.report.published_table import PublishedCell, PublishedTable
 from bncbench.report.significance import wilcoxon_across_datasets
+from bncbench.report.significant_wdl import fold_p_values
 from bncbench.report.tables import markdown_table
 from bncbench.report.win_draw_loss import WinDrawLoss, paired_means, win_draw_loss
 
@@ -143,16 +144,7 @@ def _status(cell: PublishedCell, results: pd.DataFrame) -> str:
 def _fold_p_values(
     table: PublishedTable, cell: PublishedCell, dataset_tests: pd.DataFrame | None
 ) -> pd.Series | None:
-    if not table.per_dataset_significance:
-        return None
-    if dataset_tests is None:
-        return pd.Series(dtype=float)
-    tests = dataset_tests.loc[
-        (dataset_tests["a"] == cell.a)
-        & (dataset_tests["b"] == cell.b)
-        & (dataset_tests["metric"] == cell.metric)
-    ]
-    return tests.set_index("dataset")["wilcoxon_p_value"]
+    return fold_p_values(dataset_tests, cell.a, cell.b, cell.metric) if table.per_dataset_significance else None
 
 
 def _ours(w: WinDrawLoss, cell: PublishedCell) -> dict:
