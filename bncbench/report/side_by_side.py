@@ -221,6 +221,7 @@ def published_markdown(
         f"Source: {table.citation}. Shown by `report.published: [{table.key}]`.",
         "",
         *protocol_lines(protocol_rows(table, comparison, settings)),
+        *(paper_layout(comparison) if table.in_layout else []),
         markdown_table(header, rows),
         (
             "Records are wins–draws–losses of the row's classifier A against B; bold: significant (sign test, "
@@ -248,6 +249,22 @@ def published_markdown(
         *(f"- {note}" for note in table.notes),
     ]
     return "\n".join(lines) + "\n"
+
+
+def paper_layout(comparison: pd.DataFrame) -> list[str]:
+    """The table as the paper lays it out, rows by columns, each cell "the paper's record / ours"."""
+    columns = list(dict.fromkeys(comparison["column"]))
+    grid = {row: dict.fromkeys(columns, "") for row in dict.fromkeys(comparison["row"])}
+    for _, cell in comparison.iterrows():
+        grid[cell["row"]][cell["column"]] = f"{_published_record(cell)} / {_our_record(cell)}"
+    return [
+        "In the paper's layout, each cell the paper's record / ours (wins–draws–losses of the row against the "
+        "column; bold: significant by the sign test):",
+        "",
+        markdown_table(["", *columns], [[row, *cells.values()] for row, cells in grid.items()]),
+        "Cell by cell:",
+        "",
+    ]
 
 
 def _gaps(compared: pd.DataFrame) -> str:
