@@ -13,17 +13,9 @@ from bncbench.protocol.models import model_spec
 
 
 @pytest.fixture(scope="module")
-def problem():
-    rng = np.random.default_rng(11)
-    n = 300
-    y = rng.integers(0, 3, n)
-    a = (y + (rng.random(n) < 0.3)) % 3
-    b = np.where(rng.random(n) < 0.7, a % 2, rng.integers(0, 2, n))
-    c = rng.integers(0, 4, n)
-    d = (b + c + y) % 2
-    e = rng.integers(0, 3, n)  # noise: a candidate for being dropped
-    X = pd.DataFrame(np.column_stack([a, b, c, d, e]), columns=list("abcde")).astype(str)
-    return X, y
+def problem(dependent_codes):
+    codes, _ = dependent_codes(300, 11, noise_columns=1)  # the noise column: a candidate for being dropped
+    return pd.DataFrame(codes[:, :-1], columns=list("abcde")).astype(str), codes[:, -1]
 
 
 def _fit(X, y, k, select_k):
