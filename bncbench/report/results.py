@@ -36,14 +36,14 @@ PROVENANCE = {
     "cv.repetitions": ("params", "cv.repetitions"),
     "cv.folds": ("params", "cv.folds"),
     "cv.seed": ("params", "cv.seed"),
-    "cv.discretisation": ("params", "cv.discretisation.method"),  # logged off the default (MDL) only
-    "cv.bins": ("params", "cv.discretisation.bins"),
     "iterations": ("params", "model.estimator_params.iterations"),
     "bncbench": ("tags", tag.VERSION),
     "git_commit": ("tags", tag.GIT_COMMIT),
     "git_dirty": ("tags", tag.GIT_DIRTY),
     "data_digest": ("tags", tag.DATA_DIGEST),
     "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.tracking.reuse)
+    "cv.discretisation": ("params", "cv.discretisation.method"),  # logged off the default (MDL) only
+    "cv.bins": ("params", "cv.discretisation.bins"),
 }
 #: Params the runner logs that follow from the semantic config rather than belong to it.
 _DERIVED_PARAMS = ("cv.seeds",)
