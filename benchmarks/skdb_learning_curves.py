@@ -20,14 +20,14 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from bncbench.core.metrics import LOSSES  # noqa: E402
-from bncbench.data import load_dataset  # noqa: E402
-from bncbench.data.equal_frequency import EqualFrequencyDiscretizer  # noqa: E402
-from bncbench.protocol.models import make_model, model_spec  # noqa: E402
+from bncbench.core.metrics import LOSSES
+from bncbench.data import load_dataset
+from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
+from bncbench.protocol.models import make_model, model_spec
 
 MODELS = {f"kDB-{k}": f"kdb{k}_m_estimate" for k in range(1, 6)} | {"SkDB k_max=5": "skdb_m_estimate"}
 SETTINGS = {"m_estimate": {"backoff": "value"}}  # the SkDB paper's back-off, as in experiment skdb_paper

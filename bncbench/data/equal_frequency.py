@@ -9,7 +9,13 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
-from bncbench.data.discretize import CutPointDiscretizer, _as_float, _check_frame, _is_numeric, bin_codes
+from bncbench.data.discretize import (
+    CutPointDiscretizer,
+    _as_float,
+    _check_frame,
+    _is_numeric,
+    bin_codes,
+)
 
 
 def equal_frequency_cut_points(values: np.ndarray, bins: int) -> np.ndarray:

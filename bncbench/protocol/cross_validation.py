@@ -1,7 +1,7 @@
 """The cross-validation of one cell: ``repetitions`` x stratified ``folds``-fold CV of a model on a
-dataset, with MDL (or equal-frequency) discretisation fitted per training fold, the losses of every fold and the timings of
-fit and prediction (without numba's compilation). Pure: no MLflow, no Hydra; ``bncbench.app.runner``
-logs what it returns.
+dataset, with MDL (or equal-frequency) discretisation fitted per training fold, the losses of every
+fold and the timings of fit and prediction (without numba's compilation). Pure: no MLflow, no Hydra;
+``bncbench.app.runner`` logs what it returns.
 """
 
 import logging
@@ -14,10 +14,9 @@ from sklearn.model_selection import StratifiedKFold
 
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.progress import task
-from bncbench.core.errors import DatasetError
+from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.metrics import CLIPPING, LOSSES
 from bncbench.core.timing import timed
-from bncbench.core.errors import ConfigError
 from bncbench.data import MDLDiscretizer
 from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
 from bncbench.protocol.models import discretises, make_model
@@ -91,7 +90,7 @@ def cross_validate(
             with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
                 proba, seconds, classifier = _fit_predict(
                     dataset, train, test, model, rep_seed, classes, warm_up=index == 0,
-                    discretise=lambda: discretiser(discretisation, rep_seed, **discretiser_params),
+                    discretise=lambda seed=rep_seed: discretiser(discretisation, seed, **discretiser_params),
                 )
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             clipping = {name: count(proba, y_codes[test]) for name, count in CLIPPING.items()}
@@ -129,7 +128,7 @@ def discretiser(discretisation: str, random_state: int, **params):
     raise ConfigError(f"cv.discretisation must be mdl or equal_frequency, got {discretisation!r}.")
 
 
-def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=False, discretise=MDLDiscretizer):
+def _fit_predict(dataset, train, test, model, random_state, classes, warm_up, discretise):
     X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
     y_train = dataset.y.iloc[train]
     if discretises(model):

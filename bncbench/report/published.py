@@ -334,11 +334,15 @@ _SKDB_PAPER_SETTINGS = {
     f"loss ({BEST_K}, report.best_of), its folds tested",
     "in_layout": True,
     "more_notes": (
-        "Our m-estimates choose m on a holdout from {0, 0.05, 0.2, 1, 5, 20} (every *_m_estimate) and back off as "
-        "the paper's Appendix B (backoff=value); the paper fixes m = 1 (Eq. 4). SkDB's leave-one-out selection "
-        "uses m = 1, as the paper.",
-        "Our SkDB chooses k' among 0..k_max (k' = 0: naive Bayes), the paper's Algorithm 4 among 1..k_max; "
-        "SKDB_k keeps k' = k (skdb_fixed<k>_m_estimate, structure_params select_k=false).",
+        (
+            "Our m-estimates choose m on a holdout from {0, 0.05, 0.2, 1, 5, 20} (every *_m_estimate) and back off "
+            "as the paper's Appendix B (backoff=value); the paper fixes m = 1 (Eq. 4). SkDB's leave-one-out "
+            "selection uses m = 1, as the paper."
+        ),
+        (
+            "Our SkDB chooses k' among 0..k_max (k' = 0: naive Bayes), the paper's Algorithm 4 among 1..k_max; "
+            "SKDB_k keeps k' = k (skdb_fixed<k>_m_estimate, structure_params select_k=false)."
+        ),
     ),
 }
 SKDB_PAPER_TABLE2 = _skdb_table(

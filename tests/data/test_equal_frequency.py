@@ -6,7 +6,10 @@ import pandas as pd
 import pytest
 
 from bncbench.core.errors import ConfigError
-from bncbench.data.equal_frequency import EqualFrequencyDiscretizer, equal_frequency_cut_points
+from bncbench.data.equal_frequency import (
+    EqualFrequencyDiscretizer,
+    equal_frequency_cut_points,
+)
 
 
 def test_five_bins_of_ten_values_by_hand():
