@@ -90,6 +90,10 @@ class Report:
         Settings and versions of the runs read (:func:`bncbench.report.run_settings.run_settings`).
     left_out : pandas.DataFrame or None
         Runs of the cells with other settings or data (None: not checked against cells).
+    compared_results : pandas.DataFrame or None
+        ``results`` with the rows of the ``report.best_of`` models, which the comparisons read (None: ``results``).
+    folds_per_repetition : int
+        ``cv.folds``: the 5x2cv tests are defined for 2 only.
     """
 
     experiment: str
@@ -110,6 +114,8 @@ class Report:
     curves: list[Curves] = field(default_factory=list)
     settings: dict[str, dict[str, int]] = field(default_factory=dict)
     left_out: pd.DataFrame | None = None
+    compared_results: pd.DataFrame | None = None
+    folds_per_repetition: int = 2
 
     @property
     def sign_test_options(self) -> dict:
@@ -237,6 +243,8 @@ def compute_report(
         ],
         settings=run_settings(runs.provenance(), experiment),
         left_out=runs.left_out(),
+        compared_results=compared_results,
+        folds_per_repetition=folds_per_repetition,
     )
     ranked = [model for model in models if model in logged]
     for metric in metrics:

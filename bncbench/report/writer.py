@@ -279,7 +279,9 @@ def _overrides(settings: dict) -> str:
 
     def override(value) -> str:
         if isinstance(value, list):
-            return "[" + ",".join(map(str, value)) + "]"
+            return "[" + ",".join(map(override, value)) + "]"
+        if isinstance(value, dict):
+            return "{" + ",".join(f"{key}:{override(item)}" for key, item in value.items()) + "}"
         return "null" if value is None else str(value)
 
     return ", ".join(f"`report.{key}={override(value)}`" for key, value in settings.items())
