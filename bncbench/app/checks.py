@@ -15,6 +15,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
+from bncbench.protocol.cell import DISCRETISATIONS
 from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
 
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
@@ -61,8 +62,12 @@ def check_settings(cfg: DictConfig) -> None:
             if key not in primary[node]:
                 raise ConfigError(unknown_setting_message(f"{node}.{key}"))
     try:
-        for key, minimum in (("repetitions", 1), ("folds", 2), ("seed", 0)):
+        for key, minimum in (("repetitions", 1), ("folds", 2), ("seed", 0), ("bins", 2), ("sample_rows", 1)):
             _check_integer(f"cv.{key}", cfg.cv[key], minimum)
+        if cfg.cv.discretisation not in DISCRETISATIONS:
+            raise ConfigError(
+                f"cv.discretisation must be one of {', '.join(DISCRETISATIONS)}, got {cfg.cv.discretisation!r}."
+            )
         threads = cfg.numba_threads
         if threads != "auto":
             _check_integer("numba_threads", threads, 1, also="or auto (a share of the cores)")
@@ -122,7 +127,7 @@ def check_report(cfg: DictConfig) -> None:
     report = OmegaConf.to_container(cfg.report, resolve=True)
     try:
         check_report_settings(
-            experiment_comparisons(experiment),
+            experiment_comparisons(experiment, derived=report.get("best_of") or {}),
             experiment.get("metrics") or [],
             RUN_METRICS,
             draws=report.get("draws"),
@@ -130,6 +135,8 @@ def check_report(cfg: DictConfig) -> None:
             alpha=report.get("alpha"),
             published=report.get("published"),
             reference_tying=report.get("reference_tying", "level"),
+            counting=report.get("counting", "means"),
+            best_of=report.get("best_of") or {},
         )
     except ConfigError as err:
         raise ConfigError(f"experiment {experiment.get('name')!r}: {err}") from None

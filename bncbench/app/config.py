@@ -111,7 +111,10 @@ def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
 
 def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], models: dict[str, dict]) -> Plan:
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
-    cv = CrossValidationSettings(**{key: int(cfg.cv[key]) for key in ("repetitions", "folds", "seed")})
+    cv = CrossValidationSettings(
+        **{key: int(cfg.cv[key]) for key in ("repetitions", "folds", "seed", "bins", "sample_rows")},
+        discretisation=str(cfg.cv.discretisation),
+    )
     settings_read = _settings_read(cfg, models)
     labels = {model: _label(models[model], read, cv) for model, read in settings_read.items()}
     cells = []
@@ -125,7 +128,7 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
         datasets=tuple(datasets),
         models=tuple(models),
         cv=cv,
-        comparisons=tuple(experiment_comparisons(experiment)),
+        comparisons=tuple(experiment_comparisons(experiment, derived=cfg.report.best_of or {})),
         metrics=tuple(experiment.get("metrics") or ()),
         report=OmegaConf.to_container(cfg.report, resolve=True),
         overrides=tuple(overrides),
@@ -148,8 +151,10 @@ def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> s
         value = model["estimator_params"][parameter]
         if setting not in _SHOWN_OFF_DEFAULT or value != estimator_defaults(estimator)[parameter]:
             parts.append(f"{_LABELS.get(setting, setting)}={value}")
-    if cv != CrossValidationSettings():
+    if (cv.repetitions, cv.folds, cv.seed) != (5, 2, 1):
         parts.append(f"cv={cv.repetitions}x{cv.folds},seed={cv.seed}")
+    if cv.discretisation != "mdl":
+        parts.append(f"ef{cv.bins},sample={cv.sample_rows}")
     return " ".join(parts)
 
 

@@ -285,7 +285,8 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
     data = dataset_digest(spec, destination.data_dir)  # after loading, which fetches a dataset not yet stored
     tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
     tracking.set_tags(client, run_id, {tag.DATA_DIGEST: data.digest})
-    result = cross_validate(dataset, cell.semantic()["model"], cv.repetitions, cv.folds, cv.seed)
+    result = cross_validate(dataset, cell.semantic()["model"], cv.repetitions, cv.folds, cv.seed, cv.discretisation,
+                            **cv.discretiser_params())
 
     metrics = [
         (f"fold/{name}", value, fold)

@@ -58,7 +58,35 @@ def bin_codes(values: np.ndarray, cut_points: np.ndarray) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-class MDLDiscretizer(TransformerMixin, BaseEstimator):
+class CutPointDiscretizer(TransformerMixin, BaseEstimator):
+    """What every discretiser here shares: ``cut_points_`` per numeric column, found by ``fit``, and
+    ``transform`` by :func:`bin_codes`, a missing value becoming the bin after the last unless
+    ``missing`` is ``"keep"`` (:class:`MDLDiscretizer`'s parameter)."""
+
+    missing = "bin"
+
+    def _check_missing(self) -> None:
+        if self.missing not in ("bin", "keep"):
+            raise ValueError(f"missing must be 'bin' or 'keep', got {self.missing!r}.")
+
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
+        """Replace each numeric column by its int64 bin codes; other columns unchanged."""
+        check_is_fitted(self)
+        _check_frame(X)
+        if list(X.columns) != list(self.feature_names_in_):
+            raise ValueError(
+                f"X has columns {list(X.columns)}, but the discretiser was fitted on "
+                f"{list(self.feature_names_in_)}."
+            )
+        out = X.copy()
+        for column, cut_points in self.cut_points_.items():
+            values = _as_float(X[column])
+            codes = bin_codes(values, cut_points)
+            out[column] = np.where(np.isnan(values), np.nan, codes) if self.missing == "keep" else codes
+        return out
+
+
+class MDLDiscretizer(CutPointDiscretizer):
     """Discretise the numeric columns of a DataFrame by Fayyad & Irani's MDL method.
 
     Every numeric column (numeric dtype, not boolean) gets its cut points from the training
@@ -107,8 +135,7 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
     def fit(self, X: pd.DataFrame, y) -> MDLDiscretizer:
         """Find the cut points of every numeric column of ``X`` given the classes ``y``."""
         _check_frame(X)
-        if self.missing not in ("bin", "keep"):
-            raise ValueError(f"missing must be 'bin' or 'keep', got {self.missing!r}.")
+        self._check_missing()
         labels = pd.Series(np.asarray(y, dtype=object))
         if len(labels) != len(X):
             raise ValueError(f"X has {len(X)} rows but y has {len(labels)} labels.")
@@ -124,22 +151,6 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         return self
 
-    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
-        """Replace each numeric column by its int64 bin codes; other columns unchanged."""
-        check_is_fitted(self)
-        _check_frame(X)
-        if list(X.columns) != list(self.feature_names_in_):
-            raise ValueError(
-                f"X has columns {list(X.columns)}, but the discretiser was fitted on "
-                f"{list(self.feature_names_in_)}."
-            )
-        out = X.copy()
-        for column, cut_points in self.cut_points_.items():
-            values = _as_float(X[column])
-            codes = bin_codes(values, cut_points)
-            out[column] = np.where(np.isnan(values), np.nan, codes) if self.missing == "keep" else codes
-        return out
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
@@ -150,7 +161,7 @@ class MDLDiscretizer(TransformerMixin, BaseEstimator):
 
 def _check_frame(X: object) -> None:
     if not isinstance(X, pd.DataFrame):
-        raise TypeError(f"MDLDiscretizer needs a pandas DataFrame, got {type(X).__name__}.")
+        raise TypeError(f"a discretiser needs a pandas DataFrame, got {type(X).__name__}.")
 
 
 def _is_numeric(column: pd.Series) -> bool:

@@ -29,17 +29,38 @@ from bncbench.bnc.structures import STRUCTURES, structure_class, structure_defau
 SEMANTIC_KEYS = ("dataset", "model", "cv")
 
 
+#: How the numeric attributes of a training fold are discretised (``cv.discretisation``).
+DISCRETISATIONS = ("mdl", "equal_frequency")
+
+
 @dataclass(frozen=True)
 class CrossValidationSettings:
     """``repetitions`` x stratified ``folds``-fold cross-validation, the repetitions' seeds derived
-    from ``seed`` (``bncbench.protocol.cross_validation.repetition_seeds``)."""
+    from ``seed`` (``bncbench.protocol.cross_validation.repetition_seeds``), the numeric attributes
+    discretised per training fold by ``discretisation``: ``mdl`` (Fayyad & Irani), or
+    ``equal_frequency`` into ``bins`` bins fitted on a seeded sample of at most ``sample_rows``
+    training rows (the SkDB paper's EF5, Sect. 3). ``bins`` and ``sample_rows`` are read by
+    ``equal_frequency`` only.
+
+    ``as_dict`` (hence ``cfg_hash``) holds the discretisation only off the default, MDL: the hashes
+    logged before it was a setting are those of MDL."""
 
     repetitions: int = 5
     folds: int = 2
     seed: int = 1
+    discretisation: str = "mdl"
+    bins: int = 5
+    sample_rows: int = 100_000
 
     def as_dict(self) -> dict:
-        return {"repetitions": self.repetitions, "folds": self.folds, "seed": self.seed}
+        protocol = {"repetitions": self.repetitions, "folds": self.folds, "seed": self.seed}
+        if self.discretisation != "mdl":
+            protocol["discretisation"] = {"method": self.discretisation, **self.discretiser_params()}
+        return protocol
+
+    def discretiser_params(self) -> dict:
+        """The parameters the discretisation reads: ``{}`` for MDL."""
+        return {"bins": self.bins, "sample_rows": self.sample_rows} if self.discretisation != "mdl" else {}
 
 
 @dataclass(frozen=True)

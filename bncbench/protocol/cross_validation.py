@@ -1,7 +1,7 @@
 """The cross-validation of one cell: ``repetitions`` x stratified ``folds``-fold CV of a model on a
-dataset, with MDL discretisation fitted per training fold, the losses of every fold and the timings of
-fit and prediction (without numba's compilation). Pure: no MLflow, no Hydra; ``bncbench.app.runner``
-logs what it returns.
+dataset, with MDL (or equal-frequency) discretisation fitted per training fold, the losses of every
+fold and the timings of fit and prediction (without numba's compilation). Pure: no MLflow, no Hydra;
+``bncbench.app.runner`` logs what it returns.
 """
 
 import logging
@@ -14,10 +14,11 @@ from sklearn.model_selection import StratifiedKFold
 
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.progress import task
-from bncbench.core.errors import DatasetError
+from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
+from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
 from bncbench.protocol.models import discretises, make_model
 
 log = logging.getLogger(__name__)
@@ -46,12 +47,13 @@ def repetition_seeds(seed: int, repetitions: int) -> list[int]:
 
 
 def cross_validate(
-    dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1
+    dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1, discretisation: str = "mdl",
+    **discretiser_params,
 ) -> CrossValidation:
     """``repetitions`` x stratified ``folds``-fold CV of a model (``bncbench.protocol.models``) on ``dataset``.
 
-    Per fold, ``MDLDiscretizer`` is fitted on the training part only and applied to both parts (unless
-    a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed.
+    Per fold, the discretiser (``discretiser``) is fitted on the training part only and applied to both
+    parts (unless a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed.
     ``fit_seconds`` times the classifier's ``fit``, ``predict_seconds`` its ``predict_proba`` (the
     predicted class is the arg-max), both by ``time.perf_counter``; discretisation is timed by neither,
     and neither holds numba's compilation (``bncbench.core.timing.timed``, after an untimed warm-up fit on
@@ -69,7 +71,10 @@ def cross_validate(
         A model config (``conf/model``): BNClassifier arguments or a baseline.
     repetitions, folds, seed : int
         The CV protocol; see ``repetition_seeds``.
+    discretisation : {"mdl", "equal_frequency"}
+        With ``discretiser_params`` (``bins``, ``sample_rows``); see ``discretiser``.
     """
+    discretiser(discretisation, 0, **discretiser_params)  # a bad setting fails before any fold
     seeds = repetition_seeds(seed, repetitions)
     classes, y_codes = _class_codes(dataset.y)
     _check_folds(dataset.name, np.bincount(y_codes), int(folds))
@@ -79,7 +84,8 @@ def cross_validate(
             index = len(fold_metrics)
             with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
                 proba, seconds, classifier = _fit_predict(
-                    dataset, train, test, model, rep_seed, classes, warm_up=index == 0
+                    dataset, train, test, model, rep_seed, classes, warm_up=index == 0,
+                    discretise=lambda seed=rep_seed: discretiser(discretisation, seed, **discretiser_params),
                 )
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             counts = {name: count(proba, y_codes[test]) for name, count in {**CLIPPING, **COUNTS}.items()}
@@ -129,11 +135,24 @@ def _check_folds(name: str, class_counts: np.ndarray, folds: int) -> None:
         )
 
 
-def _fit_predict(dataset, train, test, model, random_state, classes, warm_up=False):
+def discretiser(discretisation: str, random_state: int, **params):
+    """The unfitted discretiser of a training fold: ``MDLDiscretizer`` for ``"mdl"``, or
+    ``EqualFrequencyDiscretizer(**params)`` whose sample of rows is drawn with ``random_state`` (the
+    repetition's seed, so the sample is fixed by ``cv.seed``)."""
+    if discretisation == "mdl":
+        return MDLDiscretizer()
+    if discretisation == "equal_frequency":
+        return EqualFrequencyDiscretizer(**params, random_state=random_state)
+    raise ConfigError(f"cv.discretisation must be mdl or equal_frequency, got {discretisation!r}.")
+
+
+def _fit_predict(dataset, train, test, model, random_state, classes, warm_up, discretise):
     X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
     y_train = dataset.y.iloc[train]
     if discretises(model):
-        discretizer = MDLDiscretizer(missing="keep" if model.get("missing") == "ignore" else "bin").fit(X_train, y_train)
+        # a model that ignores missing values reads them as NaN (BNClassifier(missing="ignore"))
+        missing = "keep" if model.get("missing") == "ignore" else "bin"
+        discretizer = discretise().set_params(missing=missing).fit(X_train, y_train)
         X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
     if warm_up:
         _warm_up(model, X_train, y_train, X_test, random_state)

@@ -201,8 +201,11 @@ def _as_list(value) -> list:
     return value if isinstance(value, list) else [value]
 
 
-def experiment_comparisons(experiment: Mapping) -> list[dict]:
+def experiment_comparisons(experiment: Mapping, derived=()) -> list[dict]:
     """The ``{a, b}`` comparisons of an experiment with patterns expanded.
+
+    ``derived`` names models the report makes from the runs of others (``report.best_of``), which a
+    comparison without a pattern may name beside ``experiment.models``.
 
     ``a`` or ``b`` may be a shell-style pattern over ``experiment.models``: ``{a: "tan_hdp_*", b:
     tan_hdp_level_it50000}`` compares every matching model with the reference, never a model with
@@ -219,7 +222,7 @@ def experiment_comparisons(experiment: Mapping) -> list[dict]:
         if any(is_pattern(side) for side in sides):
             matched = [fnmatch.filter(models, side) for side in sides]
         else:
-            outside = [side for side in sides if side not in models]
+            outside = [side for side in sides if side not in models and side not in derived]
             if outside:
                 raise ConfigError(
                     f"comparison {dict(comparison)} names {outside}, which are not in experiment.models "

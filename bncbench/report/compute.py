@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
+from bncbench.report.best_of import best_of as hindsight_picks
+from bncbench.report.best_of import check_best_of
 from bncbench.report.error_counts import with_total_errors
 from bncbench.report.published import published_tables
 from bncbench.report.published_table import PublishedTable
@@ -25,6 +27,7 @@ from bncbench.report.significance import (
     friedman_nemenyi,
     wilcoxon_across_datasets,
 )
+from bncbench.report.significant_wdl import check_counting, wilcoxon_wdl_table
 from bncbench.report.tables import pair, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, check_options
 from bncbench.report.win_loss_curves import model_specs, win_loss_curves
@@ -89,6 +92,10 @@ class Report:
         Settings and versions of the runs read (:func:`bncbench.report.run_settings.run_settings`).
     left_out : pandas.DataFrame or None
         Runs of the cells with other settings or data (None: not checked against cells).
+    compared_results : pandas.DataFrame or None
+        ``results`` with the rows of the ``report.best_of`` models, which the comparisons read (None: ``results``).
+    folds_per_repetition : int
+        ``cv.folds``: the 5x2cv tests are defined for 2 only.
     """
 
     experiment: str
@@ -109,6 +116,8 @@ class Report:
     curves: list[Curves] = field(default_factory=list)
     settings: dict[str, dict[str, int]] = field(default_factory=dict)
     left_out: pd.DataFrame | None = None
+    compared_results: pd.DataFrame | None = None
+    folds_per_repetition: int = 2
 
     @property
     def sign_test_options(self) -> dict:
@@ -132,6 +141,8 @@ def compute_report(
     published: Sequence[str] = (),
     reference_tying: str = "level",
     folds_per_repetition: int = 2,
+    counting: str = "means",
+    best_of: Mapping[str, Sequence[str]] | None = None,
     test_rows: Callable[[str], np.ndarray] | None = None,
 ) -> Report:
     """Compute every table, test and figure's data of an experiment from its MLflow runs.
@@ -158,6 +169,12 @@ def compute_report(
         HDP paper, journal Fig. 5).
     folds_per_repetition : int
         Folds per cross-validation repetition, for the 5x2cv tests.
+    counting : {"means", "wilcoxon"}
+        How the comparisons' W-D-L count a dataset: by the mean losses, or as the SkDB paper counts
+        (:mod:`bncbench.report.significant_wdl`).
+    best_of : mapping, optional
+        ``{name: [model, ...]}``: models picked per dataset in hindsight (:mod:`bncbench.report.best_of`),
+        which comparisons and published tables may name.
     test_rows : callable, optional
         ``dataset -> test rows of each fold``, for the runs that predate their folds' error counts
         (``bncbench.report.error_counts``).
@@ -181,14 +198,18 @@ def compute_report(
         counts = runs.fold_metrics(results["run_id"], ["zero_one_loss", "errors"])
         results = with_total_errors(results, counts, test_rows)
     options = {"draws": draws, "round": round, "alpha": alpha}
+    check_counting(counting)
     datasets = None if datasets is None else list(datasets)
     models = list(models) if models else sorted(results["model"].unique())
-    logged = set(results["model"])
     metrics = list(metrics)
     comparisons = list(comparisons)
     pairs = [pair(comparison) for comparison in comparisons]
     tables = published_tables(published)
-    wdls = wdl_table(results, comparisons, metrics, datasets=datasets, **options)
+    test_metrics = list(dict.fromkeys(metrics + [cell.metric for t in tables for cell in t.cells]))
+    test_metrics = [metric for metric in test_metrics if metric in results.columns]
+    hindsight = hindsight_picks(results, best_of or {}, test_metrics)
+    compared_results = pd.concat([results, hindsight.rows], ignore_index=True) if best_of else results
+    logged = set(compared_results["model"])
 
     published_pairs = [
         (cell.a, cell.b)
@@ -197,35 +218,42 @@ def compute_report(
         if {cell.a, cell.b} <= logged and cell.metric in results.columns
     ]
     tested_pairs = list(dict.fromkeys(pairs + published_pairs))
-    test_metrics = list(dict.fromkeys(metrics + [cell.metric for t in tables for cell in t.cells]))
-    test_metrics = [metric for metric in test_metrics if metric in results.columns]
     compared = {model for pair_ in tested_pairs for model in pair_}
-    folds = runs.fold_metrics(results.loc[results["model"].isin(compared), "run_id"], test_metrics)
+    run_ids = compared_results.loc[compared_results["model"].isin(compared), "run_id"]
+    folds = hindsight.fold_metrics(runs.fold_metrics([*run_ids, *hindsight.picks["run_id"]], test_metrics))
     tests = dataset_tests(
-        results,
+        compared_results,
         folds,
         tested_pairs,
         test_metrics,
         datasets=datasets,
         folds_per_repetition=folds_per_repetition,
     )
+    if counting == "wilcoxon":
+        wdls = wilcoxon_wdl_table(compared_results, tests, comparisons, metrics, datasets=datasets, **options)
+    else:
+        wdls = wdl_table(compared_results, comparisons, metrics, datasets=datasets, **options)
     report = Report(
         experiment=experiment,
-        options={**options, "published": list(published), "reference_tying": reference_tying},
+        options={**options, "published": list(published), "reference_tying": reference_tying,
+                 **({"counting": counting} if counting != "means" else {}),
+                 **({"best_of": dict(best_of)} if best_of else {})},
         datasets=datasets,
         models=models,
         metrics=metrics,
         comparisons=pairs,
         results=results,
         wdls=wdls,
-        wilcoxon=wilcoxon_across_datasets(results, pairs, metrics, datasets=datasets),
+        wilcoxon=wilcoxon_across_datasets(compared_results, pairs, metrics, datasets=datasets),
         tests=tests,
         published=[
-            (table, compare_published(table, results, dataset_tests=tests, datasets=datasets, **options))
+            (table, compare_published(table, compared_results, dataset_tests=tests, datasets=datasets, **options))
             for table in tables
         ],
         settings=run_settings(runs.provenance(), experiment),
         left_out=runs.left_out(),
+        compared_results=compared_results,
+        folds_per_repetition=folds_per_repetition,
     )
     ranked = [model for model in models if model in logged]
     for metric in metrics:
@@ -273,6 +301,8 @@ def check_report_settings(
     alpha: float = 0.05,
     published: Sequence[str] | None = (),
     reference_tying: str = "level",
+    counting: str = "means",
+    best_of: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Check the settings of :func:`compute_report` without any data, before an experiment runs.
 
@@ -299,6 +329,8 @@ def check_report_settings(
             f"experiment.metrics names {unknown}; the metrics of every run are {', '.join(known_metrics)}."
         )
     check_options(draws, round, alpha)
+    check_counting(counting)
+    check_best_of(best_of or {})
     published_tables(published)
     if not isinstance(reference_tying, str):
         raise ConfigError(

@@ -28,6 +28,7 @@ NOT_LOGGED = "not logged"
 CONFIG_KEYS = {
     "datasets": ("experiment.datasets", "suite"),
     "CV": ("cv.repetitions", "cv.folds", "cv.seed"),
+    "discretisation": ("cv.discretisation", "cv.bins", "cv.sample_rows"),
     "HDP iterations": ("hdp.iterations",),
 }
 #: Where ours comes from when no override of the command sets it.
@@ -89,6 +90,8 @@ def _ours(
     if setting == "datasets" and not compared.empty:
         per_cell = (compared["wins"] + compared["draws"] + compared["losses"]).astype(int)
         return [str(n) for n in sorted(per_cell.unique())]
+    if setting == "discretisation" and "discretisation" in settings:  # logged by runs off MDL, the default
+        return list(settings["discretisation"])
     if setting == "discretisation":
         seen = {_discretises(model) for cell in table.cells for model in (cell.a, cell.b) if model is not None}
         return sorted(DISCRETISATION[value] for value in seen - {None})

@@ -118,6 +118,9 @@ class PublishedTable:
         True when the paper counts a dataset as a win or a loss only where a paired test on the
         folds is significant, and as a draw elsewhere (the SkDB paper: Wilcoxon signed-rank).
         Ours are then counted the same way, on the fold scores.
+    in_layout : bool
+        The report also shows the table in the paper's layout, rows by columns, the paper's record and
+        ours in each cell.
     notes : tuple of str
         Caveats shown with the table: protocol differences, transcription remarks, footnotes.
     protocol : dict of str to str
@@ -141,6 +144,7 @@ class PublishedTable:
     forest: str = ""
     competitor: str = ""
     per_dataset_significance: bool = False
+    in_layout: bool = False
     notes: tuple[str, ...] = field(default=())
     scatters: tuple[PublishedScatter, ...] = field(default=())
     protocol: Mapping[str, str] = field(default_factory=dict)

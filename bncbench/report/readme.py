@@ -15,6 +15,7 @@ import pandas as pd
 from bncbench.core.names import check_path_name
 from bncbench.report.compute import Report
 from bncbench.report.significance import Undefined
+from bncbench.report.significant_wdl import wilcoxon_legend
 from bncbench.report.tables import markdown_table, markdown_text, wdl_legend
 from bncbench.report.win_draw_loss import win_draw_loss
 
@@ -101,7 +102,7 @@ def significance_section(report: Report, clipped: list[str]) -> Section:
         ].set_index("dataset")
         counts = [
             win_draw_loss(
-                report.results,
+                report.results if report.compared_results is None else report.compared_results,
                 w.a,
                 w.b,
                 w.metric,
@@ -118,7 +119,11 @@ def significance_section(report: Report, clipped: list[str]) -> Section:
                 f"**{record}**" if w.significant else record,
                 f"{w.p_value:.3g}",
                 _p(wilcoxon.get((w.a, w.b, w.metric))),
-                *(f"{c.wins}–{c.draws}–{c.losses}" for c in counts),
+                *(
+                    "—" if column != "wilcoxon_p_value" and report.folds_per_repetition != 2
+                    else f"{c.wins}–{c.draws}–{c.losses}"
+                    for column, c in zip(FOLD_TESTS, counts, strict=True)
+                ),
                 _missing(w.missing),
             ]
         )
@@ -133,7 +138,7 @@ def significance_section(report: Report, clipped: list[str]) -> Section:
                 "[results.csv](results.csv)"
             ),
             "",
-            wdl_legend(**options),
+            (wilcoxon_legend if report.options.get("counting") == "wilcoxon" else wdl_legend)(**options),
             "",
             (
                 f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three "
@@ -141,6 +146,12 @@ def significance_section(report: Report, clipped: list[str]) -> Section:
                 f"gives p ≤ {options['alpha']} (Dietterich's 5x2cv t-test, Alpaydin's combined 5x2cv "
                 f"F-test, Wilcoxon signed-rank on the fold differences); per-dataset statistics in "
                 f"tests.csv."
+                + (
+                    f" The 5x2cv tests need 2-fold CV repetitions (cv.folds = {report.folds_per_repetition} "
+                    "here): —."
+                    if report.folds_per_repetition != 2
+                    else ""
+                )
             ),
             "",
             markdown_table(header, rows),

@@ -43,6 +43,8 @@ PROVENANCE = {
     "git_dirty": ("tags", tag.GIT_DIRTY),
     "data_digest": ("tags", tag.DATA_DIGEST),
     "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.tracking.reuse)
+    "cv.discretisation": ("params", "cv.discretisation.method"),  # logged off the default (MDL) only
+    "cv.bins": ("params", "cv.discretisation.bins"),
 }
 #: Params the runner logs that follow from the semantic config rather than belong to it.
 _DERIVED_PARAMS = ("cv.seeds",)

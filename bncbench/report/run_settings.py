@@ -9,7 +9,7 @@ import pandas as pd
 from bncbench.report.tables import markdown_text
 
 #: The settings in the order shown; data digests (one setting per dataset) come last.
-SETTINGS = ("CV", "HDP iterations", "datasets", "bncbench version", "git commit", "computed in experiment")
+SETTINGS = ("CV", "discretisation", "HDP iterations", "datasets", "bncbench version", "git commit", "computed in experiment")
 DIGEST_PREFIX = "data digest of "
 NOT_LOGGED = "not logged"
 _SHORT = 8
@@ -38,10 +38,14 @@ def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dic
     cv = (runs["cv.repetitions"] + "x" + runs["cv.folds"] + ", seed " + runs["cv.seed"]).where(
         provenance["cv.repetitions"].notna(), NOT_LOGGED
     )
+    equal_frequency = provenance["cv.discretisation"] == "equal_frequency"
+    discretisation = pd.Series("MDL", index=runs.index).where(~equal_frequency, runs["cv.bins"] + "-bin equal frequency")
     computed_in = provenance["experiment"]
     copied = experiment is not None and (computed_in.notna() & (computed_in != experiment)).any()
     values = {
         "CV": cv,
+        # only where some run logged it (cv.discretisation off its default): reports of MDL runs state nothing new
+        "discretisation": discretisation if equal_frequency.any() else discretisation.iloc[:0],
         "HDP iterations": runs.loc[provenance["iterations"].notna(), "iterations"],
         "datasets": pd.Series(str(runs["dataset"].nunique()), index=runs.index),
         "bncbench version": runs["bncbench"],

@@ -16,6 +16,7 @@ import pandas as pd
 from bncbench.report.differences import protocol_lines, protocol_rows
 from bncbench.report.published_table import PublishedCell, PublishedTable
 from bncbench.report.significance import wilcoxon_across_datasets
+from bncbench.report.significant_wdl import fold_p_values
 from bncbench.report.tables import markdown_table
 from bncbench.report.win_draw_loss import WinDrawLoss, paired_means, win_draw_loss
 
@@ -143,16 +144,7 @@ def _status(cell: PublishedCell, results: pd.DataFrame) -> str:
 def _fold_p_values(
     table: PublishedTable, cell: PublishedCell, dataset_tests: pd.DataFrame | None
 ) -> pd.Series | None:
-    if not table.per_dataset_significance:
-        return None
-    if dataset_tests is None:
-        return pd.Series(dtype=float)
-    tests = dataset_tests.loc[
-        (dataset_tests["a"] == cell.a)
-        & (dataset_tests["b"] == cell.b)
-        & (dataset_tests["metric"] == cell.metric)
-    ]
-    return tests.set_index("dataset")["wilcoxon_p_value"]
+    return fold_p_values(dataset_tests, cell.a, cell.b, cell.metric) if table.per_dataset_significance else None
 
 
 def _ours(w: WinDrawLoss, cell: PublishedCell) -> dict:
@@ -229,6 +221,7 @@ def published_markdown(
         f"Source: {table.citation}. Shown by `report.published: [{table.key}]`.",
         "",
         *protocol_lines(protocol_rows(table, comparison, settings)),
+        *(paper_layout(comparison) if table.in_layout else []),
         markdown_table(header, rows),
         (
             "Records are wins–draws–losses of the row's classifier A against B; bold: significant (sign test, "
@@ -256,6 +249,22 @@ def published_markdown(
         *(f"- {note}" for note in table.notes),
     ]
     return "\n".join(lines) + "\n"
+
+
+def paper_layout(comparison: pd.DataFrame) -> list[str]:
+    """The table as the paper lays it out, rows by columns, each cell "the paper's record / ours"."""
+    columns = list(dict.fromkeys(comparison["column"]))
+    grid = {row: dict.fromkeys(columns, "") for row in dict.fromkeys(comparison["row"])}
+    for _, cell in comparison.iterrows():
+        grid[cell["row"]][cell["column"]] = f"{_published_record(cell)} / {_our_record(cell)}"
+    return [
+        "In the paper's layout, each cell the paper's record / ours (wins–draws–losses of the row against the "
+        "column; bold: significant by the sign test):",
+        "",
+        markdown_table(["", *columns], [[row, *cells.values()] for row, cells in grid.items()]),
+        "Cell by cell:",
+        "",
+    ]
 
 
 def _gaps(compared: pd.DataFrame) -> str:

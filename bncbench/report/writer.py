@@ -35,12 +35,16 @@ from bncbench.report.readme import (
 )
 from bncbench.report.run_settings import settings_lines
 from bncbench.report.side_by_side import published_markdown
+from bncbench.report.significant_wdl import wilcoxon_legend
 from bncbench.report.staging import staged
 from bncbench.report.tables import csv_safe, markdown_text, to_frame, to_latex, to_markdown, wdl_legend
 
 #: Settings that say where things are, not what the report shows: left out of its regenerate command,
 #: but for a relative ``report_dir`` (e.g. ``reports/paper_protocol``), without which the command would
 #: write the report into another report's folder.
+#: ``report.*`` settings added after reports were committed, with their defaults: a report states them
+#: only off the default, so that the reports committed before regenerate byte for byte.
+ADDED_LATER = {"counting": "means", "best_of": {}}
 PLACES = ("tracking_uri", "report_dir", "data_dir", "artifact_location", "runs_dir")
 #: Files a report may write besides the figures; removed first, so none is left from an older run.
 OUTPUTS = (
@@ -123,7 +127,7 @@ def write_report(
             f"{place} holds {in_the_way}: write this report elsewhere (report_dir=...) or replace that one "
             "(--replace)."
         )
-    settings = dict(plan.report)
+    settings = {key: value for key, value in plan.report.items() if ADDED_LATER.get(key, ...) != value}
     report = compute_report(
         tracking_uri,
         plan.experiment,
@@ -138,6 +142,8 @@ def write_report(
         published=settings.get("published") or [],
         reference_tying=settings.get("reference_tying", "level"),
         folds_per_repetition=plan.cv.folds,
+        counting=settings.get("counting", "means"),
+        best_of=settings.get("best_of") or {},
         test_rows=plan_test_rows(plan, data_dir),
     )
     command = regenerate_command(list(plan.overrides), plan.experiment)
@@ -242,12 +248,13 @@ def write_files(
                 report.wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
             )
         ).to_csv(out / "wdl.csv", index=False)
-        legend = wdl_legend(**options)
+        legend_of = wilcoxon_legend if report.options.get("counting") == "wilcoxon" else wdl_legend
+        legend = legend_of(**options)
         clipped = clipping_notes(report.results, report.wdls, report.datasets)
         title = f"# Win–draw–loss: {markdown_text(report.experiment)}"
         wdl_markdown = f"{title}\n\n{legend}\n\n{to_markdown(report.wdls)}"
         (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
-        caption = wdl_legend(**options, dash="--", less_equal=r"$\le$")
+        caption = legend_of(**options, dash="--", less_equal=r"$\le$")
         (out / "wdl.tex").write_text(to_latex(report.wdls, caption=caption), encoding="utf-8")
         csv_safe(report.tests).to_csv(out / "tests.csv", index=False)
         _write_published(out, report)
@@ -307,7 +314,9 @@ def _overrides(settings: dict) -> str:
 
     def override(value) -> str:
         if isinstance(value, list):
-            return "[" + ",".join(map(str, value)) + "]"
+            return "[" + ",".join(map(override, value)) + "]"
+        if isinstance(value, dict):
+            return "{" + ",".join(f"{key}:{override(item)}" for key, item in value.items()) + "}"
         return "null" if value is None else str(value)
 
     return ", ".join(f"`report.{key}={override(value)}`" for key, value in settings.items())

@@ -13,17 +13,8 @@ from bncbench.core.metrics import LOSSES
 
 
 @pytest.fixture(scope="module")
-def small_problem():
-    rng = np.random.default_rng(5)
-    n = 60
-    y = rng.integers(0, 3, n)
-    a = (y + (rng.random(n) < 0.3)) % 3
-    b = np.where(rng.random(n) < 0.7, a % 2, rng.integers(0, 2, n))
-    c = rng.integers(0, 4, n)
-    d = (b + c + y) % 2
-    codes = np.column_stack([a, b, c, d, y]).astype(np.int64)
-    cards = np.array([3, 2, 4, 2])
-    return codes, cards
+def small_problem(dependent_codes):
+    return dependent_codes(60, 5)
 
 
 def _brute_force_grid(codes, cards, parents, order, k_max, m, loss):

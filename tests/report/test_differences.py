@@ -64,20 +64,21 @@ def test_the_section_gathers_what_differs_and_names_the_override_that_made_it(re
     lines = differences_section(published, SETTINGS, command)
     text = "\n".join(lines)
     assert lines[0] == "## What differs from the paper, and why"
+    m_estimate = " with m-estimates backing off to p(x) (*_m_estimate)"
     both = (
-        "Table 2 (HDP paper) against scikit-learn's random forest (random_forest); "
-        "Table 2 (HDP paper) against Weka's RandomForest (weka_random_forest)"
+        f"Table 2 (HDP paper) against scikit-learn's random forest (random_forest){m_estimate}; "
+        f"Table 2 (HDP paper) against Weka's RandomForest (weka_random_forest){m_estimate}"
     )
     assert f"| HDP iterations | 50000 | 5000 | `hdp.iterations=5000` in this report's command | {both} |" in text
     assert (
         "| forest | Weka's RandomForest (weka_random_forest) | scikit-learn's random forest (random_forest) | "
         "the model the table's cells compare with, picked by its key in `report.published` | Table 2 (HDP paper) "
-        "against scikit-learn's "
-        "random forest (random_forest) |"
+        f"against scikit-learn's random forest (random_forest){m_estimate} |"
     ) in text
     assert (
-        "The same as the paper: CV (5x2); discretisation (MDL); forest (Weka's RandomForest (weka_random_forest)) "
-        "in Table 2 (HDP paper) against Weka's RandomForest (weka_random_forest)."
+        "The same as the paper: CV (5x2); discretisation (MDL); m-estimate (m-estimates backing off to p(x) "
+        "(*_m_estimate)); forest (Weka's RandomForest (weka_random_forest)) in Table 2 (HDP paper) against Weka's "
+        f"RandomForest (weka_random_forest){m_estimate}."
     ) in text
     assert differences_section([], SETTINGS, command) == []
 

@@ -14,7 +14,8 @@ PAPERS = (
     Path(__file__).resolve().parents[3] / "shared" / "papers"
 )  # ../shared/papers of the checkout
 MODEL = re.compile(
-    r"((nb|tan|kdb[1-5]|skdb|aode)_(m_estimate|m_class_kept|m_java|m1|hdp)|random_forest|weka_random_forest|xgboost)"
+    r"((nb|tan|kdb[1-5]|skdb|skdb[1-4]|skdb_fixed[1-5]|aode)_(m_estimate|m_class_kept|m_java|m1|hdp)"
+    r"|random_forest|weka_random_forest|xgboost|kdb_best_k)"
 )
 
 

@@ -254,7 +254,8 @@ def test_write_report_everything(hdp_store, tmp_path, hdp_config):
     assert "## What differs from the paper, and why" in top
     assert (
         f"| datasets | 68 | 6 | the experiment's datasets where both models of a cell have runs | {table1}; "
-        "Table 2 (HDP paper) against scikit-learn's random forest (random_forest) |"
+        "Table 2 (HDP paper) against scikit-learn's random forest (random_forest) with m-estimates backing off to "
+        "p(x) (*_m_estimate) |"
     ) in top
     assert "| discretisation | 5-bin equal frequency | MDL | bncbench's cross-validation" in top
     assert f"The same as the paper: discretisation (MDL) in {table1}, Table 2 (HDP paper) against" in top

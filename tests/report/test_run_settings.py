@@ -7,8 +7,10 @@ from bncbench.report.run_settings import run_settings, settings_lines
 
 
 def provenance(*rows):
+    """Runs' provenance, row by row; columns a row leaves out at its end (``cv.discretisation``, ``cv.bins``,
+    logged off MDL only) are None."""
     columns = ["dataset", "model", "run_id", *PROVENANCE]
-    return pd.DataFrame([dict(zip(columns, row, strict=True)) for row in rows], columns=columns)
+    return pd.DataFrame([dict(zip(columns, row)) for row in rows], columns=columns)
 
 
 RUNS = provenance(
@@ -57,3 +59,11 @@ def test_runs_computed_in_another_experiment_are_counted_by_experiment():
     settings = run_settings(copied, "e")
     assert settings["computed in experiment"] == {"e": 2, "other": 1, "not logged": 1}
     assert "- computed in experiment: e (2 runs), other (1 run), not logged (1 run)" in settings_lines(settings, None)
+
+
+def test_the_discretisation_is_stated_only_where_a_run_logged_one_off_mdl():
+    assert "discretisation" not in run_settings(RUNS)
+    ef5 = RUNS.assign(**{"cv.discretisation": ["equal_frequency", None, None, None], "cv.bins": ["5", None, None, None]})
+    settings = run_settings(ef5)
+    assert settings["discretisation"] == {"5-bin equal frequency": 1, "MDL": 3}
+    assert "- discretisation: MDL (3 runs), 5-bin equal frequency (1 run)" in settings_lines(settings, None)

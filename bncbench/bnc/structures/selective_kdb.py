@@ -184,12 +184,16 @@ class Selection:
     attributes: list = field(default_factory=list)  # the chosen attributes, in mutual-information order
 
 
-def select(network, data, order, k_max, m=1.0, loss="rmse") -> Selection:
-    """Best (l, k') by leave-one-out; ties go to fewer attributes, then to smaller k (Sect. 2.1)."""
+def select(network, data, order, k_max, m=1.0, loss="rmse", select_k=True) -> Selection:
+    """Best (l, k') by leave-one-out; ties go to fewer attributes, then to smaller k (Sect. 2.1).
+
+    ``select_k=False`` is the SkDB paper's SKDB_k (Sect. 3.1): k' stays ``k_max`` and only the number
+    of attributes is chosen."""
     grid = leave_one_out_losses(network, data, order, k_max, m, loss)
-    best_l, best_k = 0, 0
+    candidate_k = range(grid.shape[0]) if select_k else [k_max]
+    best_l, best_k = 0, candidate_k[0]
     for l in range(grid.shape[1]):
-        for k in range(grid.shape[0]):
+        for k in candidate_k:
             if grid[k, l] < grid[best_k, best_l]:
                 best_l, best_k = l, k
     frame = pd.DataFrame(grid, index=pd.Index(range(k_max + 1), name="k"), columns=pd.Index(range(grid.shape[1]), name="n_attributes"))
@@ -203,11 +207,13 @@ class SelectiveKDependenceStructure(Structure):
     Parameters
     ----------
     k : int, default 5
-        k_max, the kDB learned before the selection.
+        k_max, the kDB learned before the selection: k' <= k is chosen (SkDB with k_max = k).
     loss : {"rmse", "zero_one_loss", "log_loss"}, default "rmse"
         The leave-one-out loss minimised; RMSE on the true class as in the paper (Eq. 1).
     m : float, default 1.0
         The m-estimate's m used for the selection (Appendix B).
+    select_k : bool, default True
+        False: k' stays ``k`` and only the attributes are selected, the paper's SKDB_k (Sect. 3.1).
 
     References
     ----------
@@ -216,19 +222,26 @@ class SelectiveKDependenceStructure(Structure):
     """
 
     name = "skdb"
-    presets = {"skdb": {"k": 5}}
+    presets = {
+        "skdb": {"k": 5},  # SkDB with k_max = 5; skdb1..skdb4 have k_max = 1..4 (Tables 2-3, row SKDB)
+        **{f"skdb{k}": {"k": k} for k in range(1, 5)},
+        **{f"skdb_fixed{k}": {"k": k, "structure_params": {"select_k": False}} for k in range(1, 6)},  # SKDB_k
+    }
 
-    def __init__(self, k: int = 5, loss: str = "rmse", m: float = 1.0):
+    def __init__(self, k: int = 5, loss: str = "rmse", m: float = 1.0, select_k: bool = True):
         self.k = check_integer("k", k, minimum=0)
         if loss not in LOSS_CODES:
             raise ConfigError(f"skdb loss must be one of {sorted(LOSS_CODES)}, got {loss!r}.")
         self.loss = loss
         self.m = check_number("m", m)
+        if not isinstance(select_k, bool):
+            raise ConfigError(f"skdb select_k must be true or false, got {select_k!r}.")
+        self.select_k = select_k
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         parents, order = KDependenceStructure(self.k).parents_and_order(data, cards, n_classes, memory_limit)
         network = counted(CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit), data)
-        selection = select(network, data, order, self.k, self.m, self.loss)
+        selection = select(network, data, order, self.k, self.m, self.loss, self.select_k)
         return network.restricted(selection.attributes, selection.k), {"selection": selection}
 
     def naive_bayes_shaped(self) -> bool:
