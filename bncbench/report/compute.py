@@ -27,7 +27,7 @@ from bncbench.report.significance import (
     friedman_nemenyi,
     wilcoxon_across_datasets,
 )
-from bncbench.report.significant_wdl import check_counting, wilcoxon_wdl_table
+from bncbench.report.significant_wdl import check_counting
 from bncbench.report.tables import pair, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, check_options
 from bncbench.report.win_loss_curves import model_specs, win_loss_curves
@@ -229,10 +229,8 @@ def compute_report(
         datasets=datasets,
         folds_per_repetition=folds_per_repetition,
     )
-    if counting == "wilcoxon":
-        wdls = wilcoxon_wdl_table(compared_results, tests, comparisons, metrics, datasets=datasets, **options)
-    else:
-        wdls = wdl_table(compared_results, comparisons, metrics, datasets=datasets, **options)
+    counted_by = tests if counting == "wilcoxon" else None
+    wdls = wdl_table(compared_results, comparisons, metrics, datasets=datasets, dataset_tests=counted_by, **options)
     report = Report(
         experiment=experiment,
         options={**options, "published": list(published), "reference_tying": reference_tying,

@@ -15,7 +15,6 @@ import pandas as pd
 from bncbench.core.names import check_path_name
 from bncbench.report.compute import Report
 from bncbench.report.significance import Undefined
-from bncbench.report.significant_wdl import wilcoxon_legend
 from bncbench.report.tables import markdown_table, markdown_text, wdl_legend
 from bncbench.report.win_draw_loss import win_draw_loss
 
@@ -138,7 +137,7 @@ def significance_section(report: Report, clipped: list[str]) -> Section:
                 "[results.csv](results.csv)"
             ),
             "",
-            (wilcoxon_legend if report.options.get("counting") == "wilcoxon" else wdl_legend)(**options),
+            wdl_legend(**options, counting=report.options.get("counting", "means")),
             "",
             (
                 f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three "

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
+from bncbench.report.significant_wdl import fold_p_values
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 
 #: First characters that make a spreadsheet read a CSV cell as a formula (OWASP, CSV injection).
@@ -27,6 +28,7 @@ def wdl_table(
     round: int | None = None,
     alpha: float = 0.05,
     datasets: Iterable[str] | None = None,
+    dataset_tests: pd.DataFrame | None = None,
 ) -> list[WinDrawLoss]:
     """Win-draw-loss of every comparison on every metric.
 
@@ -40,6 +42,10 @@ def wdl_table(
         Metric columns to compare.
     draws, round, alpha, datasets
         See :func:`bncbench.report.win_draw_loss.win_draw_loss`.
+    dataset_tests : pandas.DataFrame, optional
+        The per-dataset tests of the folds (:func:`bncbench.report.significance.dataset_tests`): given,
+        a dataset is a win or a loss only where its Wilcoxon test has ``p <= alpha``, as the SkDB paper
+        counts (``report.counting: wilcoxon``, :mod:`bncbench.report.significant_wdl`).
 
     Returns
     -------
@@ -50,7 +56,8 @@ def wdl_table(
     datasets = None if datasets is None else list(datasets)
     return [
         win_draw_loss(
-            results, a, b, metric, draws=draws, round=round, alpha=alpha, datasets=datasets
+            results, a, b, metric, draws=draws, round=round, alpha=alpha, datasets=datasets,
+            dataset_p_values=None if dataset_tests is None else fold_p_values(dataset_tests, a, b, metric),
         )
         for a, b in pairs
         for metric in metrics
@@ -151,15 +158,23 @@ def _cells(wdls: list[WinDrawLoss], dash: str) -> tuple[pd.DataFrame, np.ndarray
 
 
 def wdl_legend(
-    draws: str, round: int | None, alpha: float, dash: str = "–", less_equal: str = "≤"
+    draws: str,
+    round: int | None,
+    alpha: float,
+    dash: str = "–",
+    less_equal: str = "≤",
+    counting: str = "means",
 ) -> str:
-    """What a W-D-L table counts and tests, under the report options."""
+    """What a W-D-L table counts and tests, under the report options (``counting``: ``report.counting``)."""
+    test = "draws left out" if draws == "exclude" else "draws split evenly between A and B (an odd one dropped)"
+    if counting == "wilcoxon":
+        return (
+            f"Win{dash}draw{dash}loss of A vs B across datasets, counted as the SkDB paper counts (Sect. 3.1): A "
+            f"wins (loses) a dataset when a two-sided Wilcoxon signed-rank test of the paired fold losses has p "
+            f"{less_equal} {alpha} and A's mean loss is lower (higher); a draw otherwise. p: two-tailed exact "
+            f"binomial sign test of these records, {test}; bold: p {less_equal} {alpha}."
+        )
     rounded = "" if round is None else f" after rounding to {round} decimals"
-    test = (
-        "draws left out"
-        if draws == "exclude"
-        else "draws split evenly between A and B (an odd one dropped)"
-    )
     return (
         f"Win{dash}draw{dash}loss of A vs B across datasets: A wins a dataset when its mean loss "
         f"over the folds is lower than B's, draws when they are equal{rounded}; on 0-1 loss, when it "

@@ -22,7 +22,13 @@ from bncbench.protocol.cross_validation import fold_test_rows
 from bncbench.report.clipping import clipping_notes
 from bncbench.report.compute import NO_CURVE, Report, compute_report
 from bncbench.report.differences import differences_section
-from bncbench.report.figures import Colours, critical_difference_plot, line_names, scatter_plot, win_loss_plot
+from bncbench.report.figures import (
+    Colours,
+    critical_difference_plot,
+    line_names,
+    scatter_plot,
+    win_loss_plot,
+)
 from bncbench.report.readme import (
     FIGURES,
     Figures,
@@ -35,9 +41,15 @@ from bncbench.report.readme import (
 )
 from bncbench.report.run_settings import settings_lines
 from bncbench.report.side_by_side import published_markdown
-from bncbench.report.significant_wdl import wilcoxon_legend
 from bncbench.report.staging import staged
-from bncbench.report.tables import csv_safe, markdown_text, to_frame, to_latex, to_markdown, wdl_legend
+from bncbench.report.tables import (
+    csv_safe,
+    markdown_text,
+    to_frame,
+    to_latex,
+    to_markdown,
+    wdl_legend,
+)
 
 #: Settings that say where things are, not what the report shows: left out of its regenerate command,
 #: but for a relative ``report_dir`` (e.g. ``reports/paper_protocol``), without which the command would
@@ -248,13 +260,13 @@ def write_files(
                 report.wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
             )
         ).to_csv(out / "wdl.csv", index=False)
-        legend_of = wilcoxon_legend if report.options.get("counting") == "wilcoxon" else wdl_legend
-        legend = legend_of(**options)
+        counting = report.options.get("counting", "means")
+        legend = wdl_legend(**options, counting=counting)
         clipped = clipping_notes(report.results, report.wdls, report.datasets)
         title = f"# Win–draw–loss: {markdown_text(report.experiment)}"
         wdl_markdown = f"{title}\n\n{legend}\n\n{to_markdown(report.wdls)}"
         (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
-        caption = legend_of(**options, dash="--", less_equal=r"$\le$")
+        caption = wdl_legend(**options, dash="--", less_equal=r"$\le$", counting=counting)
         (out / "wdl.tex").write_text(to_latex(report.wdls, caption=caption), encoding="utf-8")
         csv_safe(report.tests).to_csv(out / "tests.csv", index=False)
         _write_published(out, report)

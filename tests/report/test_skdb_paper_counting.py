@@ -9,7 +9,7 @@ from scipy.stats import wilcoxon
 from bncbench.core.errors import ConfigError
 from bncbench.report.best_of import best_of, check_best_of
 from bncbench.report.significance import dataset_tests
-from bncbench.report.significant_wdl import check_counting, wilcoxon_wdl_table
+from bncbench.report.significant_wdl import check_counting
 from bncbench.report.tables import wdl_table
 
 # fold errors of B on three datasets, and A's differences from them: d1 all lower (A wins), d2 lower on
@@ -51,13 +51,13 @@ def test_a_dataset_is_a_win_or_a_loss_only_where_the_test_is_significant(logged)
     results, folds = logged
     tests = dataset_tests(results, folds, [("a", "b")], ["rmse"], folds_per_repetition=10)
     assert results.set_index(["dataset", "model"]).loc[("d2", "a"), "rmse"] < B.mean()  # lower mean: a win by means
-    (paper,) = wilcoxon_wdl_table(results, tests, [{"a": "a", "b": "b"}], ["rmse"], draws="exclude", round=None,
-                                  alpha=0.05)
+    (paper,) = wdl_table(results, [{"a": "a", "b": "b"}], ["rmse"], draws="exclude", round=None, alpha=0.05,
+                         dataset_tests=tests)
     assert (paper.wins, paper.draws, paper.losses, paper.n) == (1, 1, 1, 2)
     (means,) = wdl_table(results, [{"a": "a", "b": "b"}], ["rmse"])
     assert (means.wins, means.draws, means.losses) == (2, 0, 1)
-    (strict,) = wilcoxon_wdl_table(results, tests, [{"a": "a", "b": "b"}], ["rmse"], draws="exclude", round=None,
-                                   alpha=0.001)  # 2 / 1024 > 0.001: nothing significant
+    (strict,) = wdl_table(results, [{"a": "a", "b": "b"}], ["rmse"], draws="exclude", round=None, alpha=0.001,
+                          dataset_tests=tests)  # 2 / 1024 > 0.001: nothing significant
     assert (strict.wins, strict.draws, strict.losses) == (0, 3, 0)
 
 
