@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bncbench.core.metrics import COUNTS
-from bncbench.protocol.cell import SEMANTIC_KEYS
+from bncbench.protocol.cell import DERIVED_PARAMS, SEMANTIC_KEYS
 from bncbench.tracking import tags as tag
 
 if TYPE_CHECKING:
@@ -46,8 +46,6 @@ PROVENANCE = {
     "cv.discretisation": ("params", "cv.discretisation.method"),  # logged off the default (MDL) only
     "cv.bins": ("params", "cv.discretisation.bins"),
 }
-#: Params the runner logs that follow from the semantic config rather than belong to it.
-_DERIVED_PARAMS = ("cv.seeds",)
 Cells = Mapping[tuple[str, str], "Cell"]
 
 
@@ -247,7 +245,7 @@ def _difference(run: "CellRecord", cell: "Cell") -> str:
     logged = {
         key: value
         for key, value in run.params.items()
-        if key.split(".")[0] in SEMANTIC_KEYS and key not in _DERIVED_PARAMS
+        if key.split(".")[0] in SEMANTIC_KEYS and key not in DERIVED_PARAMS
     }
     keys = logged.keys() | cell.params.keys()
     changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))
