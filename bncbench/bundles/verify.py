@@ -85,7 +85,8 @@ def _column_problems(table: pd.DataFrame, kinds: dict[str, str], name: str) -> I
         if bad.any():
             row = table[bad].iloc[0]
             owner = f"run {row['run_id']}: " if column != "run_id" and isinstance(row["run_id"], str) else ""
-            yield (f"{owner}{name} column {column} holds {row[column]!r} ({type(row[column]).__name__}), "
+            value = row[column].item() if isinstance(row[column], np.generic) else row[column]
+            yield (f"{owner}{name} column {column} holds {value!r} ({type(value).__name__}), "
                    f"not {_KINDS[kind]} ({int(bad.sum())} such rows)")
 
 
@@ -189,7 +190,7 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
         .agg(mean=("value", "mean"), first=("step", "min"), last=("step", "max"), n=("step", "size"))
     )
     for (run_id, key), logged in means[means["size"] > 1].iterrows():
-        yield run_id, f"metric {key} (a mean) is logged {logged['size']} times"
+        yield run_id, f"metric {key} (a mean) is logged {int(logged['size'])} times"
     for run_id, key in means.index.difference(series.index):
         yield run_id, f"metric {key} is a mean without its folds ({tag.FOLD_PREFIX}{key})"
     for run_id, key in series.index.difference(means.index):
@@ -199,13 +200,14 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
     outside = (series["first"] < 0) | (series["last"] >= expected)
     incomplete = loss & ((series["n"] != expected) | (series["first"] != 0))
     for (run_id, key), row in series[outside | incomplete].iterrows():
-        yield run_id, (f"metric {tag.FOLD_PREFIX}{key} has {row['n']} values at steps {row['first']}..{row['last']}, "
+        yield run_id, (f"metric {tag.FOLD_PREFIX}{key} has {int(row['n'])} values at steps {int(row['first'])}..{int(row['last'])}, "
                        f"not one at each fold 0..{folds[run_id] - 1} of its cross-validation")
     paired = series.join(means, how="inner")
     logged, computed = paired["logged"].to_numpy(float), paired["mean"].to_numpy(float)
     agree = np.isclose(logged, computed, rtol=REL_TOLERANCE, atol=ABS_TOLERANCE) | (np.isnan(logged) & np.isnan(computed))
     for (run_id, key), row in paired[~agree].iterrows():
-        yield run_id, f"metric {key} is {row['logged']!r}, the mean of its folds {tag.FOLD_PREFIX}{key} is {row['mean']!r}"
+        yield run_id, (f"metric {key} is {float(row['logged'])!r}, the mean of its folds {tag.FOLD_PREFIX}{key} "
+                       f"is {float(row['mean'])!r}")
     present = set(series.index)
     for run_id in folds.keys() & set(metrics["run_id"]):
         missing = [loss for loss in LOSSES if (run_id, loss) not in present]
