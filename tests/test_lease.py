@@ -12,7 +12,6 @@ from types import SimpleNamespace
 import pytest
 
 from bncbench.tracking import lease
-from bncbench.app import runner
 from bncbench import tracking
 from bncbench.app.runner import run_cell
 
@@ -99,7 +98,7 @@ def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(
     """The race two launchers ran into: another process starts the cell between this process's first
     look and its clean-up of abandoned runs; its run is live, so it is left to it."""
     job, client, exp = cell
-    look = runner._taken_by_another
+    look = lease.live_rivals
     other = []
 
     def another_process_starts_after_the_first_look(*args, **kwargs):
@@ -108,7 +107,7 @@ def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(
             other.append(held_run(job, client, exp, lease.owner(os.getppid())))
         return found
 
-    monkeypatch.setattr(runner, "_taken_by_another", another_process_starts_after_the_first_look)
+    monkeypatch.setattr(lease, "live_rivals", another_process_starts_after_the_first_look)
     assert run_cell(*job).status == "running elsewhere"
     run = client.get_run(other[0])
     assert run.info.status == "RUNNING" and "error" not in run.data.tags
@@ -116,7 +115,8 @@ def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(
 
 def earlier_run(job, client, exp, before):
     """This process's run of the cell, stamped a second before run ``before`` though written after it."""
-    tags = {"cfg_hash": job[0].cfg_hash, lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
+    tags = {"cfg_hash": job[0].cfg_hash, "dataset": "sklearn-iris", "model": "nb_laplace",
+            lease.OWNER_TAG: lease.owner(), lease.HEARTBEAT_TAG: f"{time.time():.0f}"}
     start = client.get_run(before).info.start_time - 1000
     return client.create_run(exp, start_time=start, tags=tags, run_name="sklearn-iris/nb_laplace")
 
@@ -128,7 +128,7 @@ def test_the_earlier_stamped_of_two_runs_waits_for_the_other_to_decide(cell, oth
     job, client, exp = cell
     other = held_run(job, client, exp, lease.owner(os.getppid()))
     own = earlier_run(job, client, exp, other)
-    assert lease.decision(own, runner._live_rivals(client, exp, own.data.tags["cfg_hash"], own)) == "wait"
+    assert lease.decision(own, lease.live_rivals(client, exp, own.data.tags["cfg_hash"], own)) == "wait"
 
     def decide():
         time.sleep(3 * lease.DECISION_POLL_SECONDS)
@@ -139,14 +139,13 @@ def test_the_earlier_stamped_of_two_runs_waits_for_the_other_to_decide(cell, oth
 
     deciding = threading.Thread(target=decide)
     deciding.start()
-    cell = ("sklearn-iris", "nb_laplace")
-    taken = runner._claim(client, exp, own.data.tags["cfg_hash"], None, cell, own)
+    taken = lease.claim(client, exp, own, None)
     deciding.join()
     if other_decides == "claims":
-        assert taken == "running elsewhere"
+        assert taken == lease.Claim("running elsewhere", other=other)
         assert lease.CLAIM_TAG not in client.get_run(own.info.run_id).data.tags
     else:
-        assert taken is None
+        assert taken == lease.Claim("claimed", run_id=own.info.run_id)
         assert client.get_run(own.info.run_id).data.tags[lease.CLAIM_TAG] == "1"
 
 

@@ -93,10 +93,18 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         help="load bundles into a store as ordinary runs; cells it has finished already are left alone",
         description="Load one or more bundles (folders written by `bncbench export`) into the store of "
         "tracking_uri=... (default: runs/mlflow.db), checking each whole before writing anything; a cell "
-        "already finished there with the same cfg_hash and data digest is left alone, so importing twice "
-        "adds nothing. Then `bncbench report experiment=...` reads them as usual.",
+        "already finished there with the same cfg_hash, data digest and numbers is left alone, so importing "
+        "twice adds nothing; one finished there with other numbers is a conflict, which refuses the import "
+        "unless --keep says which run to keep. Then `bncbench report experiment=...` reads them as usual.",
     )
     load.add_argument("items", nargs="+", metavar="bundle | override", help="bundle folders, then overrides")
+    load.add_argument(
+        "--keep",
+        choices=["store", "bundle"],
+        help="where the store and a bundle hold one cell (cfg_hash and data digest) with other numbers: keep the "
+        "store's run (the bundle's is not imported) or the bundle's (the store's is deleted; mlflow runs restore "
+        "brings it back); without it such an import is refused",
+    )
     return main
 
 
@@ -134,7 +142,7 @@ def _dispatch(args, command: str) -> int:
         if args.command == "export":
             return export(args.overrides, args.out, args.predictions, args.every_configuration)
         if args.command == "import":
-            return import_(args.items)
+            return import_(args.items, args.keep)
         print("\n".join(list_configs(args.kind)))
     except BncbenchError as err:
         print(f"bncbench: error: {err}", file=sys.stderr)
@@ -208,8 +216,9 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     return 0
 
 
-def import_(items: Sequence[str]) -> int:
-    """Import the bundles among ``items`` into the store the overrides among them name."""
+def import_(items: Sequence[str], keep: str | None = None) -> int:
+    """Import the bundles among ``items`` into the store the overrides among them name, keeping the
+    store's or the bundles' run of a cell they disagree on as ``keep`` says (``bncbench.bundles.load``)."""
     from bncbench import tracking
     from bncbench.app.config import compose
     from bncbench.app.runs_dir import artifact_location
@@ -222,6 +231,7 @@ def import_(items: Sequence[str]) -> int:
     summary = import_bundles(
         cfg.tracking_uri,
         [item for item in items if "=" not in item],
+        keep=keep,
         artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
         data_dir=resolve_data_dir(cfg.data_dir),
         progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),

@@ -127,15 +127,6 @@ def launched_threads() -> int:
 
 def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) -> tuple[str, str]:
     hash_, digest, name = cell.cfg_hash, cell.data_digest, cell.run_name
-    key = cell.key
-    taken = _taken_by_another(client, experiment_id, hash_, digest, key)
-    if taken:
-        return taken, ""
-    tracking.abandon(
-        client,
-        [run for run in tracking.running_runs(client, experiment_id, hash_) if not lease.is_live(run.data.tags)],
-        "left RUNNING by an interrupted process (it ended before the run finished); run again",
-    )  # a live run started by another process since the check above is that process's, not abandoned
     tags = {
         **provenance.run_tags(),
         tag.DATASET: cell.dataset,
@@ -145,16 +136,19 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
         "numba_threads": numba.get_num_threads(),
     }
     try:
-        run_id = tracking.start_run(client, experiment_id, name, {**tags, **lease.lease_tags(destination.sweep)})
+        claimed = lease.claim_cell(client, experiment_id, name, tags, digest, destination.sweep)
     except Exception as err:
         if not tracking.disk_full(err):
             raise
         _log_disk_full(name, client, None)
         return "failed", DISK_FULL
-    taken = _claim(client, experiment_id, hash_, digest, key, tracking.get_run(client, run_id))
-    if taken:  # another process started or finished the cell meanwhile
-        tracking.delete_run(client, run_id)
-        return taken, ""
+    if claimed.status == "finished":
+        log.info("%s: skipped, finished as run %s", cell.name, claimed.other)
+        return "skipped", ""
+    if claimed.status == "running elsewhere":
+        log.info("%s: skipped, running in another process (run %s)", cell.name, claimed.other)
+        return "running elsewhere", ""
+    run_id = claimed.run_id
     source = tracking.finished_run(client, experiment_id, hash_, digest) or (  # under another name here
         reuse.computed_elsewhere(client, experiment_id, hash_, digest) if destination.reuse_runs else None
     )
@@ -205,54 +199,6 @@ def _end_interrupted(client, run_id: str) -> None:
 
 #: The ``error`` tag of a cell's run stopped by an interruption.
 INTERRUPTED = "interrupted (Ctrl-C or SIGTERM) before it finished; the next sweep runs the cell again"
-
-
-def _taken_by_another(client, experiment_id, hash_, digest, cell) -> str | None:
-    """"skipped" when the cell has a FINISHED run of this data, "running elsewhere" when another
-    process holds a live run of it, else None: the look before this process starts its run."""
-    if _finished(client, experiment_id, hash_, digest, cell):
-        return "skipped"
-    rivals = _live_rivals(client, experiment_id, hash_, None)
-    if rivals:
-        log.info("%s: skipped, running in another process (run %s)", "/".join(cell), rivals[0].info.run_id)
-        return "running elsewhere"
-    return None
-
-
-def _claim(client, experiment_id, hash_, digest, cell, own) -> str | None:
-    """The look after this process started its run ``own``: None once the cell is claimed for it, else
-    "skipped" or "running elsewhere" as ``_taken_by_another`` (``lease.decision``; two processes that
-    started the cell together never both keep it). A wait longer than a lease leaves the cell to the
-    other process."""
-    deadline = time.monotonic() + lease.LEASE_SECONDS
-    while True:
-        if _finished(client, experiment_id, hash_, digest, cell):
-            return "skipped"
-        rivals = _live_rivals(client, experiment_id, hash_, own)
-        decision = lease.decision(own, rivals)
-        if decision == "claim":
-            tracking.set_tags(client, own.info.run_id, {lease.CLAIM_TAG: "1"})
-            return None
-        if decision == "give way" or time.monotonic() > deadline:
-            log.info("%s: skipped, running in another process (run %s)", "/".join(cell), rivals[0].info.run_id)
-            return "running elsewhere"
-        time.sleep(lease.DECISION_POLL_SECONDS)
-
-
-def _finished(client, experiment_id, hash_, digest, cell) -> bool:
-    done = tracking.finished_run(client, experiment_id, hash_, digest, cell)
-    if done is not None:
-        log.info("%s: skipped, finished as run %s", "/".join(cell), done.info.run_id)
-    return done is not None
-
-
-def _live_rivals(client, experiment_id, hash_, own) -> list:
-    """The live RUNNING runs of the cell (``lease.is_live``) other than ``own``."""
-    return [
-        run
-        for run in tracking.running_runs(client, experiment_id, hash_)
-        if lease.is_live(run.data.tags) and (own is None or run.info.run_id != own.info.run_id)
-    ]
 
 
 def _log_disk_full(name: str, client, run_id: str | None) -> None:

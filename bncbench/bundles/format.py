@@ -32,8 +32,8 @@ from typing import NoReturn
 import pandas as pd
 
 from bncbench.core.errors import BncbenchError, ConfigError
+from bncbench.bundles.verify import parse_runs, problems
 from bncbench.core.names import check_path_name
-from bncbench.tracking import tags as tag
 
 FORMAT = "bncbench-bundle"
 FORMAT_VERSION = 1
@@ -55,7 +55,6 @@ METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
 #: (the report shows this id) and the id of the bundle it was imported from.
 #: Parquet compression of the tables (zstd: about a third of snappy's size on metric tables).
 COMPRESSION = "zstd"
-_REQUIRED_TAGS = tag.CELL
 _MANIFEST_KEYS = {
     "format": str,
     "format_version": int,
@@ -207,20 +206,26 @@ def read_bundle(path: str | Path) -> Bundle:
             _refuse(path, f"its manifest lists no {name}")
     if bundle_id(manifest["files"]) != manifest["id"]:
         _refuse(path, f"its manifest's id {manifest['id']!r} does not match its files")
-    runs = _table(path, RUNS, RUN_COLUMNS)
+    runs, found = parse_runs(_table(path, RUNS, RUN_COLUMNS))
+    if found:
+        _refuse_runs(path, found)
     metrics = _table(path, METRICS, METRIC_COLUMNS)
-    for column in ("tags", "params", "inputs"):
-        runs[column] = [json.loads(value) for value in runs[column]]
     predictions = {
         Path(name).stem: path / name for name in manifest["files"] if name.startswith(f"{PREDICTIONS_DIR}/")
     }
     artifacts: dict[str, dict[str, bytes]] = {}
     if ARTIFACTS in manifest["files"]:
         for run_id, name, content in _table(path, ARTIFACTS, ARTIFACT_COLUMNS).itertuples(index=False):
+            if not (isinstance(run_id, str) and isinstance(name, str) and isinstance(content, bytes)):
+                _refuse(path, f"{ARTIFACTS} holds a row ({run_id!r}, {name!r}, {type(content).__name__}), not "
+                        "(run id, name, bytes)")
             if name in artifacts.get(run_id, {}) or "/" in name or name.startswith("."):
                 _refuse(path, f"{ARTIFACTS} holds {name!r} of run {run_id} twice, or a name that is not a file's")
             artifacts.setdefault(run_id, {})[name] = bytes(content)
     _check_tables(path, manifest, runs, metrics, predictions, artifacts)
+    found = problems(runs, metrics)
+    if found:
+        _refuse_runs(path, found)
     return Bundle(path, manifest, runs, metrics, predictions, artifacts)
 
 
@@ -279,11 +284,12 @@ def _check_tables(path: Path, manifest: dict, runs, metrics, predictions, artifa
     strays = (set(metrics["run_id"]) | set(predictions) | set(artifacts)) - ids
     if strays:
         _refuse(path, f"it holds metrics or predictions of runs not in {RUNS}: {sorted(strays)[:3]}")
-    untagged = [
-        run_id for run_id, tags in zip(runs["run_id"], runs["tags"]) if not set(_REQUIRED_TAGS) <= set(tags)
-    ]
-    if untagged:
-        _refuse(path, f"runs {untagged[:3]} lack one of the tags {', '.join(_REQUIRED_TAGS)}")
+
+
+def _refuse_runs(path: Path, found: list[str]) -> NoReturn:
+    """Refuse a bundle whose runs are not what the format and their own numbers say (``verify``)."""
+    more = f" (and {len(found) - 1} more problem{'s' * (len(found) > 2)})" if len(found) > 1 else ""
+    _refuse(path, f"{found[0]}{more}")
 
 
 def _refuse(path: Path, problem: str) -> NoReturn:

@@ -1,27 +1,44 @@
-"""Import bundles (``bncbench.bundles``) into an MLflow store as ordinary runs, each cell once."""
+"""Import bundles (``bncbench.bundles``) into an MLflow store as ordinary runs, each cell once.
 
-from collections import Counter
+A cell is one computation: runs with the same ``cfg_hash`` and ``data_digest`` in one experiment must
+hold the same numbers (every metric value at every step but the timings, ``tag.TIMINGS``). Where a
+bundle's run and a run of the store (or of another bundle given) disagree, the import is refused
+(:class:`ConflictError`) before anything is written, naming both, unless told which to keep:
+``keep="store"`` leaves the store's run and imports the rest; ``keep="bundle"`` deletes the store's
+runs that disagree (an MLflow delete: ``mlflow runs restore --run-id`` brings one back) and imports
+the bundle's. Two bundles given together that disagree are always refused: import the right one, or
+one and then the other with ``keep``. Each run is written under the lease a sweep takes
+(``bncbench.tracking.lease.claim_cell``), so that an import and a sweep on one store never give one
+cell two runs.
+"""
+
+import math
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from bncbench.tracking import provenance
 from bncbench import tracking
-from bncbench.bundles.format import (
-    PREDICTIONS_ARTIFACT,
-    Bundle,
-    read_bundle,
-)
-from bncbench.data.digest import dataset_digest
+from bncbench.bundles.format import PREDICTIONS_ARTIFACT, Bundle, read_bundle
 from bncbench.core.errors import BncbenchError, ConfigError
+from bncbench.data.digest import dataset_digest
+from bncbench.tracking import lease, provenance
 from bncbench.tracking import tags as tag
-from bncbench.tracking.record import CellRecord, cell_records, write_record
+from bncbench.tracking.record import CellRecord, cell_records, timing, write_record
 
 _SHORT = 8
 #: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
 _METRIC_FIELDS = ["key", "value", "step", "timestamp"]
+#: Which of two runs of a cell with other numbers an import keeps (``import_bundles``'s ``keep``).
+KEEP = ("store", "bundle")
+#: Conflicts named in a refusal, at most.
+_SHOWN = 3
+
+
+class ConflictError(BncbenchError, ValueError):
+    """Runs of one cell (same ``cfg_hash`` and data digest) hold other numbers."""
 
 
 @dataclass
@@ -33,8 +50,15 @@ class ImportSummary:
     imported : list of str
         The runs imported, as ``<experiment>/<dataset>/<model>``.
     already_there : list of str
-        The runs left alone: their cell was FINISHED in the store with the same ``cfg_hash`` and
-        ``data_digest`` (or came earlier in the bundles given).
+        The runs left alone: their cell was FINISHED in the store with the same ``cfg_hash``,
+        ``data_digest`` and numbers (or came earlier in the bundles given).
+    kept_store : list of str
+        The runs left out because the store's run of their cell has other numbers (``keep="store"``).
+    replaced : list of str
+        The store's runs deleted because a bundle's run of their cell has other numbers
+        (``keep="bundle"``), as ``<experiment>/<dataset>/<model> (store run <id>...)``.
+    running_elsewhere : list of str
+        The runs left out because a sweep runs their cell now: import again when it is done.
     other_data : dict of str to str
         Runs (imported or not) that read another version of their dataset than the data directory
         holds, and the two digests; the report, which reads the data as it is now, leaves them out.
@@ -48,6 +72,9 @@ class ImportSummary:
 
     imported: list[str] = field(default_factory=list)
     already_there: list[str] = field(default_factory=list)
+    kept_store: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    running_elsewhere: list[str] = field(default_factory=list)
     other_data: dict[str, str] = field(default_factory=dict)
     data_not_checked: list[str] = field(default_factory=list)
     code_versions: dict[str, int] = field(default_factory=dict)
@@ -57,8 +84,18 @@ class ImportSummary:
         """The summary as lines to print."""
         lines = [
             f"bncbench: {len(self.imported)} runs imported, {len(self.already_there)} already there "
-            + "(a finished run of the cell with the same cfg_hash and data_digest)."
+            + "(a finished run of the cell with the same cfg_hash, data_digest and numbers)."
         ]
+        if self.kept_store:
+            lines.append(f"bncbench: {len(self.kept_store)} runs not imported: the store's run of their cell has "
+                         f"other numbers and is kept (--keep store): {_listed(self.kept_store)}.")
+        if self.replaced:
+            lines.append(f"bncbench: {len(self.replaced)} runs of the store deleted for the bundles' runs of their "
+                         f"cells, which have other numbers (--keep bundle): {_listed(self.replaced)}; "
+                         "`mlflow runs restore --run-id <id>` brings one back.")
+        if self.running_elsewhere:
+            lines.append(f"bncbench: warning: {len(self.running_elsewhere)} runs not imported: a sweep is running "
+                         f"their cells now: {_listed(self.running_elsewhere)}; import again when it is done.")
         versions = ", ".join(
             f"{code} ({n} run{'s' * (n != 1)}{', this checkout' if code == self.this_code else ''})"
             for code, n in self.code_versions.items()
@@ -79,26 +116,40 @@ class ImportSummary:
         return lines
 
 
+@dataclass(frozen=True)
+class _Held:
+    """A FINISHED run of a cell in the store: what names it, its model and its numbers (``_numbers``)."""
+
+    source: str
+    run_id: str
+    model: str | None
+    numbers: tuple
+
+
 def import_bundles(
     tracking_uri: str,
     bundle_paths,
     *,
+    keep: str | None = None,
     artifact_location: str | None = None,
     data_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ImportSummary:
     """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
 
-    Every bundle is read and checked whole (:func:`bncbench.bundles.format.read_bundle`) before the
-    store is opened: a bad one refuses the whole import and the store is left untouched. Then each
-    run goes into the MLflow experiment of its bundle (created if absent) with its name, original
-    start and end times, tags, params, dataset inputs, every metric value with its step and time,
-    and its predictions if the bundle has them, tagged with its origin (``tag.ORIGIN_RUN``,
+    Every bundle is read, checked and verified whole (:func:`bncbench.bundles.format.read_bundle`)
+    and compared with the others and with the store's runs (see the module) before anything is
+    written: a bad bundle or a conflict refuses the whole import and the store is left untouched.
+    Then each run goes into the MLflow experiment of its bundle (created if absent) with its name,
+    original start and end times, tags, params, dataset inputs, every metric value with its step and
+    time, and its predictions if the bundle has them, tagged with its origin (``tag.ORIGIN_RUN``,
     ``tag.ORIGIN_BUNDLE``) — unless the experiment has a FINISHED run of the same model name with the
-    same ``cfg_hash`` and ``data_digest``: importing a bundle twice adds nothing. A cell a sweep copied
-    under a renamed model (same ``cfg_hash``, ``bncbench.tracking.reuse``) comes in under each name, as
-    the sweep left it: the report reads a model's runs by its name. A run that cannot be written whole is
-    deleted, so that an import stopped halfway leaves no partial run and can simply be repeated.
+    same ``cfg_hash``, ``data_digest`` and numbers: importing a bundle twice adds nothing. A cell a
+    sweep copied under a renamed model (same ``cfg_hash``, ``bncbench.tracking.reuse``) comes in under
+    each name, as the sweep left it: the report reads a model's runs by its name. Each run is written
+    under its cell's lease, as a sweep's: a cell a sweep is running is left to it. A run that cannot
+    be written whole is deleted, so that an import stopped halfway leaves no partial run and can
+    simply be repeated.
 
     Parameters
     ----------
@@ -106,6 +157,9 @@ def import_bundles(
         The store, ``sqlite:///...`` (created if absent) or the ``http(s)://`` address of an mlflow server.
     bundle_paths : str, Path or iterable of them
         Bundle folders (:func:`bncbench.bundles.export_bundle`).
+    keep : {"store", "bundle"}, optional
+        Which run of a cell to keep where the store's and a bundle's have other numbers (see the
+        module); None: refuse the import.
     artifact_location : str, optional
         Where a new experiment keeps its artifacts (``bncbench.tracking.artifact_root``).
     data_dir : str or Path, optional
@@ -121,44 +175,49 @@ def import_bundles(
     Raises
     ------
     BundleError
-        A bundle is missing, truncated, changed since export or of an unknown format.
+        A bundle is missing, truncated, changed since export, of an unknown format, or its runs are not
+        consistent (``bncbench.bundles.verify``).
+    ConflictError
+        Two bundles given disagree on a cell, or a bundle and the store do and ``keep`` is None.
     ConfigError
-        No bundle given, or the store cannot be opened or written (a run being written is then
-        deleted, the runs written before it stay).
+        No bundle given, ``keep`` is not one of ``KEEP``, or the store cannot be opened or written (a
+        run being written is then deleted, the runs written before it stay).
     """
+    if keep not in (None, *KEEP):
+        raise ConfigError(f"keep must be one of {', '.join(KEEP)} (or not given), got {keep!r}.")
     if isinstance(bundle_paths, (str, Path)):  # one bundle, not the characters of its path
         bundle_paths = [bundle_paths]
     bundles = [read_bundle(path) for path in bundle_paths]
     if not bundles:
         raise ConfigError("no bundle to import; give the folders that bncbench export wrote.")
+    numbers = {bundle.id: _bundle_numbers(bundle) for bundle in bundles}
+    _refuse_conflicts(_conflicts_between(bundles, numbers), None)
     summary = _provenance_summary(bundles, data_dir)
     client = tracking.open_store(tracking_uri)
     with tracking.quiet_store():
+        names = list(dict.fromkeys(bundle.experiment for bundle in bundles))
+        held = {name: _store_runs(client, name, [b for b in bundles if b.experiment == name]) for name in names}
+        if keep is None:
+            _refuse_conflicts(_conflicts_with_store(bundles, numbers, held), tracking_uri)
         experiments = {  # every experiment checked (e.g. not deleted) before any run is written
-            name: tracking.prepare_experiment(client, name, artifact_location)
-            for name in dict.fromkeys(bundle.experiment for bundle in bundles)
+            name: tracking.prepare_experiment(client, name, artifact_location) for name in names
         }
         for position, bundle in enumerate(bundles, 1):
             imported_before = len(summary.imported)
-            experiment_id = experiments[bundle.experiment]
-            done = _finished_cells(client, experiment_id)
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
             for run in bundle.runs.itertuples(index=False):
-                cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST), run.tags.get(tag.MODEL))
-                name = f"{bundle.experiment}/{run.run_name}"
-                if cell in done:
-                    summary.already_there.append(name)
-                    continue
                 try:
-                    _import_run(client, experiment_id, bundle, run, metrics.get(run.run_id))
+                    _import_run(client, experiments[bundle.experiment], bundle, run, metrics.get(run.run_id),
+                                numbers[bundle.id][run.run_id], held[bundle.experiment], keep, summary)
+                except BncbenchError:
+                    raise
                 except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
                     raise ConfigError(
-                        f"run {name} of bundle {bundle.path} could not be written to {tracking_uri!r}: {err}. "
-                        f"{len(summary.imported)} runs were imported before it and stay; make the store (and "
-                        "its artifact location) writable and import again: what is there is left alone."
+                        f"run {bundle.experiment}/{run.run_name} of bundle {bundle.path} could not be written to "
+                        f"{tracking_uri!r}: {err}. {len(summary.imported)} runs were imported before it and stay; "
+                        "make the store (and its artifact location) writable and import again: what is there is "
+                        "left alone."
                     ) from err
-                done.add(cell)
-                summary.imported.append(name)
             if progress is not None:
                 added = len(summary.imported) - imported_before
                 progress(f"bundle {position}/{len(bundles)} {bundle.path.name}: {added} runs imported, "
@@ -166,23 +225,47 @@ def import_bundles(
     return summary
 
 
-def _finished_cells(client, experiment_id: str) -> set[tuple[str, str | None, str | None]]:
-    """``(cfg_hash, data_digest, model)`` of the experiment's FINISHED runs."""
-    return {
-        (run.cfg_hash, run.data_digest, run.tags.get(tag.MODEL))
-        for run in cell_records(client, experiment_id)
-        if run.status == "FINISHED" and run.cfg_hash is not None
-    }
-
-
-def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics) -> None:
+def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, numbers: tuple,
+                held: dict, keep: str | None, summary: ImportSummary) -> None:
+    """Import one run of a bundle under its cell's lease, or say in ``summary`` why not; ``held`` (the
+    store's FINISHED runs by ``cfg_hash`` and ``data_digest``) is kept up to date."""
+    name = f"{bundle.experiment}/{run.run_name}"
+    digest = run.tags.get(tag.DATA_DIGEST)
+    cell = held.setdefault((run.tags[tag.CFG_HASH], digest), [])
+    disagreeing = [other for other in cell if other.numbers != numbers]
+    if disagreeing and keep == "store":
+        summary.kept_store.append(name)
+        return
+    for other in disagreeing:  # keep == "bundle": without keep, a conflict was refused before
+        tracking.delete_run(client, other.run_id)
+        cell.remove(other)
+        summary.replaced.append(f"{bundle.experiment}/{other.source}")
+    if any(other.model == run.tags[tag.MODEL] for other in cell):
+        summary.already_there.append(name)
+        return
+    tags = {**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id}
+    claimed = lease.claim_cell(client, experiment_id, run.run_name, tags, digest, start_time=_millis(run.start_time))
+    if claimed.status == "running elsewhere":
+        summary.running_elsewhere.append(name)
+        return
+    if claimed.status == "finished":  # by a sweep, since the store was read
+        (finished,) = _held(client, [CellRecord.of_run(tracking.get_run(client, claimed.other))])
+        if finished.numbers != numbers and keep != "store":
+            raise ConflictError(
+                f"{name}: a sweep finished the cell while it was imported, with other numbers than bundle "
+                f"{bundle.id} (run {run.run_id}): {finished.source}. The runs imported before it stay; import "
+                "again, with --keep store or --keep bundle."
+            )
+        (summary.already_there if finished.numbers == numbers else summary.kept_store).append(name)
+        cell.append(finished)
+        return
     record = CellRecord(
         run_id=run.run_id,
         name=run.run_name,
         status="FINISHED",
         start_time=_millis(run.start_time),
         end_time=_millis(run.end_time),
-        tags={**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id},
+        tags=tags,
         params=run.params,
         inputs=tuple(run.inputs),
     )
@@ -190,7 +273,107 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics) -> Non
     artifacts = dict(bundle.artifacts.get(run.run_id, {}))
     if run.run_id in bundle.predictions:
         artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
-    write_record(client, experiment_id, record, history, artifacts)
+    with lease.Heartbeat(client, claimed.run_id):
+        write_record(client, claimed.run_id, record, history, artifacts)
+    cell.append(_Held(f"{run.run_name} (store run {claimed.run_id}, from bundle {bundle.id})", claimed.run_id,
+                      run.tags[tag.MODEL], numbers))
+    summary.imported.append(name)
+
+
+def _numbers(values: pd.DataFrame) -> tuple:
+    """``((key, step, value), ...)`` of metric values but the timings, sorted, NaN as None (equal to
+    itself); where a step was logged twice the later value counts."""
+    values = values[~values["key"].map(timing).astype(bool)].sort_values("timestamp", kind="stable")
+    latest = {(key, int(step)): float(value) for key, step, value in zip(values["key"], values["step"], values["value"])}
+    return tuple(sorted((key, step, None if math.isnan(value) else value) for (key, step), value in latest.items()))
+
+
+def _bundle_numbers(bundle: Bundle) -> dict[str, tuple]:
+    """The numbers (``_numbers``) of each run of a bundle, by its id in the bundle."""
+    groups = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
+    empty = bundle.metrics.iloc[:0]
+    return {run_id: _numbers(groups.get(run_id, empty)) for run_id in bundle.runs["run_id"]}
+
+
+def _store_runs(client, experiment: str, bundles: list[Bundle]) -> dict[tuple, list[_Held]]:
+    """The store's FINISHED runs of ``experiment`` of the cells of ``bundles``, by ``cfg_hash`` and
+    ``data_digest``, with their numbers."""
+    found = client.get_experiment_by_name(experiment)
+    if found is None or found.lifecycle_stage != "active":
+        return {}
+    wanted = {(tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST)) for bundle in bundles for tags in bundle.runs["tags"]}
+    records = [
+        run for run in cell_records(client, found.experiment_id)
+        if run.status == "FINISHED" and (run.cfg_hash, run.data_digest) in wanted
+    ]
+    held = defaultdict(list)
+    for record, run in zip(records, _held(client, records)):
+        held[(record.cfg_hash, record.data_digest)].append(run)
+    return held
+
+
+def _held(client, records: list[CellRecord]) -> list[_Held]:
+    """``records`` of the store with their numbers, read in bulk."""
+    keys = sorted({key for record in records for key in record.metrics if not timing(key)})
+    values = tracking.metric_values(client, [record.run_id for record in records], keys)
+    groups = dict(tuple(values.groupby("run_id", sort=False)))
+    return [
+        _Held(_store_source(record), record.run_id, record.tags.get(tag.MODEL),
+              _numbers(groups.get(record.run_id, values.iloc[:0])))
+        for record in records
+    ]
+
+
+def _store_source(record: CellRecord) -> str:
+    origin = record.tags.get(tag.ORIGIN_BUNDLE)
+    return f"{record.name} (store run {record.run_id}{f', from bundle {origin}' if origin else ''})"
+
+
+def _conflicts_between(bundles: list[Bundle], numbers: dict) -> list[str]:
+    """The cells that two of the bundles given hold with other numbers, each as text naming both."""
+    first, found = {}, []
+    for bundle in bundles:
+        for run_id, run_name, tags in zip(bundle.runs["run_id"], bundle.runs["run_name"], bundle.runs["tags"]):
+            key = (bundle.experiment, tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
+            other = first.setdefault(key, (bundle.id, run_id, run_name, numbers[bundle.id][run_id]))
+            if other[3] != numbers[bundle.id][run_id]:
+                found.append(f"{bundle.experiment}/{run_name}: bundle {bundle.id} (run {run_id}) and bundle "
+                             f"{other[0]} ({other[2]}, run {other[1]})")
+    return found
+
+
+def _conflicts_with_store(bundles: list[Bundle], numbers: dict, held: dict) -> list[str]:
+    """The bundles' runs whose cell the store holds with other numbers, each as text naming both."""
+    found = []
+    for bundle in bundles:
+        for run_id, run_name, tags in zip(bundle.runs["run_id"], bundle.runs["run_name"], bundle.runs["tags"]):
+            for other in held[bundle.experiment].get((tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST)), []):
+                if other.numbers != numbers[bundle.id][run_id]:
+                    found.append(f"{bundle.experiment}/{run_name}: bundle {bundle.id} (run {run_id}) and the "
+                                 f"store's {other.source}")
+    return list(dict.fromkeys(found))
+
+
+def _refuse_conflicts(found: list[str], tracking_uri: str | None) -> None:
+    """Raise ConflictError naming the conflicts ``found``, between the bundles given (``tracking_uri``
+    None) or with the store of ``tracking_uri``."""
+    if not found:
+        return
+    more = f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+    if tracking_uri is None:
+        what, choose = "the bundles given", "import the one whose runs are right, or one and then the other with --keep"
+    else:
+        what = f"the bundles and the store {tracking_uri}"
+        choose = ("keep one: --keep store leaves the store's runs and imports the others, --keep bundle deletes "
+                  "them (mlflow runs restore brings one back) and imports the bundles'")
+    raise ConflictError(
+        f"{what} disagree on {len(found)} cells (runs with the same cfg_hash and data digest, other numbers): "
+        f"{'; '.join(found[:_SHOWN])}{more}. Nothing was imported; {choose}."
+    )
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _millis(value) -> int | None:

@@ -18,6 +18,7 @@ default out, ``aode`` (``frequency_limit: 1``), hashes anew since (no experiment
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -27,6 +28,10 @@ from bncbench.bnc.structures import STRUCTURES, structure_class, structure_defau
 
 #: The parts of a cell's config that determine its results, in the order they are logged as params.
 SEMANTIC_KEYS = ("dataset", "model", "cv")
+#: Params the runner logs that follow from the semantic config rather than belong to it.
+DERIVED_PARAMS = ("cv.seeds",)
+_INTEGER = re.compile(r"-?\d+")
+_FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|-?inf|nan")
 
 
 #: How the numeric attributes of a training fold are discretised (``cv.discretisation``).
@@ -223,6 +228,77 @@ def flatten(config: Mapping, prefix: str = "") -> dict[str, str]:
         else:
             flat[name] = str(value)
     return flat
+
+
+def semantic_of_params(params: Mapping[str, str]) -> dict:
+    """The semantic config a run logged as params (``flatten``'s inverse), each value read back from
+    its text (``"5"`` -> 5, ``"None"`` -> None, ``"[]"`` -> []).
+
+    Raises
+    ------
+    ValueError
+        The params are not those of a cell: a part of ``SEMANTIC_KEYS`` is missing, or a name is both a
+        value and a group of values (``model.k`` and ``model.k.x``).
+    """
+    semantic = {}
+    for name, text in sorted(params.items()):
+        if name.split(".")[0] not in SEMANTIC_KEYS or name in DERIVED_PARAMS:
+            continue
+        *groups, key = name.split(".")
+        node = semantic
+        for group in groups:
+            node = node.setdefault(group, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"param {name!r} is inside {group!r}, which is a value")
+        if key in node:
+            raise ValueError(f"param {name!r} is both a value and a group of values")
+        node[key] = _value_of_text(text)
+    missing = [key for key in SEMANTIC_KEYS if not isinstance(semantic.get(key), dict)]
+    if missing:
+        raise ValueError(f"no params {', '.join(f'{key}.*' for key in missing)}")
+    return semantic
+
+
+def logged_hashes(params: Mapping[str, str]) -> set[str]:
+    """The ``cfg_hash`` a run that logged ``params`` was tagged with: that of their semantic config
+    (``semantic_of_params``), or, for an estimator whose defaults changed since the run
+    (``Estimator.earlier_defaults``), that of the config with the earlier defaults where the params
+    leave them out (the run logged the defaults of its time by leaving them out).
+
+    Raises
+    ------
+    ValueError
+        The params are not those of a cell (``semantic_of_params``), or not a config a hash is taken of.
+    """
+    semantic = semantic_of_params(params)
+    model = semantic["model"]
+    try:
+        hashes = {semantic_hash(semantic)}
+        earlier = ESTIMATORS[model["estimator"]].earlier_defaults if model.get("estimator") in ESTIMATORS else {}
+        given = model.get("estimator_params") or {}
+        if set(earlier) - set(given):
+            hashes.add(semantic_hash({**semantic, "model": {**model, "estimator_params": {**earlier, **given}}}))
+    except (TypeError, AttributeError) as err:  # e.g. estimator_params a number: not a config
+        raise ValueError(f"the model params do not form a model's config ({err})") from None
+    return hashes
+
+
+def _value_of_text(text: str):
+    """A param's value from the text ``flatten`` made of it."""
+    if text in ("True", "False"):
+        return text == "True"
+    if text == "None":
+        return None
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    if text.startswith(("[", "{")):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
 
 
 def _frozen(value):

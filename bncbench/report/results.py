@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bncbench.core.errors import ConfigError
 from bncbench.core.metrics import COUNTS
-from bncbench.protocol.cell import SEMANTIC_KEYS
+from bncbench.protocol.cell import DERIVED_PARAMS, SEMANTIC_KEYS
 from bncbench.tracking import tags as tag
 
 if TYPE_CHECKING:
@@ -45,9 +46,8 @@ PROVENANCE = {
     "experiment": ("params", "experiment.name"),  # the experiment that computed it (bncbench.tracking.reuse)
     "cv.discretisation": ("params", "cv.discretisation.method"),  # logged off the default (MDL) only
     "cv.bins": ("params", "cv.discretisation.bins"),
+    "bundle": ("tags", tag.ORIGIN_BUNDLE),  # the bundle it was imported from (bncbench.bundles)
 }
-#: Params the runner logs that follow from the semantic config rather than belong to it.
-_DERIVED_PARAMS = ("cv.seeds",)
 Cells = Mapping[tuple[str, str], "Cell"]
 
 
@@ -78,7 +78,7 @@ class LoggedRuns:
         pandas.DataFrame
             Columns ``dataset``, ``model``, ``run_id`` (``CellRecord.shown_id``), ``cfg_hash``, then one
             column per mean metric (NaN where a run did not log it), sorted by dataset and model. When a cell has
-            several runs that count, the one started last is read.
+            several runs that count (with the same numbers: see :meth:`_latest`), the one started last is read.
         """
         results = self._latest(_metric_row)
         if results.empty:
@@ -147,7 +147,16 @@ class LoggedRuns:
 
     def _latest(self, row: Callable[["CellRecord"], dict]) -> pd.DataFrame:
         """``row`` of the latest run of each (dataset, model) cell (with the expected ``cfg_hash``
-        and ``data_digest``, when the cells are given), sorted by cell."""
+        and ``data_digest``, when the cells are given), sorted by cell.
+
+        Raises
+        ------
+        ConfigError
+            Two runs of a cell with the same ``cfg_hash`` and ``data_digest`` hold other numbers
+            (``CellRecord.numbers``): which one is right is not the report's to choose.
+        """
+        counted = [run for run in self.runs if self.cells is None or _belongs(run, self.cells)]
+        _check_one_result_per_cell(counted)
         frame = pd.DataFrame(
             [
                 {
@@ -157,8 +166,7 @@ class LoggedRuns:
                     "_end": run.end_time,
                     **row(run),
                 }
-                for run in self.runs
-                if self.cells is None or _belongs(run, self.cells)
+                for run in counted
             ]
         )
         if frame.empty:
@@ -230,6 +238,25 @@ def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterab
     return fold_values(tracking_uri, run_ids, metrics)
 
 
+def _check_one_result_per_cell(runs: Iterable["CellRecord"]) -> None:
+    """Raise ConfigError if two of ``runs`` of one cell, ``cfg_hash`` and ``data_digest`` hold other numbers."""
+    first = {}
+    for run in runs:
+        other = first.setdefault((*run.key, run.cfg_hash, run.data_digest), run)
+        if other.numbers() != run.numbers():
+            raise ConfigError(
+                f"cell {run.name} has two finished runs of one configuration and data (cfg_hash {run.cfg_hash}) "
+                f"with other numbers: run {other.run_id}{_origin(other)} and run {run.run_id}{_origin(run)}; the "
+                "report will not choose between them. Delete the wrong one (mlflow runs delete --run-id <id>) and "
+                "report again."
+            )
+
+
+def _origin(run: "CellRecord") -> str:
+    bundle = run.tags.get(tag.ORIGIN_BUNDLE)
+    return f" (imported from bundle {bundle})" if bundle else ""
+
+
 def _belongs(run: "CellRecord", cells: Cells) -> bool:
     """Whether a run is one of its cell's expected runs: its ``cfg_hash``, and its ``data_digest``
     unless the dataset's is unknown here."""
@@ -247,7 +274,7 @@ def _difference(run: "CellRecord", cell: "Cell") -> str:
     logged = {
         key: value
         for key, value in run.params.items()
-        if key.split(".")[0] in SEMANTIC_KEYS and key not in _DERIVED_PARAMS
+        if key.split(".")[0] in SEMANTIC_KEYS and key not in DERIVED_PARAMS
     }
     keys = logged.keys() | cell.params.keys()
     changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))

@@ -9,7 +9,10 @@ import pandas as pd
 from bncbench.report.tables import markdown_text
 
 #: The settings in the order shown; data digests (one setting per dataset) come last.
-SETTINGS = ("CV", "discretisation", "HDP iterations", "datasets", "bncbench version", "git commit", "computed in experiment")
+SETTINGS = ("CV", "discretisation", "HDP iterations", "datasets", "bncbench version", "git commit", "computed in experiment",
+            "bundles")
+#: The ``bundles`` value of a run not imported from a bundle.
+COMPUTED_HERE = "none (computed in the store)"
 DIGEST_PREFIX = "data digest of "
 NOT_LOGGED = "not logged"
 _SHORT = 8
@@ -31,7 +34,9 @@ def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dic
     dict
         ``{setting: {value: runs}}`` for the settings of :data:`SETTINGS` (``HDP iterations`` only
         for the runs whose model has them; ``computed in experiment`` only as said above) and ``data
-        digest of <dataset>`` per dataset; a value a run did not log counts as ``"not logged"``.
+        digest of <dataset>`` per dataset; a value a run did not log counts as ``"not logged"``. ``bundles``
+        (only when some run was imported from a bundle, ``bncbench.bundles``): the ids (content digests)
+        of the bundles the runs were imported from, ``COMPUTED_HERE`` for the others.
     """
     runs = provenance.astype(object).where(provenance.notna(), NOT_LOGGED)
     dirty = runs["git_dirty"].map({"true": " with uncommitted changes", "false": ""}).fillna("")
@@ -51,6 +56,8 @@ def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dic
         "bncbench version": runs["bncbench"],
         "git commit": runs["git_commit"] + dirty,
         "computed in experiment": runs["experiment"] if copied else runs["experiment"].iloc[:0],
+        "bundles": provenance["bundle"].fillna(COMPUTED_HERE) if provenance["bundle"].notna().any()
+        else runs["bundle"].iloc[:0],
         **{f"{DIGEST_PREFIX}{d}": rows["data_digest"] for d, rows in runs.groupby("dataset", sort=True)},
     }
     return {setting: column.value_counts().to_dict() for setting, column in values.items() if len(column)}

@@ -34,6 +34,7 @@ _HOME = {
     "log_params": "runs",
     "log_text": "runs",
     "metric_history": "runs",
+    "metric_values": "runs",
     "replace_tags": "runs",
     "running_runs": "runs",
     "set_tags": "runs",

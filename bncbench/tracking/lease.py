@@ -17,6 +17,9 @@ would not do: a run is stamped before it is written, so the earlier-stamped run 
 after the other process looked, and both would keep the cell. With the claim, of two processes that
 both look after writing, at least one sees the other's run (SQLite, like MLflow's server stores, orders
 the writes), and it is never the earlier to run on while the other does.
+
+:func:`claim_cell` is that protocol, for a sweep's cell (``bncbench.app.runner``) and for a run imported
+from a bundle (``bncbench.bundles.load``) alike: a sweep and an import never give one cell two runs.
 """
 
 import logging
@@ -24,10 +27,12 @@ import os
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from bncbench import tracking
+from bncbench.tracking import tags as tag
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,8 @@ DECISION_POLL_SECONDS = 0.2
 #: A run on another host whose heartbeat is older than this was abandoned. Ten heartbeats: a store
 #: that is slow or briefly down, or a machine under load, does not lose a live run its cell.
 LEASE_SECONDS = 600.0
+#: The ``error`` tag of a run whose process died, set when its cell is taken up again.
+ABANDONED = "left RUNNING by an interrupted process (it ended before the run finished); run again"
 
 
 def _boot_id() -> str:
@@ -120,6 +127,73 @@ def decision(run, rivals) -> str:
     if first.info.run_id != run.info.run_id or any(CLAIM_TAG in r.data.tags for r in rivals):
         return "give way"
     return "wait"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What :func:`claim_cell` found: ``status`` "claimed" (``run_id`` is this process's RUNNING run of the
+    cell, which it alone holds), "finished" (``other`` is a FINISHED run of the cell on the same data) or
+    "running elsewhere" (``other`` is the live run of another process)."""
+
+    status: str
+    run_id: str | None = None
+    other: str | None = None
+
+
+def claim_cell(client, experiment_id: str, run_name: str, tags: dict, data_digest: str | None,
+               sweep: str | None = None, start_time: int | None = None) -> Claim:
+    """Start this process's run of the cell its ``tags`` name (``tag.CELL``) and claim the cell for it.
+
+    A cell FINISHED on ``data_digest`` or held by a live run of another process is left (no run is
+    started); runs of the cell whose process died are marked KILLED (``ABANDONED``); then the run is
+    started, leased (``lease_tags``), and :func:`claim` decides. ``start_time`` (milliseconds): that
+    of a run imported with its original times.
+    """
+    hash_, cell = tags[tag.CFG_HASH], (tags[tag.DATASET], tags[tag.MODEL])
+    done = tracking.finished_run(client, experiment_id, hash_, data_digest, cell)
+    if done is not None:
+        return Claim("finished", other=done.info.run_id)
+    rivals = live_rivals(client, experiment_id, hash_)
+    if rivals:
+        return Claim("running elsewhere", other=rivals[0].info.run_id)
+    tracking.abandon(
+        client, [run for run in tracking.running_runs(client, experiment_id, hash_) if not is_live(run.data.tags)],
+        ABANDONED,
+    )  # a live run started by another process since the look above is that process's, not abandoned
+    run_id = tracking.start_run(client, experiment_id, run_name, {**tags, **lease_tags(sweep)}, start_time)
+    return claim(client, experiment_id, tracking.get_run(client, run_id), data_digest)
+
+
+def claim(client, experiment_id: str, own, data_digest: str | None) -> Claim:
+    """The look after this process started its run ``own`` of a cell: "claimed" once the cell is this
+    process's (``decision``; two processes that started the cell together never both keep it), else
+    ``own`` is deleted and the cell is "finished" or "running elsewhere" (as :func:`claim_cell`). A wait
+    longer than a lease leaves the cell to the other process."""
+    tags = own.data.tags
+    hash_, cell = tags[tag.CFG_HASH], (tags.get(tag.DATASET), tags.get(tag.MODEL))
+    deadline = time.monotonic() + LEASE_SECONDS
+    while True:
+        done = tracking.finished_run(client, experiment_id, hash_, data_digest, cell)
+        rivals = [] if done else live_rivals(client, experiment_id, hash_, own)
+        decided = "finished" if done else decision(own, rivals)
+        if decided == "claim":
+            tracking.set_tags(client, own.info.run_id, {CLAIM_TAG: "1"})
+            return Claim("claimed", run_id=own.info.run_id)
+        if decided in ("finished", "give way") or time.monotonic() > deadline:
+            tracking.delete_run(client, own.info.run_id)
+            if done:
+                return Claim("finished", other=done.info.run_id)
+            return Claim("running elsewhere", other=rivals[0].info.run_id)
+        time.sleep(DECISION_POLL_SECONDS)
+
+
+def live_rivals(client, experiment_id: str, hash_: str, own=None) -> list:
+    """The live RUNNING runs (``is_live``) with ``cfg_hash == hash_`` other than ``own``."""
+    return [
+        run
+        for run in tracking.running_runs(client, experiment_id, hash_)
+        if is_live(run.data.tags) and (own is None or run.info.run_id != own.info.run_id)
+    ]
 
 
 class Heartbeat:

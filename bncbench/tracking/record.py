@@ -5,6 +5,7 @@ a logged run (``bncbench.tracking.tags``) is read in one place and MLflow is imp
 alone.
 """
 
+import math
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,9 +77,19 @@ class CellRecord:
         of imported runs is the report of the originals."""
         return self.tags.get(tag.ORIGIN_RUN, self.run_id)
 
+    def numbers(self) -> dict[str, float | None]:
+        """The latest value of every metric but the timings (``tag.TIMINGS``), NaN as None (equal to
+        itself): what two runs of one cell agree on."""
+        return {key: None if math.isnan(value) else value for key, value in self.metrics.items() if not timing(key)}
+
     def means(self) -> dict[str, float]:
         """The mean over the folds of every metric (the keys without ``FOLD_PREFIX``)."""
         return {key: value for key, value in self.metrics.items() if not key.startswith(tag.FOLD_PREFIX)}
+
+
+def timing(key: str) -> bool:
+    """Whether the metric ``key`` (a mean or ``fold/``) is a timing (``tag.TIMINGS``)."""
+    return key.removeprefix(tag.FOLD_PREFIX) in tag.TIMINGS
 
 
 def finished_records(tracking_uri: str, experiment: str) -> list[CellRecord]:
@@ -125,15 +136,12 @@ def download_artifact(client, run_id: str, name: str, folder: Path) -> Path:
     return Path(client.download_artifacts(run_id, name, str(folder)))
 
 
-def write_record(client, experiment: str, record: CellRecord, history: Iterable[tuple],
-                 artifacts: Mapping[str, bytes] = ()) -> str:
-    """Write ``record`` as a finished run of the experiment ``experiment`` (by id): its name, times,
-    tags, params and inputs as they are, every ``(key, value, step, timestamp)`` of ``history`` and
-    the contents of ``artifacts`` under their names. Returns the new run's id; a run that cannot be
-    written whole is deleted."""
-    run_id = client.create_run(
-        experiment, start_time=record.start_time, tags=dict(record.tags), run_name=record.name
-    ).info.run_id
+def write_record(client, run_id: str, record: CellRecord, history: Iterable[tuple],
+                 artifacts: Mapping[str, bytes] = ()) -> None:
+    """Fill the RUNNING run ``run_id`` (started with the record's name, tags and start time) with the
+    record's params and inputs as they are, every ``(key, value, step, timestamp)`` of ``history`` and
+    the contents of ``artifacts`` under their names, and end it FINISHED at the record's end time. A
+    run that cannot be written whole is deleted."""
     try:
         log_params(client, run_id, record.params)
         log_metric_history(client, run_id, [Metric(k, float(v), int(t), int(s)) for k, v, s, t in history])
@@ -148,7 +156,6 @@ def write_record(client, experiment: str, record: CellRecord, history: Iterable[
     except BaseException:
         client.delete_run(run_id)
         raise
-    return run_id
 
 
 def _dataset_input(exported: Mapping) -> DatasetInput:

@@ -99,10 +99,12 @@ def abandon(client: MlflowClient, runs, reason: str) -> None:
         end_run(client, run.info.run_id, status="KILLED")
 
 
-def start_run(client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str]) -> str:
-    """Create a RUNNING run and return its id."""
+def start_run(
+    client: MlflowClient, experiment_id: str, run_name: str, tags: Mapping[str, str], start_time: int | None = None
+) -> str:
+    """Create a RUNNING run (started now, or at ``start_time`` in milliseconds) and return its id."""
     return client.create_run(
-        experiment_id, run_name=run_name, tags={k: str(v) for k, v in tags.items()}
+        experiment_id, start_time=start_time, run_name=run_name, tags={k: str(v) for k, v in tags.items()}
     ).info.run_id
 
 
@@ -234,11 +236,7 @@ def finished_cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
 
 
 def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
-    """The per-fold values ``fold/<metric>`` of some runs, read in bulk.
-
-    A database store answers one query per metric for up to ``_RUNS_PER_QUERY`` runs (the store's
-    ``get_metric_history_bulk``, which ``MlflowClient`` does not expose); a tracking server, which
-    has no such request, one per run and metric.
+    """The per-fold values ``fold/<metric>`` of some runs, read in bulk (:func:`metric_values`).
 
     Parameters
     ----------
@@ -256,21 +254,10 @@ def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable
         the order given), metric and fold; if a step was logged twice the later value counts.
     """
     run_ids, metrics = list(dict.fromkeys(run_ids)), list(metrics)
-    store = client._tracking_client.store  # the bulk read is the store's, not the client's
-    bulk = getattr(store, "get_metric_history_bulk", None)
-    logged = []
-    for metric in metrics:
-        key = tag.FOLD_PREFIX + metric
-        if bulk is None:
-            logged += [(run_id, m) for run_id in run_ids for m in client.get_metric_history(run_id, key)]
-            continue
-        for start in range(0, len(run_ids), _RUNS_PER_QUERY):
-            chunk = run_ids[start : start + _RUNS_PER_QUERY]
-            logged += [(m.run_id, m) for m in bulk(chunk, key, max_results=None)]
-    frame = pd.DataFrame(
-        [(run_id, m.key.removeprefix(tag.FOLD_PREFIX), m.step, m.value, m.timestamp) for run_id, m in logged],
-        columns=[*_FOLD_COLUMNS, "timestamp"],
+    frame = metric_values(client, run_ids, [tag.FOLD_PREFIX + metric for metric in metrics]).rename(
+        columns={"key": "metric", "step": "fold"}
     )
+    frame["metric"] = frame["metric"].str.removeprefix(tag.FOLD_PREFIX)
     frame["run_id"] = pd.Categorical(frame["run_id"], categories=run_ids, ordered=True)
     frame["metric"] = pd.Categorical(frame["metric"], categories=metrics, ordered=True)
     return (
@@ -278,4 +265,29 @@ def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable
         .drop_duplicates(["run_id", "metric", "fold"], keep="last")
         .astype({"run_id": str, "metric": str})
         .reset_index(drop=True)[_FOLD_COLUMNS]
+    )
+
+
+def metric_values(client: MlflowClient, run_ids: Iterable[str], keys: Iterable[str]) -> pd.DataFrame:
+    """Every logged value of the metrics ``keys`` of some runs, read in bulk: columns ``run_id``,
+    ``key``, ``step``, ``value``, ``timestamp``.
+
+    A database store answers one query per metric for up to ``_RUNS_PER_QUERY`` runs (the store's
+    ``get_metric_history_bulk``, which ``MlflowClient`` does not expose); a tracking server, which
+    has no such request, one per run and metric.
+    """
+    run_ids = list(dict.fromkeys(run_ids))
+    store = client._tracking_client.store  # the bulk read is the store's, not the client's
+    bulk = getattr(store, "get_metric_history_bulk", None)
+    logged = []
+    for key in keys:
+        if bulk is None:
+            logged += [(run_id, m) for run_id in run_ids for m in client.get_metric_history(run_id, key)]
+            continue
+        for start in range(0, len(run_ids), _RUNS_PER_QUERY):
+            chunk = run_ids[start : start + _RUNS_PER_QUERY]
+            logged += [(m.run_id, m) for m in bulk(chunk, key, max_results=None)]
+    return pd.DataFrame(
+        [(run_id, m.key, m.step, m.value, m.timestamp) for run_id, m in logged],
+        columns=["run_id", "key", "step", "value", "timestamp"],
     )

@@ -26,3 +26,6 @@ GIT_DIRTY = "mlflow.source.git.dirty"
 #: The tags without which a run is not a cell's.
 CELL = (DATASET, MODEL, CFG_HASH)
 FOLD_PREFIX = "fold/"
+#: The metrics of the machine that ran a cell rather than of the cell: two runs of one cell differ in
+#: them, and in nothing else (``bncbench.tracking.record.CellRecord.numbers``).
+TIMINGS = ("fit_seconds", "predict_seconds")

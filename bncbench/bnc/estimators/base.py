@@ -44,6 +44,10 @@ class Estimator(Registered, abc.ABC):
         what those runs did (``{"selection": "largest_tied"}``). A cell's hash leaves such a parameter
         out at that value (``bncbench.protocol.cell.canonical_model``), so that adding a parameter
         does not make every finished cell of the estimator run again; at any other value it is hashed.
+    earlier_defaults : Mapping[str, object]
+        The parameters whose default changed after runs of the estimator were logged, each with its
+        earlier default (``{"backoff": "value"}``): such a run logged its params without the parameter,
+        and its cfg_hash holds the earlier value (``bncbench.protocol.cell.logged_hashes``).
     """
 
     registry = ESTIMATORS
@@ -51,6 +55,7 @@ class Estimator(Registered, abc.ABC):
     structures_taken: str = "every structure"
     handles_missing: bool = False
     added_later: Mapping[str, object] = MappingProxyType({})
+    earlier_defaults: Mapping[str, object] = MappingProxyType({})
 
     @abc.abstractmethod
     def tables(self, network, codes, rng) -> list[list]:

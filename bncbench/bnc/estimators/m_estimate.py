@@ -81,7 +81,7 @@ class MEstimate(Estimator):
         largest m, see ``largest_tied``. ``"authors_java"`` has its own loss (``authors_java_rmse``) and
         takes only the default here.
     backoff : {"value", "value_to_root", "context"}
-        See the module docstring.
+        See the module docstring. Its default was ``"value"`` until issue 26 (``earlier_defaults``).
     selection : {"largest_tied", "authors_java"}
         How the holdout chooses m; see the module docstring. Added after runs were logged: at
         ``"largest_tied"`` it is left out of a cell's hash (``added_later``).
@@ -90,6 +90,7 @@ class MEstimate(Estimator):
     name = "m_estimate"
     count_based = True
     added_later = MappingProxyType({"selection": "largest_tied"})
+    earlier_defaults = MappingProxyType({"backoff": "value"})
 
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
                  selection_loss="rmse", backoff="value_to_root", selection="largest_tied"):

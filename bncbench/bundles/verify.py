@@ -1,0 +1,215 @@
+"""What a bundle's runs must be before one of them is imported: of the types the format says, each
+run's ``cfg_hash`` that of its own params, and its numbers consistent.
+
+The manifest's checksums (``bncbench.bundles.format``) say that the files are those exported; they do
+not say that what the files hold is a run bncbench logged: anyone can edit a table and compute its
+checksums again. :func:`problems` checks what can be checked from the bundle alone:
+
+- every field has the type of the format (``RUN_COLUMNS``, ``METRIC_COLUMNS``);
+- the ``cfg_hash`` tag is the hash of the run's params (``bncbench.protocol.cell.logged_hashes``), so
+  that a run cannot be read as a cell of other settings than those it logged;
+- every metric is logged once per step; each ``fold/<metric>`` has its mean ``<metric>``, logged
+  once, equal to the mean of the folds (within ``REL_TOLERANCE``); each loss has one value per fold
+  of the run's cross-validation (``cv.repetitions`` x ``cv.folds``), and no fold lies outside it;
+- the dataset inputs read the data of the ``data_digest`` tag.
+
+A run forged consistently (folds and mean changed together, the hash of its params) passes: these
+checks find corruption and careless edits, not a forger (docs/bundles.md).
+"""
+
+import json
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+
+from bncbench.core.metrics import LOSSES
+from bncbench.protocol.cell import logged_hashes
+from bncbench.tracking import tags as tag
+
+#: How far a logged mean may lie from the mean of its folds (relative; absolute near 0): the runner
+#: logs ``numpy.mean`` of the folds, which any reader computes again to the last bits.
+REL_TOLERANCE = 1e-9
+ABS_TOLERANCE = 1e-12
+_JSON_COLUMNS = {"tags": dict, "params": dict, "inputs": list}
+_DATASET_TEXT = ("name", "digest", "source_type", "source")
+_DATASET_OPTIONAL_TEXT = ("schema", "profile")
+
+
+def parse_runs(runs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``runs`` with ``tags``, ``params`` and ``inputs`` parsed from their JSON text, and the problems
+    that stop it (a field of another type than the format's, text that is not JSON)."""
+    found = list(_column_problems(runs, {"run_id": "text", "run_name": "text", "start_time": "time",
+                                         "end_time": "time", "tags": "text", "params": "text", "inputs": "text"},
+                                  "runs"))
+    if found:
+        return runs, found
+    parsed = runs.copy()
+    for column, kind in _JSON_COLUMNS.items():
+        values = []
+        for run_id, text in zip(runs["run_id"], runs[column]):
+            try:
+                value = json.loads(text)
+            except ValueError as err:
+                found.append(f"run {run_id}: {column} is not JSON ({err})")
+                value = kind()
+            values.append(value)
+        parsed[column] = values
+    return parsed, found
+
+
+def problems(runs: pd.DataFrame, metrics: pd.DataFrame) -> list[str]:
+    """Every problem of the runs (with their fields parsed, :func:`parse_runs`) and their metrics, as
+    ``run <id> (<name>): <field> <reason>``; empty when the bundle may be imported."""
+    found = list(_column_problems(metrics, {"run_id": "text", "key": "text", "value": "number",
+                                            "step": "integer", "timestamp": "integer"}, "metrics"))
+    if found:
+        return found
+    by_run, folds = {}, {}
+    for run in runs.itertuples(index=False):
+        by_run[run.run_id] = list(_field_problems(run))
+        if not by_run[run.run_id]:  # its params are a cell's: its number of folds is known
+            folds[run.run_id] = int(run.params["cv.repetitions"]) * int(run.params["cv.folds"])
+    for run_id, problem in _number_problems(metrics[metrics["run_id"].isin(list(folds))], folds):
+        by_run[run_id].append(problem)
+    names = dict(zip(runs["run_id"], runs["run_name"]))
+    return [f"run {run_id} ({names[run_id]}): {problem}" for run_id, found in by_run.items() for problem in found]
+
+
+def _column_problems(table: pd.DataFrame, kinds: dict[str, str], name: str) -> Iterator[str]:
+    """The columns of ``table`` that do not hold their kind of value: ``text`` (strings, none
+    missing), ``integer``, ``time`` (integers, or missing), ``number`` (real numbers)."""
+    for column, kind in kinds.items():
+        bad = _not_of_kind(table[column], kind)
+        if bad.any():
+            row = table[bad].iloc[0]
+            owner = f"run {row['run_id']}: " if column != "run_id" and isinstance(row["run_id"], str) else ""
+            value = row[column].item() if isinstance(row[column], np.generic) else row[column]
+            yield (f"{owner}{name} column {column} holds {value!r} ({type(value).__name__}), "
+                   f"not {_KINDS[kind]} ({int(bad.sum())} such rows)")
+
+
+_KINDS = {"text": "text", "number": "a number", "integer": "an integer", "time": "an integer (milliseconds) or missing"}
+
+
+def _not_of_kind(values: pd.Series, kind: str) -> pd.Series:
+    """Which values are not of ``kind`` (``_column_problems``): by the column's type where it says, else
+    value by value."""
+    kind_of_type = values.dtype.kind
+    if kind == "text":
+        if pd.api.types.is_string_dtype(values.dtype) and kind_of_type != "O":
+            return values.isna()
+        return ~values.map(lambda value: isinstance(value, str)).astype(bool)
+    if kind_of_type in "iu":
+        return pd.Series(False, index=values.index)
+    if kind_of_type == "f":
+        if kind == "number":
+            return pd.Series(False, index=values.index)
+        whole = np.isfinite(values) & (values == np.floor(values))
+        return ~(whole | values.isna()) if kind == "time" else ~whole
+    return ~values.map(lambda value: _of_kind(value, kind)).astype(bool)
+
+
+def _of_kind(value, kind: str) -> bool:
+    if isinstance(value, bool):
+        return False
+    if kind == "number":
+        return isinstance(value, (int, float, np.integer, np.floating))
+    if isinstance(value, (int, np.integer)):
+        return True
+    if isinstance(value, (float, np.floating)):
+        return float(value).is_integer() or (kind == "time" and math.isnan(value))
+    return kind == "time" and value is None
+
+
+def _field_problems(run) -> Iterator[str]:
+    """The parsed fields of a run that are not of the format's types, or whose ``cfg_hash`` is not
+    its params'."""
+    for column, kind in _JSON_COLUMNS.items():
+        value = getattr(run, column)
+        if not isinstance(value, kind):
+            yield f"{column} is {type(value).__name__}, not {kind.__name__}"
+            return
+    for column in ("tags", "params"):
+        bad = [key for key, value in getattr(run, column).items() if not isinstance(value, str)]
+        if bad:
+            yield f"{column} {bad[0]!r} is {getattr(run, column)[bad[0]]!r}, not text"
+            return
+    missing = [name for name in tag.CELL if name not in run.tags]
+    if missing:
+        yield f"tags lack {', '.join(missing)}"
+        return
+    yield from _input_problems(run.inputs, run.tags.get(tag.DATA_DIGEST))
+    try:
+        hashes = logged_hashes(run.params)
+    except ValueError as err:
+        yield f"params are not a cell's config: {err}"
+        return
+    if run.tags[tag.CFG_HASH] not in hashes:
+        yield (
+            f"tag cfg_hash {run.tags[tag.CFG_HASH]!r} is not the hash of its params ({', '.join(sorted(hashes))}): "
+            "its params or its cfg_hash were changed"
+        )
+
+
+def _input_problems(inputs: list, digest: str | None) -> Iterator[str]:
+    """The dataset inputs that are not ``DatasetInput.to_dictionary()``'s of the data ``digest``."""
+    for found in inputs:
+        dataset = found.get("dataset") if isinstance(found, dict) else None
+        tags = found.get("tags") if isinstance(found, dict) else None
+        if (
+            not isinstance(dataset, dict)
+            or not isinstance(tags, dict)
+            or not all(isinstance(dataset.get(key), str) for key in _DATASET_TEXT)
+            or not all(isinstance(dataset.get(key), (str, type(None))) for key in _DATASET_OPTIONAL_TEXT)
+            or not all(isinstance(key, str) and isinstance(value, str) for key, value in tags.items())
+        ):
+            yield f"inputs hold {str(found)[:80]!r}, not a dataset input (dataset: name, digest, source_type, source; tags)"
+            return
+        if digest is not None and dataset["digest"] != digest:
+            yield f"inputs read the data {dataset['digest']!r}, its tag data_digest says {digest!r}"
+            return
+
+
+def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[tuple[str, str]]:
+    """``(run id, problem)`` of the metrics logged twice at a step, or that disagree with each other or
+    with their run's number of ``folds`` (over the whole table at once: a bundle has millions of values)."""
+    for run_id in folds.keys() - set(metrics["run_id"]):
+        yield run_id, "has no metrics"
+    twice = metrics[metrics.duplicated(["run_id", "key", "step"], keep=False)]
+    for (run_id, key, step), values in twice.groupby(["run_id", "key", "step"], sort=False)["value"]:
+        yield run_id, f"metric {key} has {len(values)} values at step {step} ({values.tolist()})"
+    metrics = metrics[~metrics["run_id"].isin(set(twice["run_id"]))]
+    of_folds = metrics["key"].str.startswith(tag.FOLD_PREFIX)
+    means = metrics[~of_folds].groupby(["run_id", "key"], sort=False)["value"].agg(logged="first", size="size")
+    series = (
+        metrics[of_folds]
+        .assign(key=lambda table: table["key"].str.removeprefix(tag.FOLD_PREFIX))
+        .groupby(["run_id", "key"], sort=False)
+        .agg(mean=("value", "mean"), first=("step", "min"), last=("step", "max"), n=("step", "size"))
+    )
+    for (run_id, key), logged in means[means["size"] > 1].iterrows():
+        yield run_id, f"metric {key} (a mean) is logged {int(logged['size'])} times"
+    for run_id, key in means.index.difference(series.index):
+        yield run_id, f"metric {key} is a mean without its folds ({tag.FOLD_PREFIX}{key})"
+    for run_id, key in series.index.difference(means.index):
+        yield run_id, f"metric {tag.FOLD_PREFIX}{key} has no mean ({key})"
+    expected = series.index.get_level_values("run_id").map(folds).to_numpy()
+    loss = series.index.get_level_values("key").isin(list(LOSSES))
+    outside = (series["first"] < 0) | (series["last"] >= expected)
+    incomplete = loss & ((series["n"] != expected) | (series["first"] != 0))
+    for (run_id, key), row in series[outside | incomplete].iterrows():
+        yield run_id, (f"metric {tag.FOLD_PREFIX}{key} has {int(row['n'])} values at steps {int(row['first'])}..{int(row['last'])}, "
+                       f"not one at each fold 0..{folds[run_id] - 1} of its cross-validation")
+    paired = series.join(means, how="inner")
+    logged, computed = paired["logged"].to_numpy(float), paired["mean"].to_numpy(float)
+    agree = np.isclose(logged, computed, rtol=REL_TOLERANCE, atol=ABS_TOLERANCE) | (np.isnan(logged) & np.isnan(computed))
+    for (run_id, key), row in paired[~agree].iterrows():
+        yield run_id, (f"metric {key} is {float(row['logged'])!r}, the mean of its folds {tag.FOLD_PREFIX}{key} "
+                       f"is {float(row['mean'])!r}")
+    present = set(series.index)
+    for run_id in folds.keys() & set(metrics["run_id"]):
+        missing = [loss for loss in LOSSES if (run_id, loss) not in present]
+        if missing:
+            yield run_id, f"has no folds of {', '.join(missing)}"
