@@ -367,20 +367,13 @@ class _ArffSource:
 
     def _row(self, text: str, omitted: list[str | None], path: Path, number: int) -> list[str | None]:
         """The values of one data line, dense or sparse."""
+        sparse = text.startswith("{") and text.endswith("}")
         try:
-            if text.startswith("{") and text.endswith("}"):
-                row = list(omitted)
+            if sparse:
                 inner = text[1:-1]
-                for match in _arff_values(inner, _ARFF_SPARSE_VALUE) if inner.strip() else []:
-                    index = int(match.group("index"))
-                    if index >= len(row):
-                        raise DatasetError(
-                            f"{path}, line {number}: sparse index {index} where the header declares "
-                            f"{len(row)} attributes (indices 0..{len(row) - 1}); fix the line."
-                        )
-                    row[index] = _arff_token(match)
-                return row
-            if not any(char in text for char in "'\"{}"):
+                pairs = [(int(match.group("index")), _arff_token(match))
+                         for match in (_arff_values(inner, _ARFF_SPARSE_VALUE) if inner.strip() else [])]
+            elif not any(char in text for char in "'\"{}"):
                 row = [value.strip() for value in text.split(",")]
                 row = [None if value == "?" else value for value in row]
             else:
@@ -391,6 +384,16 @@ class _ArffSource:
                 "values are comma-separated, quoted with ' or \", sparse rows {index value, ...}, no instance "
                 "weights); fix the line."
             ) from ex
+        if sparse:
+            row = list(omitted)
+            for index, token in pairs:
+                if index >= len(row):
+                    raise DatasetError(
+                        f"{path}, line {number}: sparse index {index} where the header declares {len(row)} "
+                        f"attributes (indices 0..{len(row) - 1}); fix the line."
+                    )
+                row[index] = token
+            return row
         if len(row) != len(omitted):
             raise DatasetError(
                 f"{path}, line {number}: {len(row)} values where the header declares {len(omitted)} "

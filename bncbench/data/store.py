@@ -187,7 +187,11 @@ def write_store_stream(
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_file(data_dir, name)
     with _temporary_file(data_dir, target.name) as temp:
-        with open(temp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0) as gz:
+        # no file name in the gzip header (it would be the random temporary one) and mtime 0: the same
+        # data give the same bytes, hence the same digest
+        with open(temp, "wb") as raw, gzip.GzipFile(
+            filename="", fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0
+        ) as gz:
             entry = write(gz)
         with _schema_lock(data_dir):
             schema = read_schema(data_dir)
