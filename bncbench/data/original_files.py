@@ -63,6 +63,8 @@ SEPARATOR_WORDS = {"tab": "\t", "whitespace": None}
 CHUNK_CELLS = 2_000_000
 #: gzip's level of a converted file: zlib's default, ten times faster than 9 on such files, 5-15% larger.
 COMPRESSION_LEVEL = 6
+#: The most columns a libsvm file may make: the store is dense.
+MAX_FEATURES = 100_000
 #: How many characters of a bad line or value an error quotes.
 QUOTED_CHARACTERS = 60
 
@@ -199,7 +201,13 @@ def add_original_files(
             **plan.schema(),
         }
 
-    return write_store_stream(data_dir, name, write, replace=replace, compresslevel=COMPRESSION_LEVEL)
+    try:
+        return write_store_stream(data_dir, name, write, replace=replace, compresslevel=COMPRESSION_LEVEL)
+    except OSError as ex:  # those of reading the files are DatasetErrors already
+        raise DatasetError(
+            f"cannot write dataset '{name}' into the data directory {data_dir} ({type(ex).__name__}: {ex}); make "
+            "room or make it writable, or use another (data_dir=...)."
+        ) from ex
 
 
 def _format_of(path: Path) -> str:
@@ -263,7 +271,7 @@ def _text_lines(path: Path) -> Iterator[Iterator[tuple[int, str]]]:
     cannot be read is one DatasetError naming it."""
     opener = DECOMPRESSORS.get(path.suffix.lower(), open)
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as text:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as text:  # -sig: a byte order mark is no text
             yield enumerate(text, start=1)
     except FileNotFoundError as ex:
         raise DatasetError(f"{path}: no such file; give the path of the dataset's original file.") from ex
@@ -337,6 +345,11 @@ class _ArffSource:
                     relation = rest.strip("'\"")
                 elif keyword == "@attribute":
                     columns.append(_arff_attribute(rest, path, number))
+                    if columns[-1].name in [column.name for column in columns[:-1]]:
+                        raise DatasetError(
+                            f"{path}, line {number}: a second attribute named {columns[-1].name!r}; give each "
+                            "attribute a name of its own."
+                        )
                 elif keyword == "@data":
                     if not columns:
                         raise DatasetError(f"{path}, line {number}: @data before any @attribute line.")
@@ -419,7 +432,7 @@ def _arff_attribute(text: str, path: Path, number: int) -> _Column:
             declared = [_arff_token(match) for match in _arff_values(kind[1:-1])]
         except ValueError:
             declared = [None]
-        if None in declared:
+        if None in declared or "" in declared:
             raise DatasetError(
                 f"{path}, line {number}: the values {_quote(kind)} of attribute {name!r} are not a list of "
                 "values separated by commas (quoted with ' or \"); fix the line."
@@ -531,6 +544,11 @@ class _LibsvmSource:
                     largest = last if largest is None else max(largest, last)
         if largest is None:
             raise DatasetError(f"{_listed(paths)} holds no line with a feature (index:value); nothing to convert.")
+        if largest - min(smallest, 1) >= MAX_FEATURES:
+            raise DatasetError(
+                f"{_listed(paths)}: feature index {largest} makes {largest + 1 - min(smallest, 1)} columns, more than "
+                f"the {MAX_FEATURES} a dense store file of this size can hold; check the indices of the files."
+            )
         self.first_index = min(smallest, 1)
         features = [f"f{index}" for index in range(self.first_index, largest + 1)]
         self.columns = [_Column(name, "numeric") for name in features] + [_Column(self.label, "nominal")]
@@ -664,6 +682,13 @@ class _Plan:
         codes = codes.reshape(block.shape)
         is_missing = np.append(_objects(tokens).isin(missing).to_numpy(), True)  # code -1: None, missing
         block[is_missing[codes]] = None
+        broken = np.flatnonzero(_objects(tokens).str.contains("[\r\n]", regex=True).to_numpy(dtype=bool))
+        if len(broken):
+            rows, columns = np.nonzero(codes == broken[0])
+            raise DatasetError(
+                f"{chunk.path}, line {chunk.lines[rows[0]]}: column {self.sources[columns[0]].name!r} holds "
+                f"{_quote(tokens[broken[0]])}, a value with a line break, which the store cannot hold; remove it."
+            )
         numeric = np.flatnonzero(~self.nominal)
         if len(numeric):
             used = _present(codes[:, numeric], is_missing)

@@ -202,6 +202,19 @@ def test_whitespace_separated_like_pamap2_class_second_and_gzip(tmp_path):
     assert entry["class"]["values"] == ["0", "1"] and entry["source_class"] == "activityID"
 
 
+def test_windows_files_byte_order_mark_and_crlf(tmp_path):
+    store = tmp_path / "store"
+    path = tmp_path / "windows.csv"
+    path.write_bytes("\ufeffx,colour,class\r\n1.5,red,a\r\n2,blue,b\r\n".encode("utf-8"))
+    add_original_files(store, "win", [path], header=True, nominal=["colour"])
+    assert store_text(store, "win") == "x,colour,class\n1.5,red,a\n2,blue,b\n"
+    crlf = tmp_path / "windows.arff"
+    crlf.write_bytes(ARFF.replace("\n", "\r\n").encode("utf-8"))
+    add_original_files(store, "crlf", [crlf])
+    add_original_files(store, "lf", [write(tmp_path / "unix.arff", ARFF)])
+    assert store_text(store, "crlf") == store_text(store, "lf")
+
+
 @pytest.mark.parametrize("fmt, text, options", [
     ("arff", ARFF, {}),
     ("svm", SVM, {}),
@@ -244,6 +257,36 @@ def test_a_bad_arff_row_is_named_by_its_line(tmp_path, row, expected):
 def test_a_bad_arff_header_is_named_by_its_line(tmp_path, header_line, expected):
     path = write(tmp_path / "bad.arff", f"{header_line}\n@attribute c {{a,b}}\n@data\na,b\n")
     assert one_line_error(DatasetError, tmp_path / "store", "bad", [path]).startswith(f"{path}, {expected}")
+
+
+@pytest.mark.parametrize("header, expected", [
+    ("@attribute a numeric\n@attribute a {x,y}\n", "line 2: a second attribute named 'a'"),
+    ("@attribute a {}\n@attribute c {x,y}\n", "line 1: the values '{}' of attribute 'a' are not a list of values"),
+    ("@attribute a {x,,y}\n@attribute c {x,y}\n", "line 1: the values '{x,,y}' of attribute 'a' are not a list"),
+])
+def test_bad_arff_declarations(tmp_path, header, expected):
+    path = write(tmp_path / "bad.arff", header + "@data\n")
+    assert one_line_error(DatasetError, tmp_path / "store", "bad", [path]).startswith(f"{path}, {expected}")
+
+
+def test_a_value_with_a_line_break_is_refused(tmp_path):
+    """The store is read one row a line (pyarrow), so a quoted line break would make it unreadable."""
+    path = write(tmp_path / "broken.csv", 'name,class\n"two\nlines",a\nx,b\n')
+    assert one_line_error(DatasetError, tmp_path / "store", "broken", [path], header=True, nominal=["name"]) == (
+        f"{path}, line 3: column 'name' holds 'two\\nlines', a value with a line break, which the store cannot "
+        "hold; remove it.")
+
+
+def test_a_libsvm_index_far_too_large_is_refused_before_any_memory_is_taken(tmp_path):
+    path = write(tmp_path / "typo.svm", "1 1:2\n2 3:1 9999999999:5\n")
+    assert one_line_error(DatasetError, tmp_path / "store", "typo", [path]).startswith(
+        f"{path}: feature index 9999999999 makes 9999999999 columns, more than the 100000")
+
+
+def test_a_data_directory_that_cannot_be_written_is_named(tmp_path):
+    not_a_folder = write(tmp_path / "store", "a file")
+    message = one_line_error(DatasetError, not_a_folder, "cov", [write(tmp_path / "c.csv", COVTYPE)], missing=["?"])
+    assert message.startswith(f"cannot write dataset 'cov' into the data directory {not_a_folder} (FileExistsError")
 
 
 def test_an_arff_date_must_be_dropped_or_nominal(tmp_path):
