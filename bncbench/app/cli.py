@@ -121,7 +121,7 @@ def _add_data_parser(commands) -> None:
     add.add_argument("--class", dest="class_column", metavar="COLUMN",
                      help="the class column: a name or a number from 1 (default: the last; libsvm: the label)")
     add.add_argument("--nominal", action="append", default=[], metavar="COLUMNS",
-                     help="nominal columns (names, numbers, ranges: 2-4,7); other csv and libsvm columns are numeric")
+                     help="nominal columns (names, numbers, ranges: 2-4,7, or all); other csv and libsvm columns are numeric")
     add.add_argument("--drop", action="append", default=[], metavar="COLUMNS", help="columns to leave out (e.g. ids)")
     add.add_argument("--missing", action="append", default=[], metavar="TOKEN",
                      help="a token that stands for a missing value (repeatable), besides an empty field and ARFF's ?")

@@ -24,7 +24,8 @@ Formats:
 
 The class is the last column unless ``class_column`` says otherwise, and becomes the store's last
 column, ``class``, nominal, with the labels it takes (an ARFF nominal class: its declared values).
-Columns are named, or numbered from 1 (a libsvm feature by its index), or ranges of numbers (``2-4``).
+Columns are named, or numbered from 1 (a libsvm feature by its index), or ranges of numbers (``2-4``), or
+``all`` (unless a column has that name).
 
 Why not the readers of scipy and scikit-learn: ``scipy.io.arff`` reads a whole file into memory and
 rejects sparse ARFF, and ``sklearn.datasets.load_svmlight_file`` reads a whole file and turns labels
@@ -755,10 +756,12 @@ def _ordered(values: set) -> list[str]:
 
 
 def _columns(item: str, source, option: str) -> list[str]:
-    """The column names an option's item gives: a name, a number, or a range ``first-last``."""
+    """The column names an option's item gives: a name, a number, a range ``first-last``, or ``all``."""
     names = [column.name for column in source.columns]
     if item in names:
         return [item]
+    if item == "all":
+        return names
     numbers = re.fullmatch(r"(\d+)(?:-(\d+))?", item.strip())
     if numbers:
         first, last = int(numbers.group(1)), int(numbers.group(2) or numbers.group(1))
