@@ -10,10 +10,10 @@ kept as written (``1`` stays ``1``, ``01`` stays ``01``); an empty value, and an
 Formats:
 
 - ``arff``: Weka's ARFF, dense or sparse (``{index value, ...}``, indices from 0, an omitted value
-  is 0, for a nominal attribute its first declared value). ``numeric``, ``real`` and ``integer``
-  attributes are numeric, a ``{...}`` one nominal with its declared values; a ``string`` attribute is
-  nominal with the values it takes, a ``date`` one must be dropped or declared nominal. ``?`` is
-  missing; values may be quoted with ``'`` or ``"``; ``%`` lines are comments.
+  is 0, for a nominal attribute its first declared value, for a string one missing). ``numeric``,
+  ``real`` and ``integer`` attributes are numeric, a ``{...}`` one nominal with its declared values; a
+  ``string`` attribute is nominal with the values it takes, a ``date`` one must be dropped or declared
+  nominal. ``?`` is missing; values may be quoted with ``'`` or ``"``; ``%`` lines are comments.
 - ``libsvm``: ``label index:value ...`` per line (svmlight; ``#`` starts a comment). The label is the
   class, its values the labels as written; the features are numeric columns ``f<index>``, from the
   smallest index any line uses (0 or 1) to the largest. A feature a line omits is 0, not missing: the
@@ -45,7 +45,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -448,8 +448,6 @@ def _arff_attribute(text: str, path: Path, number: int) -> _Column:
 class _DelimitedSource:
     """The rows of delimited text files (each with the same header, when they have one)."""
 
-    relation = None
-
     def __init__(self, paths: list[Path], header: bool, names: Sequence[str] | None, separator: str | None):
         self.paths, self.header, self.separator = paths, header, separator
         with contextlib.closing(self._rows(paths[0])) as rows:
@@ -530,7 +528,6 @@ class _DelimitedSource:
 class _LibsvmSource:
     """The rows of libsvm/svmlight files, dense: a feature a line omits is ``0``."""
 
-    relation = None
     label = "label"
 
     def __init__(self, paths: list[Path]):
