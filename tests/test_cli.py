@@ -302,6 +302,7 @@ def test_help_names_each_subcommand_and_what_it_does(bncbench, tmp_path):
         "run       run an experiment (default: smoke)",
         "report    write an experiment's tables again from its logged runs",
         "list      list the experiments, models, datasets or suites",
+        "data      add a dataset to the data directory from its original files",
     ):
         assert line in result.stdout
     assert "hydra" not in result.stdout.lower()
@@ -313,6 +314,7 @@ def test_help_names_each_subcommand_and_what_it_does(bncbench, tmp_path):
         ("run", "Run every (dataset, model) cell of an experiment"),
         ("report", "Write the report of an experiment"),
         ("list", "{experiments,models,datasets,suites}"),
+        ("data", "Manage the datasets of the data directory"),
     ],
 )
 def test_subcommand_help(bncbench, tmp_path, command, says):
@@ -343,7 +345,8 @@ def test_unknown_subcommand_is_one_clear_error(bncbench, tmp_path):
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip().splitlines()[-1] == (
-        "bncbench: error: argument <command>: invalid choice: 'rnu' (choose from 'run', 'report', 'list', 'export', 'import')"
+        "bncbench: error: argument <command>: invalid choice: 'rnu' (choose from 'run', 'report', 'list', 'export', 'import', "
+        "'data')"
     )
 
 

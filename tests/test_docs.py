@@ -5,8 +5,8 @@ Every fenced block of every page is checked where that is cheap:
 - ``sh``: each ``bncbench ...`` or ``python -m bncbench ...`` line goes through the real command line
   (``bncbench.app.cli.main``) in a temporary directory, so its options are parsed and its overrides
   composed into a plan; nothing runs: ``run`` stops before its cells (``run_plan``), ``--dry-run``
-  prints the plan of an empty store, ``report``, ``export`` and ``import`` stop after composing (an
-  import's bundles must exist). ``bncbench list`` and ``--help`` lines and ``lint-imports`` run for
+  prints the plan of an empty store, ``report``, ``export``, ``import`` and ``data add`` stop after composing
+  (an import's bundles must exist). ``bncbench list`` and ``--help`` lines and ``lint-imports`` run for
   real; ``python benchmarks/<name>.py`` must name a benchmark and options it takes. Any other command
   fails the test, unless the block is marked skipped.
 - ``python``: run, the blocks of one page in one namespace, in a temporary directory.
@@ -57,7 +57,7 @@ pip install -e '.[test]' && BNCBENCH_DATA_DIR=../shared/datasets pytest -q
 """
 README_MAX_LINES = 150
 #: The subcommands of ``bncbench``; without one, a command line is ``run``'s.
-COMMANDS = ("run", "report", "list", "export", "import")
+COMMANDS = ("run", "report", "list", "export", "import", "data")
 #: Folders of the repository whose paths the pages name in backquotes.
 REPO_FOLDERS = ("bncbench", "conf", "tests", "benchmarks", "reports", "docs", ".ci")
 
@@ -187,7 +187,8 @@ def without_environment(command: list[str]) -> list[str]:
 
 
 class StoppedHere(Exception):
-    """Raised where a command of the pages would run cells, write a report or a bundle, or import."""
+    """Raised where a command of the pages would run cells, write a report or a bundle, import, or convert
+    a dataset."""
 
 
 #: Plans composed by the commands of the pages, by their overrides: pages repeat a configuration (a
@@ -209,6 +210,7 @@ def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     import bncbench.app.config
     import bncbench.app.sweep
     import bncbench.bundles
+    import bncbench.data.original_files
     import bncbench.report.writer
     import bncbench.tracking
     from bncbench.app import cli
@@ -231,6 +233,7 @@ def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     monkeypatch.setattr(bncbench.report.writer, "write_report", record("report"))
     monkeypatch.setattr(bncbench.bundles, "export_bundle", record("export"))
     monkeypatch.setattr(bncbench.bundles, "import_bundles", record("import"))
+    monkeypatch.setattr(bncbench.data.original_files, "add_original_files", record("data"))
     monkeypatch.setenv("BNCBENCH_DATA_DIR", str(shared_data_dir))
     monkeypatch.chdir(tmp_path)
 

@@ -1,4 +1,4 @@
-"""The ``bncbench`` command: ``run``, ``report``, ``list``, ``export`` and ``import`` (argparse).
+"""The ``bncbench`` command: ``run``, ``report``, ``list``, ``export``, ``import`` and ``data add`` (argparse).
 
 ``bncbench run [overrides]`` composes the experiment once (``bncbench.app.config.compose``: a wrong
 name or value is one line, exit status 2), then runs its plan (``bncbench.app.sweep``).
@@ -105,7 +105,39 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         "store's run (the bundle's is not imported) or the bundle's (the store's is deleted; mlflow runs restore "
         "brings it back); without it such an import is refused",
     )
+    _add_data_parser(commands)
     return main
+
+
+def _add_data_parser(commands) -> None:
+    """``bncbench data add``: a dataset's original files converted into the data directory."""
+    data = commands.add_parser("data", help="add a dataset to the data directory from its original files",
+                               description="Manage the datasets of the data directory (data_dir).")
+    actions = data.add_subparsers(dest="data_command", metavar="<data command>", required=True)
+    add = actions.add_parser(
+        "add",
+        help="convert a dataset's original files (ARFF, libsvm, CSV) into the data directory",
+        description="Convert a dataset's original files into <data_dir>/<name>.csv.gz and its schema.json entry "
+        "(bncbench.data.original_files), streaming, so files of millions of rows take little memory; nothing is "
+        "written unless the whole conversion succeeds. Then conf/dataset/<name>.yaml (source: store) runs on it.",
+    )
+    add.add_argument("name", help="the dataset's name in the data directory, that of its conf/dataset/<name>.yaml")
+    add.add_argument("files", nargs="+", metavar="file | override",
+                     help="the original files, read one after another as one table (.gz, .bz2, .xz: compressed), "
+                     "then overrides: data_dir=...")
+    add.add_argument("--format", metavar="arff|libsvm|csv", help="default: from the suffix (.arff, .csv, .libsvm, .svm)")
+    add.add_argument("--class", dest="class_column", metavar="COLUMN",
+                     help="the class column: a name or a number from 1 (default: the last; libsvm: the label)")
+    add.add_argument("--nominal", action="append", default=[], metavar="COLUMNS",
+                     help="nominal columns (names, numbers, ranges: 2-4,7, or all); other csv and libsvm columns are numeric")
+    add.add_argument("--drop", action="append", default=[], metavar="COLUMNS", help="columns to leave out (e.g. ids)")
+    add.add_argument("--missing", action="append", default=[], metavar="TOKEN",
+                     help="a token that stands for a missing value (repeatable), besides an empty field and ARFF's ?")
+    add.add_argument("--header", action="store_true", help="csv: the first row names the columns")
+    add.add_argument("--names", metavar="NAMES", help="csv: the column names, comma-separated (default: att1, att2, ...)")
+    add.add_argument("--sep", default=",", metavar="SEPARATOR",
+                     help="csv: the separator, one character, tab or whitespace (default: ,)")
+    add.add_argument("--replace", action="store_true", help="replace a dataset of that name in the data directory")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
@@ -120,7 +152,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
         argv.insert(0, "run")
     command_line = parser(prog)
     args, extra = command_line.parse_known_args(argv)
-    positionals = "items" if args.command == "import" else "overrides"
+    positionals = {"import": "items", "data": "files"}.get(args.command, "overrides")
     if extra and not any(arg.startswith("-") for arg in extra):
         # arguments after an option (export x=1 --out d y=2): argparse leaves them over, they are the command's
         setattr(args, positionals, [*getattr(args, positionals), *extra])
@@ -143,6 +175,8 @@ def _dispatch(args, command: str) -> int:
             return export(args.overrides, args.out, args.predictions, args.every_configuration)
         if args.command == "import":
             return import_(args.items, args.keep)
+        if args.command == "data":
+            return data_add(args)
         print("\n".join(list_configs(args.kind)))
     except BncbenchError as err:
         print(f"bncbench: error: {err}", file=sys.stderr)
@@ -243,6 +277,37 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
         for key, value in view_tags().items():  # the view the printed link opens
             client.set_experiment_tag(experiment_id, key, value)
         print(browse_hint(cfg.tracking_uri, experiment_id))
+    return 0
+
+
+def data_add(args) -> int:
+    """Convert the original files ``args`` name into the data directory the overrides among them give."""
+    from bncbench.app.config import compose
+    from bncbench.data import resolve_data_dir
+    from bncbench.data.original_files import add_original_files
+
+    data_dir = resolve_data_dir(compose([item for item in args.files if "=" in item]).cfg.data_dir)
+    entry = add_original_files(
+        data_dir,
+        args.name,
+        [item for item in args.files if "=" not in item],
+        file_format=args.format,
+        class_column=args.class_column,
+        nominal=[item for items in args.nominal for item in items.split(",")],
+        drop=[item for items in args.drop for item in items.split(",")],
+        missing=args.missing,
+        header=args.header,
+        names=args.names.split(",") if args.names is not None else None,
+        separator=args.sep,
+        replace=args.replace,
+    )
+    numeric = sum(attribute["type"] == "numeric" for attribute in entry["attributes"])
+    print(
+        f"bncbench: added {args.name} to {data_dir}: {entry['rows']} rows, {len(entry['attributes'])} attributes "
+        f"({numeric} numeric), {len(entry['class']['values'])} classes."
+    )
+    if not (config_dir() / "dataset" / f"{args.name}.yaml").is_file():
+        print(f"bncbench: no conf/dataset/{args.name}.yaml names it yet: add one (name: {args.name}, source: store).")
     return 0
 
 

@@ -60,7 +60,8 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
     if reason is not None:
         raise ConfigError(
             f"{len(missing)} datasets of the experiment are not in the data directory {data_dir} ({names}) "
-            f"and {reason}. Point bncbench at a folder that holds them ({DATA_DIR_HINT}), or run the "
+            f"and {reason}. Point bncbench at a folder that holds them ({DATA_DIR_HINT}), convert their "
+            "original files into it (bncbench data add; their conf/dataset/<name>.yaml says how), or run the "
             "others (experiment.datasets=[...])."
         )
     digests = {name: dataset_digest(spec, data_dir) for name, spec in missing.items()}

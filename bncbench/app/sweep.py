@@ -162,9 +162,15 @@ def show_plan(composed: Composed) -> int:
     print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
     missing = missing_datasets(plan)
     if missing:
+        without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
+        fetched = [name for name in missing if name not in without_id]
         print(
             f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(cfg.data_dir)} "
-            f"({', '.join(missing)}): the sweep fetches them from OpenML before its first cell."
+            f"({', '.join(missing)})"
+            + (f"; the sweep fetches {', '.join(fetched)} from OpenML before its first cell" if fetched else "")
+            + (f"; {', '.join(without_id)} {'has' if len(without_id) == 1 else 'have'} no openml_id: convert the "
+               "original files first (bncbench data add; conf/dataset/<name>.yaml says how)" if without_id else "")
+            + "."
         )
     return 0
 

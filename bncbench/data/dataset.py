@@ -198,5 +198,6 @@ def _not_found_message(name: str, store: Path) -> str:
     return (
         f"Dataset '{name}' not found: no {name}.csv.gz in the data directory {store} ({present}) "
         f"and its config has no openml_id to fetch it from OpenML. Point bncbench at the store "
-        f"that holds it ({DATA_DIR_HINT}), or set openml_id in conf/dataset/{name}.yaml."
+        f"that holds it ({DATA_DIR_HINT}), convert its original files into it (bncbench data add; "
+        f"conf/dataset/{name}.yaml says how where known), or set openml_id in conf/dataset/{name}.yaml."
     )

@@ -20,12 +20,11 @@ import requests
 from openml.datasets.data_feature import OpenMLDataFeature
 from openml.exceptions import PyOpenMLError
 
-from bncbench.data.store import DATA_DIR_HINT, write_store_table
+from bncbench.data.store import CLASS_COLUMN, DATA_DIR_HINT, write_store_table
 from bncbench.core.errors import DatasetError
 
 logger = logging.getLogger(__name__)
 
-CLASS_COLUMN = "class"
 # What openml-python raises on a failed download, an unknown or private id, or a bad cache file.
 _FETCH_ERRORS = (PyOpenMLError, requests.RequestException, OSError, ValueError, arff.ArffException)
 

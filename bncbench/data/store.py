@@ -16,8 +16,9 @@ import json
 import os
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 
@@ -25,6 +26,8 @@ from bncbench.core.errors import DatasetError
 from bncbench.core.names import check_path_name
 
 SCHEMA_FILE = "schema.json"
+#: The name of the class column of every store file (its last).
+CLASS_COLUMN = "class"
 TYPES = ("numeric", "nominal")
 DATA_DIR_ENV = "BNCBENCH_DATA_DIR"
 DATA_DIR_HINT = (
@@ -130,6 +133,30 @@ def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str]
 
 
 def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dict) -> None:
+    """Write a dataset held in memory into the store (:func:`write_store_stream`).
+
+    Parameters
+    ----------
+    data_dir : Path
+        The store directory (created if absent).
+    name : str
+        Dataset name.
+    frame : DataFrame
+        All columns in store order, class last; NaN = missing.
+    entry : dict
+        The schema entry of the dataset.
+    """
+
+    def write(stream: BinaryIO) -> dict:
+        stream.write(frame.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8"))
+        return entry
+
+    write_store_stream(data_dir, name, write)
+
+
+def write_store_stream(
+    data_dir: Path, name: str, write: Callable[[BinaryIO], dict], replace: bool = True, compresslevel: int = 9
+) -> dict:
     """Write a dataset into the store: its ``.csv.gz`` file and its ``schema.json`` entry.
 
     The data go to a temporary file that is renamed into place only after ``schema.json`` is
@@ -143,25 +170,55 @@ def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dic
         The store directory (created if absent).
     name : str
         Dataset name.
-    frame : DataFrame
-        All columns in store order, class last; NaN = missing.
-    entry : dict
-        The schema entry of the dataset.
+    write : callable
+        ``write(stream)`` writes the CSV text (UTF-8 bytes, header row first, class column last)
+        into the binary stream, in as many pieces as it likes, and returns the schema entry.
+    replace : bool
+        Whether a dataset of that name already in the store may be replaced; when False, it is
+        refused (:func:`refuse_present`), checked again under the lock.
+    compresslevel : int
+        gzip's level: 9 (the default, that of the files fetched so far), or lower for speed.
+
+    Returns
+    -------
+    dict
+        The schema entry written.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_file(data_dir, name)
-    text = frame.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8")
     with _temporary_file(data_dir, target.name) as temp:
-        with open(temp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
-            gz.write(text)
+        # no file name in the gzip header (it would be the random temporary one) and mtime 0: the same
+        # data give the same bytes, hence the same digest
+        with open(temp, "wb") as raw, gzip.GzipFile(
+            filename="", fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0
+        ) as gz:
+            entry = write(gz)
         with _schema_lock(data_dir):
             schema = read_schema(data_dir)
+            if not replace:
+                refuse_present(data_dir, name, schema)
             schema[name] = entry
             schema_text = json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
             with _temporary_file(data_dir, SCHEMA_FILE) as schema_temp:
                 schema_temp.write_text(schema_text, encoding="utf-8")
                 os.replace(schema_temp, data_dir / SCHEMA_FILE)
         os.replace(temp, target)
+    return entry
+
+
+def refuse_present(data_dir: Path, name: str, schema: dict | None = None) -> None:
+    """Raise when the store ``data_dir`` holds dataset ``name`` (its file or its schema entry).
+
+    ``schema`` is the store's ``schema.json`` when already read.
+    """
+    schema = read_schema(data_dir) if schema is None else schema
+    held = [data_file(data_dir, name).name] if data_file(data_dir, name).is_file() else []
+    held += [f"an entry in {SCHEMA_FILE}"] if name in schema else []
+    if held:
+        raise DatasetError(
+            f"Dataset '{name}' is already in the store {data_dir} ({' and '.join(held)}); add it with "
+            "replace (bncbench data add --replace) to overwrite it, or give it another name."
+        )
 
 
 @contextlib.contextmanager

@@ -125,6 +125,18 @@ def test_write_then_read_round_trip_keeps_other_entries(make_store, tmp_path):
     assert gzip.open(store / "new.csv.gz").read().startswith(b"v,w,class\n")
 
 
+def test_the_same_data_are_the_same_bytes(tmp_path):
+    """No mtime and no (temporary, random) file name in the gzip header: equal data have one digest."""
+    frame = pd.DataFrame({"v": [1.5, 2.0], "class": ["a", "b"]})
+    entry = {"attributes": [{"name": "v", "type": "numeric", "values": None}],
+             "class": {"name": "class", "type": "nominal", "values": ["a", "b"]}}
+    for store in ("one", "two"):
+        write_store_table(tmp_path / store, "d", frame, entry)
+    written = (tmp_path / "one" / "d.csv.gz").read_bytes()
+    assert written == (tmp_path / "two" / "d.csv.gz").read_bytes()
+    assert written[3] == 0  # no optional header field
+
+
 def test_interrupted_write_leaves_no_partial_file(make_store):
     store = good_store(make_store)
     schema_before = (store / "schema.json").read_text()

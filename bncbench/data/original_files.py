@@ -1,0 +1,780 @@
+"""A dataset's original files (ARFF, libsvm/svmlight, delimited text) converted into the dataset store.
+
+The files are read as a stream, a chunk of rows at a time, and written by
+:func:`bncbench.data.store.write_store_stream` (a temporary file renamed into place once whole, the
+``schema.json`` entry added under the store's lock), so a file of tens of millions of rows converts in
+bounded memory and an interrupted or failed conversion leaves the store as it was. Every token is
+kept as written (``1`` stays ``1``, ``01`` stays ``01``); an empty value, and any token given as
+``missing``, becomes a missing value (the store's empty field).
+
+Formats:
+
+- ``arff``: Weka's ARFF, dense or sparse (``{index value, ...}``, indices from 0, an omitted value
+  is 0, for a nominal attribute its first declared value, for a string one missing). ``numeric``,
+  ``real`` and ``integer`` attributes are numeric, a ``{...}`` one nominal with its declared values; a
+  ``string`` attribute is nominal with the values it takes, a ``date`` one must be dropped or declared
+  nominal. ``?`` is missing; values may be quoted with ``'`` or ``"``; ``%`` lines are comments.
+- ``libsvm``: ``label index:value ...`` per line (svmlight; ``#`` starts a comment). The label is the
+  class, its values the labels as written; the features are numeric columns ``f<index>``, from the
+  smallest index any line uses (0 or 1) to the largest. A feature a line omits is 0, not missing: the
+  format has no missing values. The file is read twice, first for the largest index.
+- ``csv``: delimited text, comma-separated (or another one-character separator, or runs of
+  whitespace), quoted with ``"``; without ``header`` the columns are named ``att1``, ``att2``, ...
+  (or ``names``). Columns are numeric unless declared ``nominal``.
+
+The class is the last column unless ``class_column`` says otherwise, and becomes the store's last
+column, ``class``, nominal, with the labels it takes (an ARFF nominal class: its declared values).
+Columns are named, or numbered from 1 (a libsvm feature by its index), or ranges of numbers (``2-4``), or
+``all`` (unless a column has that name).
+
+Why not the readers of scipy and scikit-learn: ``scipy.io.arff`` reads a whole file into memory and
+rejects sparse ARFF, and ``sklearn.datasets.load_svmlight_file`` reads a whole file and turns labels
+and values into floats, where the store keeps each token as written.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import csv
+import gzip
+import io
+import lzma
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pandas as pd
+
+from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.data.store import CLASS_COLUMN, refuse_present, write_store_stream
+
+FORMATS = ("arff", "libsvm", "csv")
+#: The format of a file by its suffix (after a compression suffix), when not given.
+SUFFIX_FORMATS = {".arff": "arff", ".csv": "csv", ".libsvm": "libsvm", ".svm": "libsvm", ".svmlight": "libsvm"}
+#: Files read through a decompressor, by suffix.
+DECOMPRESSORS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+#: Separators of delimited text that are words; any other is one character.
+SEPARATOR_WORDS = {"tab": "\t", "whitespace": None}
+#: Cells (rows x columns) per chunk: bounds the memory of a conversion whatever the file's size.
+CHUNK_CELLS = 2_000_000
+#: gzip's level of a converted file: zlib's default, ten times faster than 9 on such files, 5-15% larger.
+COMPRESSION_LEVEL = 6
+#: The most columns a libsvm file may make: the store is dense.
+MAX_FEATURES = 100_000
+#: How many characters of a bad line or value an error quotes.
+QUOTED_CHARACTERS = 60
+
+_QUOTED = r"""'(?P<single>(?:[^'\\]|\\.)*)'|"(?P<double>(?:[^"\\]|\\.)*)\""""
+_BARE = r"""(?P<bare>[^,'"{}]*?)"""
+#: One value of an ARFF line and the comma after it (none at the end of the line).
+_ARFF_VALUE = re.compile(rf"""\s*(?:{_QUOTED}|{_BARE})\s*(?P<comma>,|$)""")
+#: One ``index value`` pair of a sparse ARFF line and the comma after it.
+_ARFF_SPARSE_VALUE = re.compile(rf"""\s*(?P<index>\d+)\s+(?:{_QUOTED}|{_BARE})\s*(?P<comma>,|$)""")
+_ARFF_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+_ARFF_NUMERIC = ("numeric", "real", "integer")
+_LIBSVM_FEATURES = re.compile(r"(?:\d+:\S+\s*)*")
+_LIBSVM_FEATURE = re.compile(r"(\d+):(\S+)")
+
+
+@dataclass
+class _Column:
+    """A column of the original files: ``kind`` numeric, nominal (``declared`` values: ARFF's), string
+    or date; ``omitted`` is the value a sparse ARFF row that leaves it out gives it."""
+
+    name: str
+    kind: str
+    declared: list[str] | None = None
+    omitted: str | None = None
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """Rows of one file: the line of each, and their tokens (str, None = missing), an object array of
+    rows x the source's columns."""
+
+    path: Path
+    lines: list[int]
+    values: np.ndarray
+
+
+def add_original_files(
+    data_dir: Path,
+    name: str,
+    files: Sequence[str | Path],
+    *,
+    file_format: str | None = None,
+    class_column: str | None = None,
+    nominal: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    missing: Sequence[str] = (),
+    header: bool = False,
+    names: Sequence[str] | None = None,
+    separator: str = ",",
+    replace: bool = False,
+    chunk_rows: int | None = None,
+) -> dict:
+    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir``.
+
+    Parameters
+    ----------
+    data_dir : Path
+        The store directory.
+    name : str
+        The dataset's name in the store (``<data_dir>/<name>.csv.gz``).
+    files : sequence of str or Path
+        The original files, read one after another as one table (same columns; with a header or
+        ARFF, the same header). ``.gz``, ``.bz2`` and ``.xz`` files are decompressed as read.
+    file_format : {"arff", "libsvm", "csv"} or None
+        None: from the first file's suffix (``.arff``, ``.csv``, ``.libsvm``, ``.svm``, ``.svmlight``).
+    class_column : str or None
+        The class column (name or number); None: the last (libsvm: the label).
+    nominal : sequence of str
+        Columns (names, numbers or ranges) that are nominal, with the values they take.
+    drop : sequence of str
+        Columns (names, numbers or ranges) left out, e.g. ids.
+    missing : sequence of str
+        Tokens that stand for a missing value (``?``, ``NaN``), besides the empty one (and ARFF's ``?``).
+    header : bool
+        csv: the first row names the columns.
+    names : sequence of str or None
+        csv: the names of the columns (instead of the header's, or of ``att1``...).
+    separator : str
+        csv: one character, or ``tab``, or ``whitespace`` (runs of spaces and tabs).
+    replace : bool
+        Whether a dataset ``name`` already in the store is replaced; else it is refused.
+    chunk_rows : int or None
+        Rows converted at a time; None: about ``CHUNK_CELLS`` cells.
+
+    Returns
+    -------
+    dict
+        The dataset's ``schema.json`` entry (with its ``rows``).
+
+    Raises
+    ------
+    ConfigError
+        An option that does not fit the files (an unknown column, a separator for ARFF ...).
+    DatasetError
+        A file that cannot be read or converted: the message names the file, the line and the fix;
+        or ``name`` already in the store without ``replace``.
+    """
+    paths = [Path(file) for file in files]
+    if not paths:
+        raise ConfigError("no file to convert: name the dataset's original files.")
+    if not replace:
+        refuse_present(data_dir, name)
+    file_format = file_format or _format_of(paths[0])
+    _check_options(file_format, class_column, header, names, separator)
+    if file_format == "arff":
+        source = _ArffSource(paths)
+    elif file_format == "libsvm":
+        source = _LibsvmSource(paths)
+    else:
+        source = _DelimitedSource(paths, header, names, _separator(separator))
+    plan = _Plan.of(source, class_column, nominal, drop)
+    rows = chunk_rows or max(1, CHUNK_CELLS // len(source.columns))
+    tokens = sorted({"", *missing})
+
+    def write(stream: BinaryIO) -> dict:
+        written = 0
+        for chunk in source.chunks(rows):
+            text = io.StringIO()
+            writer = csv.writer(text, lineterminator="\n")  # as pandas' to_csv writes, faster
+            if written == 0:
+                writer.writerow(plan.store_names())
+            writer.writerows(plan.store_rows(chunk, tokens).tolist())  # None: an empty field
+            stream.write(text.getvalue().encode("utf-8"))
+            written += len(chunk.lines)
+        if written == 0:
+            raise DatasetError(f"{_listed(paths)} holds no data rows; nothing to convert.")
+        return {
+            "file": f"{name}.csv.gz",
+            "source_files": [path.name for path in paths],
+            "source_format": file_format,
+            **({"source_relation": source.relation} if file_format == "arff" else {}),
+            "source_class": plan.class_name,
+            "rows": written,
+            **plan.schema(),
+        }
+
+    try:
+        return write_store_stream(data_dir, name, write, replace=replace, compresslevel=COMPRESSION_LEVEL)
+    except OSError as ex:  # those of reading the files are DatasetErrors already
+        raise DatasetError(
+            f"cannot write dataset '{name}' into the data directory {data_dir} ({type(ex).__name__}: {ex}); make "
+            "room or make it writable, or use another (data_dir=...)."
+        ) from ex
+
+
+def _format_of(path: Path) -> str:
+    """The format a file's suffix names."""
+    suffixes = [suffix.lower() for suffix in path.suffixes]
+    if suffixes and suffixes[-1] in DECOMPRESSORS:
+        suffixes.pop()
+    found = SUFFIX_FORMATS.get(suffixes[-1] if suffixes else "")
+    if found is None:
+        raise ConfigError(
+            f"the format of {path} cannot be told from its name; give it (--format {'|'.join(FORMATS)})."
+        )
+    return found
+
+
+def _check_options(file_format: str, class_column, header: bool, names, separator: str) -> None:
+    """Refuse an unknown format, or an option that does not apply to it."""
+    if file_format not in FORMATS:
+        raise ConfigError(f"unknown format {file_format!r}; the formats are {', '.join(FORMATS)}.")
+    inapplicable = [
+        option
+        for option, given in (("--header", header), ("--names", names is not None), ("--sep", separator != ","))
+        if given and file_format != "csv"
+    ]
+    if class_column is not None and file_format == "libsvm":
+        inapplicable.append("--class")
+    if inapplicable:
+        raise ConfigError(
+            f"{', '.join(inapplicable)} {'does' if len(inapplicable) == 1 else 'do'} not apply to the "
+            f"{file_format} format (the class of a libsvm file is its label; a header, names and a separator "
+            "are those of delimited text, --format csv); leave them out."
+        )
+
+
+def _separator(separator: str) -> str | None:
+    """A delimiter character, or None for runs of whitespace."""
+    if separator in SEPARATOR_WORDS:
+        return SEPARATOR_WORDS[separator]
+    if len(separator) != 1 or separator in "\"\r\n":
+        raise ConfigError(
+            f"separator {separator!r} is not one character; give one (--sep ';'), or tab, or whitespace."
+        )
+    return separator
+
+
+def _listed(paths: Sequence[Path]) -> str:
+    return ", ".join(str(path) for path in paths)
+
+
+def _quote(text: str) -> str:
+    """``text`` for an error message, cut short."""
+    return repr(text if len(text) <= QUOTED_CHARACTERS else text[:QUOTED_CHARACTERS] + "...")
+
+
+# --- reading files -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _text_lines(path: Path) -> Iterator[Iterator[tuple[int, str]]]:
+    """The lines of a file (decompressed by suffix, UTF-8) with their numbers from 1; a file that
+    cannot be read is one DatasetError naming it."""
+    opener = DECOMPRESSORS.get(path.suffix.lower(), open)
+    try:
+        with opener(path, "rt", encoding="utf-8-sig", newline="") as text:  # -sig: a byte order mark is no text
+            yield enumerate(text, start=1)
+    except FileNotFoundError as ex:
+        raise DatasetError(f"{path}: no such file; give the path of the dataset's original file.") from ex
+    except UnicodeDecodeError as ex:
+        raise DatasetError(
+            f"{path} is not UTF-8 text ({ex.reason} at byte {ex.start} of a block); convert it to UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8)."
+        ) from ex
+    except (OSError, EOFError, lzma.LZMAError, zlib.error) as ex:
+        raise DatasetError(
+            f"{path} cannot be read ({type(ex).__name__}: {ex}); check that the file is whole and that its "
+            "suffix (.gz, .bz2, .xz) is that of its compression."
+        ) from ex
+
+
+def _arff_values(text: str, pattern: re.Pattern = _ARFF_VALUE) -> list[re.Match]:
+    """The matches of ``pattern`` (a value, then a comma or the end) that make up ``text``;
+    ValueError when ``text`` is not such a list."""
+    matches, position = [], 0
+    while True:
+        match = pattern.match(text, position)
+        if match is None:
+            raise ValueError(text[position:])
+        matches.append(match)
+        if not match.group("comma"):
+            return matches
+        position = match.end()
+
+
+def _arff_token(match: re.Match) -> str | None:
+    """The value a match of ``_ARFF_VALUE`` holds: unquoted, unescaped; None for an unquoted ``?``."""
+    single, double, bare = match.group("single", "double", "bare")
+    if single is None and double is None:
+        return None if bare == "?" else bare
+    return _unescape(single if single is not None else double)
+
+
+def _unescape(quoted: str) -> str:
+    """The text inside ARFF quotes with its backslash escapes undone."""
+    return re.sub(r"\\(.)", lambda escape: _ARFF_ESCAPES.get(escape.group(1), escape.group(1)), quoted)
+
+
+class _ArffSource:
+    """The rows of ARFF files (each with the same header)."""
+
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        headers = [self._header(path) for path in paths]
+        self.relation, self.columns, _ = headers[0]
+        for path, (_, columns, _) in zip(paths[1:], headers[1:]):
+            if columns != self.columns:
+                raise DatasetError(
+                    f"the @attribute lines of {path} differ from those of {paths[0]}; files read as one "
+                    "dataset need the same attributes (convert them one by one otherwise)."
+                )
+        self.data_lines = {path: data_line for path, (_, _, data_line) in zip(paths, headers)}
+        self.numbered = {number: column.name for number, column in enumerate(self.columns, start=1)}
+
+    @staticmethod
+    def _header(path: Path) -> tuple[str, list[_Column], int]:
+        """The relation, attributes and line of ``@data`` of an ARFF file."""
+        relation, columns = "", []
+        with _text_lines(path) as lines:
+            for number, line in lines:
+                text = line.strip()
+                if not text or text.startswith("%"):
+                    continue
+                keyword, rest = (text.split(None, 1) + [""])[:2]
+                keyword = keyword.lower()
+                if keyword == "@relation":
+                    relation = rest.strip("'\"")
+                elif keyword == "@attribute":
+                    columns.append(_arff_attribute(rest, path, number))
+                    if columns[-1].name in [column.name for column in columns[:-1]]:
+                        raise DatasetError(
+                            f"{path}, line {number}: a second attribute named {columns[-1].name!r}; give each "
+                            "attribute a name of its own."
+                        )
+                elif keyword == "@data":
+                    if not columns:
+                        raise DatasetError(f"{path}, line {number}: @data before any @attribute line.")
+                    return relation, columns, number
+                else:
+                    raise DatasetError(
+                        f"{path}, line {number}: {_quote(text)} is not an ARFF header line (@relation, "
+                        "@attribute, @data or a % comment); fix it, or give the file's format (--format)."
+                    )
+        raise DatasetError(f"{path} has no @data line, so it is not an ARFF file; give its format (--format).")
+
+    def chunks(self, rows: int) -> Iterator[_Chunk]:
+        omitted = [column.omitted for column in self.columns]
+        for path in self.paths:
+            lines, values = [], []
+            with _text_lines(path) as numbered:
+                for number, line in numbered:
+                    text = line.strip()
+                    if number <= self.data_lines[path] or not text or text.startswith("%"):
+                        continue
+                    lines.append(number)
+                    values.append(self._row(text, omitted, path, number))
+                    if len(values) == rows:
+                        yield _Chunk(path, lines, np.array(values, dtype=object))
+                        lines, values = [], []
+            if values:
+                yield _Chunk(path, lines, np.array(values, dtype=object))
+
+    def _row(self, text: str, omitted: list[str | None], path: Path, number: int) -> list[str | None]:
+        """The values of one data line, dense or sparse."""
+        sparse = text.startswith("{") and text.endswith("}")
+        try:
+            if sparse:
+                inner = text[1:-1]
+                pairs = [(int(match.group("index")), _arff_token(match))
+                         for match in (_arff_values(inner, _ARFF_SPARSE_VALUE) if inner.strip() else [])]
+            elif not any(char in text for char in "'\"{}"):
+                row = [value.strip() for value in text.split(",")]
+                row = [None if value == "?" else value for value in row]
+            else:
+                row = [_arff_token(match) for match in _arff_values(text)]
+        except ValueError as ex:
+            raise DatasetError(
+                f"{path}, line {number}: cannot read {_quote(text)} as ARFF values (at {_quote(str(ex))}; "
+                "values are comma-separated, quoted with ' or \", sparse rows {index value, ...}, no instance "
+                "weights); fix the line."
+            ) from ex
+        if sparse:
+            row = list(omitted)
+            for index, token in pairs:
+                if index >= len(row):
+                    raise DatasetError(
+                        f"{path}, line {number}: sparse index {index} where the header declares {len(row)} "
+                        f"attributes (indices 0..{len(row) - 1}); fix the line."
+                    )
+                row[index] = token
+            return row
+        if len(row) != len(omitted):
+            raise DatasetError(
+                f"{path}, line {number}: {len(row)} values where the header declares {len(omitted)} "
+                "attributes; every row needs one value per attribute (? for a missing one)."
+            )
+        return row
+
+
+def _arff_attribute(text: str, path: Path, number: int) -> _Column:
+    """The column an ``@attribute`` line (after the keyword) declares."""
+    named = re.match(rf"{_QUOTED}|(?P<bare>[^\s{{]+)", text)
+    if named is None:
+        raise DatasetError(f"{path}, line {number}: an @attribute line without a name; fix the line.")
+    name = _arff_token(named)
+    kind = text[named.end():].strip()
+    lowered = kind.lower()
+    if lowered in _ARFF_NUMERIC:
+        return _Column(name, "numeric", omitted="0")
+    if lowered == "string" or lowered.startswith("date"):
+        return _Column(name, lowered.split()[0])
+    if kind.startswith("{") and kind.endswith("}"):
+        try:
+            declared = [_arff_token(match) for match in _arff_values(kind[1:-1])]
+        except ValueError:
+            declared = [None]
+        if None in declared or "" in declared:
+            raise DatasetError(
+                f"{path}, line {number}: the values {_quote(kind)} of attribute {name!r} are not a list of "
+                "values separated by commas (quoted with ' or \"); fix the line."
+            )
+        return _Column(name, "nominal", declared=declared, omitted=declared[0] if declared else None)
+    raise DatasetError(
+        f"{path}, line {number}: attribute {name!r} has type {_quote(kind)}; bncbench reads numeric, real, "
+        "integer, string, date and {value, ...} attributes (not relational ones); fix the line."
+    )
+
+
+class _DelimitedSource:
+    """The rows of delimited text files (each with the same header, when they have one)."""
+
+    def __init__(self, paths: list[Path], header: bool, names: Sequence[str] | None, separator: str | None):
+        self.paths, self.header, self.separator = paths, header, separator
+        with contextlib.closing(self._rows(paths[0])) as rows:
+            first = next(rows, None)
+        if first is None:
+            raise DatasetError(f"{paths[0]} is empty; nothing to convert.")
+        number, fields = first
+        self.header_fields = fields if header else None
+        if names is not None:
+            names = list(names)
+            if len(names) != len(fields):
+                raise ConfigError(
+                    f"--names gives {len(names)} names but line {number} of {paths[0]} has {len(fields)} "
+                    "fields; give one name per column."
+                )
+        elif header:
+            names = fields
+        else:
+            names = [f"att{index}" for index in range(1, len(fields) + 1)]
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated or "" in names:
+            raise ConfigError(
+                f"the column names of {paths[0]} must be unique and not empty, but {duplicated or ['']} "
+                "are not; give names of your own (--names)."
+            )
+        self.columns = [_Column(name, "numeric") for name in names]
+        self.numbered = dict(enumerate(names, start=1))
+
+    def _rows(self, path: Path) -> Iterator[tuple[int, list[str]]]:
+        """The line number and fields of every row of a file, blank lines left out."""
+        with _text_lines(path) as lines:
+            if self.separator is None:
+                for number, line in lines:
+                    fields = line.split()
+                    if fields:
+                        yield number, fields
+                return
+            reader = csv.reader((line for _, line in lines), delimiter=self.separator, skipinitialspace=True,
+                                strict=True)
+            try:
+                for fields in reader:
+                    if fields and fields != [""]:
+                        yield reader.line_num, fields
+            except csv.Error as ex:
+                raise DatasetError(
+                    f"{path}, line {reader.line_num}: {ex}; fix the quotes of the line (a field that holds "
+                    "the separator is quoted with \", a quote in it doubled)."
+                ) from ex
+
+    def chunks(self, rows: int) -> Iterator[_Chunk]:
+        width = len(self.columns)
+        for path in self.paths:
+            lines, values = [], []
+            for index, (number, fields) in enumerate(self._rows(path)):
+                if index == 0 and self.header:
+                    if fields != self.header_fields:
+                        raise DatasetError(
+                            f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
+                            "read as one dataset need the same columns (convert them one by one otherwise)."
+                        )
+                    continue
+                if len(fields) != width:
+                    hint = " (is line 1 a header? then give --header)" if number == 1 and not self.header else ""
+                    raise DatasetError(
+                        f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
+                        f"{hint}; every row needs one value per column (an empty field for a missing one), "
+                        "or the separator is another (--sep)."
+                    )
+                lines.append(number)
+                values.append(fields)
+                if len(values) == rows:
+                    yield _Chunk(path, lines, np.array(values, dtype=object))
+                    lines, values = [], []
+            if values:
+                yield _Chunk(path, lines, np.array(values, dtype=object))
+
+
+class _LibsvmSource:
+    """The rows of libsvm/svmlight files, dense: a feature a line omits is ``0``."""
+
+    label = "label"
+
+    def __init__(self, paths: list[Path]):
+        self.paths = paths
+        smallest, largest = None, None
+        for path in paths:
+            for number, _, features in self._lines(path):
+                if features:
+                    first = self._index(features.split(None, 1)[0], path, number)
+                    last = self._index(features.rsplit(None, 1)[-1], path, number)
+                    smallest = first if smallest is None else min(smallest, first)
+                    largest = last if largest is None else max(largest, last)
+        if largest is None:
+            raise DatasetError(f"{_listed(paths)} holds no line with a feature (index:value); nothing to convert.")
+        if largest - min(smallest, 1) >= MAX_FEATURES:
+            raise DatasetError(
+                f"{_listed(paths)}: feature index {largest} makes {largest + 1 - min(smallest, 1)} columns, more than "
+                f"the {MAX_FEATURES} a dense store file of this size can hold; check the indices of the files."
+            )
+        self.first_index = min(smallest, 1)
+        features = [f"f{index}" for index in range(self.first_index, largest + 1)]
+        self.columns = [_Column(name, "numeric") for name in features] + [_Column(self.label, "nominal")]
+        self.numbered = {index: f"f{index}" for index in range(self.first_index, largest + 1)}
+
+    @staticmethod
+    def _lines(path: Path) -> Iterator[tuple[int, str, str]]:
+        """The line number, label and ``index:value`` items (one text) of every line with a label."""
+        with _text_lines(path) as lines:
+            for number, line in lines:
+                parts = line.partition("#")[0].split(None, 1)
+                if parts:
+                    yield number, parts[0], parts[1].strip() if len(parts) > 1 else ""
+
+    @staticmethod
+    def _index(item: str, path: Path, number: int) -> int:
+        """The index of an ``index:value`` item; DatasetError when it is not one."""
+        index, colon, value = item.partition(":")
+        if not (colon and index.isdigit() and value):
+            raise DatasetError(
+                f"{path}, line {number}: {_quote(item)} is not a feature index:value (libsvm lines are "
+                "'label index:value index:value ...', indices ascending); fix the line."
+            )
+        return int(index)
+
+    def chunks(self, rows: int) -> Iterator[_Chunk]:
+        for path in self.paths:
+            lines, labels, counts, indices, tokens = [], [], [], [], []
+            for number, label, features in self._lines(path):
+                if not _LIBSVM_FEATURES.fullmatch(features):
+                    bad = next(item for item in features.split() if not _LIBSVM_FEATURE.fullmatch(item))
+                    self._index(bad, path, number)  # raises: bad is not index:value
+                pairs = _LIBSVM_FEATURE.findall(features)
+                lines.append(number)
+                labels.append(label)
+                counts.append(len(pairs))
+                indices.extend(index for index, _ in pairs)
+                tokens.extend(token for _, token in pairs)
+                if len(labels) == rows:
+                    yield self._chunk(path, lines, labels, counts, indices, tokens)
+                    lines, labels, counts, indices, tokens = [], [], [], [], []
+            if labels:
+                yield self._chunk(path, lines, labels, counts, indices, tokens)
+
+    def _chunk(self, path, lines, labels, counts, indices, tokens) -> _Chunk:
+        """A chunk of dense rows from the items of ``len(labels)`` lines (label last)."""
+        width = len(self.columns) - 1
+        rows = np.repeat(np.arange(len(labels)), counts)
+        columns = np.asarray(indices, dtype=np.int64) - self.first_index
+        unordered = np.flatnonzero((np.diff(columns) <= 0) & (np.diff(rows) == 0))
+        if len(unordered):
+            number = lines[rows[unordered[0]]]
+            raise DatasetError(
+                f"{path}, line {number}: feature index {columns[unordered[0] + 1] + self.first_index} after "
+                f"{columns[unordered[0]] + self.first_index}; the indices of a libsvm line must ascend, each "
+                "once; fix the line."
+            )
+        values = np.full((len(labels), width + 1), "0", dtype=object)
+        values[rows, columns] = np.asarray(tokens, dtype=object)
+        values[:, width] = labels
+        return _Chunk(path, lines, values)
+
+
+# --- from the files' columns to the store's -------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """Which columns of the files go to the store, in which order, with which type; and the nominal
+    values seen so far of the nominal columns that declare none."""
+
+    sources: list[_Column]
+    positions: list[int]
+    class_name: str
+    nominal: np.ndarray
+    observed: dict[int, set]
+    headerless: bool
+
+    @classmethod
+    def of(cls, source, class_column: str | None, nominal: Sequence[str], drop: Sequence[str]) -> _Plan:
+        """The plan of ``source``'s columns given the options (checked against its columns)."""
+        class_name = (
+            source.label if isinstance(source, _LibsvmSource)
+            else source.columns[-1].name if class_column is None
+            else _one_column(class_column, source, "--class")
+        )
+        dropped = {name for item in drop for name in _columns(item, source, "--drop")}
+        if class_name in dropped:
+            raise ConfigError(f"--drop names the class column {class_name!r}; choose another class (--class).")
+        declared_nominal = {name for item in nominal for name in _columns(item, source, "--nominal")}
+        by_name = {column.name: column for column in source.columns}
+        kept = [column for column in source.columns if column.name not in dropped and column.name != class_name]
+        if CLASS_COLUMN in [column.name for column in kept]:
+            raise ConfigError(
+                f"{_listed(source.paths)} has a column named {CLASS_COLUMN!r} that is not the class "
+                f"{class_name!r}, and the store names the class so; drop it (--drop {CLASS_COLUMN}), make it "
+                "the class (--class), or rename the columns (--names)."
+            )
+        dates = [column.name for column in kept if column.kind == "date" and column.name not in declared_nominal]
+        if dates:
+            raise ConfigError(
+                f"ARFF date attributes {dates} cannot be used as they are; drop them (--drop {dates[0]}) or read "
+                f"them as nominal (--nominal {dates[0]})."
+            )
+        sources = [*kept, by_name[class_name]]
+        is_nominal = np.array([
+            column.kind != "numeric" or column.name in declared_nominal or column.name == class_name
+            for column in sources
+        ])
+        observed = {
+            position: set()
+            for position, (column, flag) in enumerate(zip(sources, is_nominal))
+            if flag and column.declared is None
+        }
+        headerless = isinstance(source, _DelimitedSource) and not source.header
+        positions = [source.columns.index(column) for column in sources]
+        return cls(sources, positions, class_name, is_nominal, observed, headerless)
+
+    def store_names(self) -> list[str]:
+        """The store's columns: the attributes kept, then ``class``."""
+        return [column.name for column in self.sources[:-1]] + [CLASS_COLUMN]
+
+    def store_rows(self, chunk: _Chunk, missing: list[str]) -> np.ndarray:
+        """The rows of ``chunk`` as the store writes them (None = missing), checking that numeric values
+        are numbers and nominal values declared ones, and noting the values of the others.
+
+        Each distinct token of the chunk is looked at once (``pandas.factorize``), not each cell.
+        """
+        block = chunk.values[:, self.positions]  # a copy
+        codes, tokens = pd.factorize(block.reshape(-1))
+        codes = codes.reshape(block.shape)
+        is_missing = np.append(_objects(tokens).isin(missing).to_numpy(), True)  # code -1: None, missing
+        block[is_missing[codes]] = None
+        broken = np.flatnonzero(_objects(tokens).str.contains("[\r\n]", regex=True).to_numpy(dtype=bool))
+        if len(broken):
+            rows, columns = np.nonzero(codes == broken[0])
+            raise DatasetError(
+                f"{chunk.path}, line {chunk.lines[rows[0]]}: column {self.sources[columns[0]].name!r} holds "
+                f"{_quote(tokens[broken[0]])}, a value with a line break, which the store cannot hold; remove it."
+            )
+        numeric = np.flatnonzero(~self.nominal)
+        if len(numeric):
+            used = _present(codes[:, numeric], is_missing)
+            numbers = pd.to_numeric(_objects(tokens[used]), errors="coerce").to_numpy(dtype=np.float64)
+            bad = used[~np.isfinite(numbers)]
+            if len(bad):
+                rows, columns = np.nonzero(np.isin(codes[:, numeric], bad))
+                position = numeric[columns[0]]
+                self._refuse_number(chunk, chunk.lines[rows[0]], self.sources[position], block[rows[0], position])
+        for position in np.flatnonzero(self.nominal):
+            column = self.sources[position]
+            used = _present(codes[:, position], is_missing)
+            if column.declared is None:
+                self.observed[position].update(tokens[used])
+                continue
+            undeclared = used[~_objects(tokens[used]).isin(column.declared).to_numpy()]
+            if len(undeclared):
+                row = np.flatnonzero(np.isin(codes[:, position], undeclared))[0]
+                raise DatasetError(
+                    f"{chunk.path}, line {chunk.lines[row]}: attribute {column.name!r} has value "
+                    f"{_quote(block[row, position])}, which its @attribute line does not declare "
+                    f"({_quote(str(column.declared))}); add it to the declared values or fix the line."
+                )
+        return block
+
+    def _refuse_number(self, chunk: _Chunk, line: int, column: _Column, token: str) -> None:
+        hint = " (is line 1 a header? then give --header)" if line == 1 and self.headerless else ""
+        raise DatasetError(
+            f"{chunk.path}, line {line}: column {column.name!r} is numeric but holds {_quote(token)}{hint}; "
+            f"declare it nominal (--nominal {column.name}), or if {_quote(token)} stands for a missing value, "
+            "say so (--missing TOKEN)."
+        )
+
+    def schema(self) -> dict:
+        """The ``attributes`` and ``class`` of the schema entry, with the nominal values seen."""
+        entries = []
+        for position, column in enumerate(self.sources):
+            if not self.nominal[position]:
+                entries.append({"name": column.name, "type": "numeric", "values": None})
+                continue
+            values = column.declared if column.declared is not None else _ordered(self.observed[position])
+            entries.append({"name": column.name, "type": "nominal", "values": values})
+        *attributes, label = entries
+        return {"attributes": attributes, "class": {**label, "name": CLASS_COLUMN}}
+
+
+def _present(codes: np.ndarray, is_missing: np.ndarray) -> np.ndarray:
+    """The distinct codes of tokens that are not missing among ``codes``."""
+    used = np.unique(codes)
+    return used[~is_missing[used]]
+
+
+def _objects(values) -> pd.Series:
+    """Tokens as a Series of objects: pandas would otherwise infer a string type, slow to build."""
+    return pd.Series(values, dtype=object, copy=False)
+
+
+def _ordered(values: set) -> list[str]:
+    """Nominal values seen: in numeric order when all are numbers, else in string order."""
+    numbers = pd.to_numeric(_objects(sorted(values)), errors="coerce")
+    if numbers.notna().all():
+        return [value for _, value in sorted(zip(numbers, sorted(values)))]
+    return sorted(values)
+
+
+def _columns(item: str, source, option: str) -> list[str]:
+    """The column names an option's item gives: a name, a number, a range ``first-last``, or ``all``."""
+    names = [column.name for column in source.columns]
+    if item in names:
+        return [item]
+    if item == "all":
+        return names
+    numbers = re.fullmatch(r"(\d+)(?:-(\d+))?", item.strip())
+    if numbers:
+        first, last = int(numbers.group(1)), int(numbers.group(2) or numbers.group(1))
+        if first <= last and first in source.numbered and last in source.numbered:
+            return [source.numbered[number] for number in range(first, last + 1)]
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    numbered = f"{min(source.numbered)}..{max(source.numbered)}"
+    raise ConfigError(
+        f"{option} {item!r} names no column of {_listed(source.paths)}: its columns are {shown} (numbers "
+        f"{numbered}); give a name, a number or a range of numbers (2-4)."
+    )
+
+
+def _one_column(item: str, source, option: str) -> str:
+    """The one column an option names."""
+    names = _columns(item, source, option)
+    if len(names) != 1:
+        raise ConfigError(f"{option} {item!r} names {len(names)} columns; name one.")
+    return names[0]
