@@ -14,7 +14,14 @@ import pandas as pd
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
 
 from bncbench.tracking import tags as tag
-from bncbench.tracking.runs import cell_runs, finished_cell_runs, fold_metrics, log_metric_history, log_params
+from bncbench.tracking.runs import (
+    cell_runs,
+    finished_cell_runs,
+    fold_metrics,
+    log_metric_history,
+    log_params,
+    missing_metrics,
+)
 from bncbench.tracking.store import experiment_id, open_existing_store, read_errors
 
 
@@ -75,6 +82,10 @@ class CellRecord:
         """The id a report shows: the original one of a run imported from a bundle, so that a report
         of imported runs is the report of the originals."""
         return self.tags.get(tag.ORIGIN_RUN, self.run_id)
+
+    def missing_metrics(self) -> list[str]:
+        """The metrics every finished cell run has (``CELL_METRICS``) that this one lacks."""
+        return missing_metrics(self.metrics)
 
     def means(self) -> dict[str, float]:
         """The mean over the folds of every metric (the keys without ``FOLD_PREFIX``)."""
