@@ -32,6 +32,7 @@ from bncbench.app.ui import browse_hint, ui_tags
 from bncbench.app.runs_dir import artifact_location, report_dir, runs_dir
 from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
+from bncbench.core.uris import credentials_to_environment, masked
 from bncbench.protocol.cell import Cell, Plan
 from bncbench.report import write_report
 from bncbench.tracking import lease
@@ -132,7 +133,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
                 summary.add(outcome)
                 progress.done(outcome.cell, outcome.status, outcome.seconds)
                 if outcome.status == "failed":
-                    print(f"bncbench: cell {outcome.cell.name} failed: {outcome.message.splitlines()[0]}", flush=True)
+                    reason = masked(outcome.message.splitlines()[0])
+                    print(f"bncbench: cell {outcome.cell.name} failed: {reason}", flush=True)
         except KeyboardInterrupt as err:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
             progress.stop()
@@ -184,9 +186,11 @@ def _cell_threads(setting, executor: dict, workers: int, cores: int) -> int:
 
 
 def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) -> Destination:
-    """Where the cells of ``plan`` log, by the settings of ``cfg`` (a composed config)."""
+    """Where the cells of ``plan`` log, by the settings of ``cfg`` (a composed config): a password of
+    ``tracking_uri`` is not in it (a cluster's job files hold it) but in this process's environment,
+    which the workers inherit (``bncbench.core.uris``)."""
     return Destination(
-        tracking_uri=str(cfg.tracking_uri),
+        tracking_uri=credentials_to_environment(str(cfg.tracking_uri)),
         experiment=plan.experiment,
         artifact_location=artifact_location(cfg),
         data_dir=None if cfg.data_dir is None else str(cfg.data_dir),
@@ -274,7 +278,8 @@ def _interrupted(client, experiment_id, sweep, plan: Plan, summary: Summary, sig
         )
     except Exception as err:  # the store may be what was slow; the resume hint matters more
         print(f"bncbench: the cells' runs could not be read back ({err}).", file=sys.stderr)
-    print(f"bncbench: to resume, run the same command again (finished cells are skipped): {command}", file=sys.stderr)
+    print(f"bncbench: to resume, run the same command again (finished cells are skipped): {masked(command)}",
+          file=sys.stderr)
 
 
 def _warm_kernels(cells: list[Cell]) -> None:
@@ -304,7 +309,7 @@ def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
         )
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:
-        print(f"bncbench: report not written: {err}", file=sys.stderr)
+        print(f"bncbench: report not written: {masked(err)}", file=sys.stderr)
         return False
     except OSError as err:  # e.g. a report_dir that cannot be written
         print(
@@ -326,5 +331,5 @@ def _print_by_reason(label: str, reasons: dict[str, str]) -> None:
     for cell, reason in sorted(reasons.items()):
         by_reason[reason].append(cell)
     for reason, cells in by_reason.items():
-        print(f"bncbench: {label} {_names(cells)}: {reason.splitlines()[0] if reason else ''}")
+        print(f"bncbench: {label} {_names(cells)}: {masked(reason.splitlines()[0]) if reason else ''}")
 
