@@ -354,7 +354,8 @@ def _dataset_describer():
     def describe(name: str) -> str:
         if name in manifest:
             row = manifest[name]
-            return f"{row['rows']} rows, {row['n_attributes']} attributes, {row['n_classes']} classes"
+            attributes = f"{row['n_attributes']} attributes, " if "n_attributes" in row else ""
+            return f"{row['rows']} rows, {attributes}{row['n_classes']} classes"
         spec = _load("dataset", name)
         openml = f" (OpenML {spec['openml_id']})" if spec.get("openml_id") is not None else ""
         return f"source {spec['source']}{openml}"

@@ -28,8 +28,9 @@ from bncbench.core.names import check_path_name
 
 SCHEMA_FILE = "schema.json"
 MANIFEST_FILE = "manifest.csv"
-#: The columns of ``manifest.csv`` that bncbench reads: whole numbers, ``class_missing`` optional.
-MANIFEST_COUNTS = ("rows", "n_attributes", "n_classes")
+#: The counts of ``manifest.csv`` that bncbench reads (whole numbers), those every row must give first.
+MANIFEST_COUNTS = ("rows", "n_classes", "n_attributes", "class_missing")
+MANIFEST_REQUIRED = ("slug", "rows", "n_classes")
 TYPES = ("numeric", "nominal")
 DATA_DIR_ENV = "BNCBENCH_DATA_DIR"
 DATA_DIR_HINT = (
@@ -86,7 +87,7 @@ def read_schema(data_dir: Path) -> dict:
 
 def read_manifest(data_dir: Path) -> dict[str, dict]:
     """The rows of a store's ``manifest.csv`` by their ``slug``, with the counts of ``MANIFEST_COUNTS``
-    (and ``class_missing``, 0 when empty or absent) as integers; an absent file reads as empty.
+    it has as integers (``class_missing`` 0 when empty or absent); an absent file reads as empty.
 
     Raises
     ------
@@ -103,12 +104,12 @@ def read_manifest(data_dir: Path) -> dict[str, dict]:
             header = rows[0].keys() if rows else []
     except (OSError, UnicodeDecodeError, csv.Error) as err:
         raise DatasetError(f"{path} cannot be read as a CSV file ({err}); {fix}.") from None
-    lacking = [column for column in ("slug", *MANIFEST_COUNTS) if column not in header]
+    lacking = [column for column in MANIFEST_REQUIRED if column not in header]
     if rows and lacking:
         raise DatasetError(f"{path} has no column {', '.join(lacking)}; {fix}.")
     manifest = {}
     for line, row in enumerate(rows, start=2):
-        for column in (*MANIFEST_COUNTS, "class_missing"):
+        for column in [column for column in MANIFEST_COUNTS if column in header or column == "class_missing"]:
             value = row.get(column) or ("0" if column == "class_missing" else "")
             if not (isinstance(value, str) and value.strip().isdigit()):
                 raise DatasetError(

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import DatasetError
-from bncbench.data.store import read_manifest, read_schema
 
 #: The features of a cell, in the order of :class:`CellFeatures`: the columns ``CostModel.fit``
 #: reads beside ``seconds`` (and ``condition``, when fitting with a reference condition).
@@ -149,6 +148,8 @@ def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) 
 @functools.cache
 def _store_entries(data_dir: str) -> tuple[dict, dict]:
     """The manifest rows (by slug) and the schema of a store, read once; an absent file reads as empty."""
+    from bncbench.data.store import read_manifest, read_schema  # here: the data package loads scikit-learn
+
     return read_manifest(Path(data_dir)), read_schema(Path(data_dir))
 
 
