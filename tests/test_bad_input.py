@@ -400,6 +400,8 @@ Y = pd.Series(list("pqpqpqpqpq"))
         ({}, X, pd.Series([1, "1"] * 5), DatasetError, "the class mixes numbers and strings (e.g. 1, '1')"),
         ({"estimator_params": {"m": float("inf")}}, X, Y, ConfigError, "m must be a finite number >= 0 or null"),
         ({"structure": {"a": "bu"}}, X, Y, ConfigError, "write ['bu'] for one parent named 'bu', or ['b', 'u']"),
+        ({}, X.assign(b=[["u", "v"]] + ["u"] * 9), Y, DatasetError, "column 'b' holds a list in row 0 (['u', 'v'])"),
+        ({}, X.assign(a=[{"x": 1}] * 10), Y, DatasetError, "column 'a' holds a dict in row 0"),
     ],
     ids=[
         "parameter typo",
@@ -413,6 +415,8 @@ Y = pd.Series(list("pqpqpqpqpq"))
         "class of two kinds",
         "infinite m",
         "parents as a string",
+        "a list in a cell",
+        "a dict in a cell",
     ],
 )
 def test_a_bad_classifier_input_gets_a_message(arguments, X_fit, y_fit, error, message):
@@ -509,3 +513,116 @@ def test_a_tracking_uri_that_is_not_a_database_gets_a_message_at_once(tmp_path, 
     with pytest.raises(ConfigError, match=f"cannot open the tracking store .*{message}"):
         tracking.open_store(f"sqlite:///{tmp_path / name}")  # not after MLflow's minutes of retries
 
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every command, given a malformed input, a bad file or a closed pipe: one line, exit status 2, no traceback.
+
+SECRET = "s3cret-pw"
+NO_SERVER = f"http://alice:{SECRET}@127.0.0.1:9"  # nothing listens on port 9 (discard)
+MANIFEST = "slug,rows,n_attributes,n_classes\n"
+
+
+def bncbench(env, *args, cwd, data_dir=None):
+    """Run ``python -m bncbench`` in a process of its own, with ``env`` (``cli_env``) and the data
+    directory ``data_dir`` if given."""
+    environment = {**env, **({"BNCBENCH_DATA_DIR": str(data_dir)} if data_dir else {})}
+    return subprocess.run([sys.executable, "-m", "bncbench", *args], cwd=cwd, env=environment, capture_output=True,
+                          text=True, timeout=300)
+
+
+def data_dir_with_manifest(root: Path, content: bytes) -> Path:
+    store = root / "datasets"
+    store.mkdir()
+    (store / "manifest.csv").write_bytes(content)
+    return store
+
+
+CELL = ["experiment.datasets=[sklearn-iris]", "experiment.models=[nb_laplace]", "experiment.comparisons=[]"]
+
+
+@pytest.mark.parametrize(
+    ("args", "files", "message"),
+    [
+        (["export", *CELL, "tracking_uri=sqlite:///store/mlflow.db", "--out", "a_file"], {"a_file": b"mine"},
+         "cannot write the bundle into a_file (a file)"),
+        (["export", *CELL, "tracking_uri=sqlite:///store/mlflow.db", "--out", "a_file/sub"], {"a_file": b"mine"},
+         "cannot write the bundle into a_file/sub (cannot use a_file/sub: Not a directory)"),
+        (["export", *CELL, "tracking_uri=sqlite:///store/mlflow.db", "--out", "/proc/self/no/such"], {},
+         "cannot write the bundle into /proc/self/no/such"),
+        (["list", "datasets"], {"manifest": b"name,rows\nvote,435\n"}, "has no column slug, n_classes"),
+        (["list", "datasets"], {"manifest": MANIFEST.encode() + b"vote,many,16,2\n"},
+         "line 2 ('vote'): rows is 'many', not a whole number"),
+        (["list", "datasets"], {"manifest": MANIFEST.encode() + b"vote,435,16\n"}, "n_classes is '', not a whole number"),
+        (["list", "datasets"], {"manifest": "slug,rows,n_attributes,n_classes\nvoté,1,1,2\n".encode("latin-1")},
+         "cannot be read as a CSV file ('utf-8' codec can't decode"),
+        (["list", "datasets"], {"manifest": MANIFEST.encode() + b'"vote,435,16,2\n'}, "cannot be read as a CSV file"),
+        (["import", "no_such_bundle", "tracking_uri=sqlite:///store/mlflow.db"], {}, "no_such_bundle"),
+        (["import", "a_file", "tracking_uri=sqlite:///store/mlflow.db"], {"a_file": b"mine"}, "a_file"),
+        (["report", *CELL, "tracking_uri=sqlite:///nowhere/mlflow.db"], {}, "no MLflow store at"),
+        (["report", *CELL, f"tracking_uri={NO_SERVER}"], {}, "cannot "),
+        (["export", *CELL, f"tracking_uri={NO_SERVER}"], {}, "cannot "),
+        (["run", *CELL, f"tracking_uri={NO_SERVER}"], {}, "cannot open the tracking store 'http://alice:***@127.0.0.1:9'"),
+        (["run", *CELL, f"experiment.name='{'é' * 101}'"], {}, "is 202 bytes long in UTF-8, over the 200"),
+        (["run", *CELL, "experiment.name=" + "é" * 101], {}, "cannot parse the command-line overrides"),
+        (["run", *CELL, "tracking_uri=sqlite:///a_file/mlflow.db"], {"a_file": b"mine"}, "cannot open the tracking store"),
+        (["run", "--dry-run", *CELL, "cv.folds=x"], {}, "cv.folds"),
+        (["run", *CELL, "tracking_uri=sqlite:///store/mlflow.db"], {"store/.mlflow.db.lock": "-> a_file", "a_file": b"mine"},
+         "is a symbolic link, where bncbench keeps a lock file of its own"),
+    ],
+    ids=["export into a file", "export under a file", "export into /proc", "manifest without slug",
+         "manifest count not a number", "manifest short row", "manifest not utf-8", "manifest open quote",
+         "import a missing bundle", "import a file", "report of no store", "report of no server (password)",
+         "export from no server (password)", "run on no server (password)", "name over 200 bytes",
+         "override hydra cannot parse",
+         "store under a file", "dry run with a bad setting", "lock file a symlink"],
+)
+def test_every_command_answers_bad_input_in_one_line(tmp_path, cli_env, args, files, message):
+    data_dir = None
+    for name, content in files.items():
+        if name == "manifest":
+            data_dir = data_dir_with_manifest(tmp_path, content)
+        elif isinstance(content, str):  # "-> target": a symbolic link
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).symlink_to(tmp_path / content.removeprefix("-> "))
+        else:
+            (tmp_path / name).write_bytes(content)
+    if "tracking_uri=sqlite:///store/mlflow.db" in args and args[0] in ("export", "import"):
+        bncbench(cli_env, *CELL, "tracking_uri=sqlite:///store/mlflow.db", "executor.n_jobs=1", cwd=tmp_path)
+    done = bncbench(cli_env, *args, cwd=tmp_path, data_dir=data_dir)
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output and SECRET not in output, output
+    assert done.returncode == 2, output
+    (line,) = done.stderr.strip().splitlines()[-1:]
+    assert line.startswith("bncbench: error: ") and message in line, output
+    assert len([x for x in done.stderr.splitlines() if x.startswith("bncbench: error")]) == 1
+    if "a_file" in files:
+        assert (tmp_path / "a_file").read_bytes() == b"mine"  # never truncated, nor written through a link
+
+
+def test_a_closed_pipe_ends_a_listing_quietly(tmp_path):
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before the first line: `bncbench list models | head -0`
+    try:
+        done = subprocess.run([sys.executable, "-m", "bncbench", "list", "models"], cwd=tmp_path, stdout=writer,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_a_password_in_the_tracking_uri_is_printed_nowhere_and_kept_out_of_the_workers_jobs(tmp_path, cli_env,
+                                                                                            monkeypatch):
+    import pickle
+
+    from bncbench.app.sweep import destination_of
+
+    shown = bncbench(cli_env, "run", "--cfg", "job", *CELL, f"tracking_uri={NO_SERVER}", cwd=tmp_path)
+    assert shown.returncode == 0 and "tracking_uri: http://alice:***@127.0.0.1:9" in shown.stdout, shown.stderr
+    assert SECRET not in shown.stdout + shown.stderr
+    monkeypatch.delenv("MLFLOW_TRACKING_USERNAME", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD", raising=False)
+    composed = compose([*CELL, f"tracking_uri={NO_SERVER}"])
+    destination = destination_of(composed.cfg, composed.plan)
+    assert destination.tracking_uri == "http://127.0.0.1:9" and SECRET.encode() not in pickle.dumps(destination)
+    assert (os.environ["MLFLOW_TRACKING_USERNAME"], os.environ["MLFLOW_TRACKING_PASSWORD"]) == ("alice", SECRET)

@@ -6,6 +6,7 @@ import pty
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,12 +18,14 @@ from bncbench.app.config import compose
 from bncbench.data import Dataset, load_dataset
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
+from bncbench.core.uris import masked
+from bncbench.data.store import write_store_table
 from bncbench.protocol.cross_validation import cross_validate
 
 NB = {"structure": "nb", "k": None, "structure_params": {}, "estimator": "laplace", "estimator_params": {}}
 
 BAD_NAMES = ["..", ".", "../outside/secret", "/etc/passwd", "a/b", "a\\b", ".hidden", "", "two\nlines", "tab\there",
-             "nul\x00", "x" * 201]
+             "nul\x00", "x" * 201, "é" * 101, "日本" * 34, "lone\udc80surrogate"]  # 202 and 204 bytes in UTF-8
 
 
 @pytest.mark.parametrize("name", BAD_NAMES)
@@ -32,7 +35,7 @@ def test_a_name_that_is_a_path_is_refused(name):
 
 
 @pytest.mark.parametrize("name", ["kr-vs-kp", "waveform-5000", "sklearn-iris", "kdb5_hdp_level_it500", "données",
-                                  "v1.2"])
+                                  "v1.2", "é" * 100, "x" * 200])
 def test_plain_names_pass(name):
     assert check_path_name("dataset", name) == name
 
@@ -85,6 +88,53 @@ def test_a_new_store_is_announced_with_the_stores_beside_it(tmp_path, capsys):
     assert capsys.readouterr().err == ""
     tracking.open_store(f"sqlite:///{tmp_path / 'mlfow.db'}")  # a typo
     assert f"other stores in {tmp_path}: mlflow.db" in capsys.readouterr().err
+
+
+def _plant_link(lock: Path, target: Path) -> None:
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.symlink_to(target)
+
+
+@pytest.mark.parametrize("target_exists", [True, False])
+@pytest.mark.parametrize("where", ["tracking store", "dataset store"])
+def test_a_link_planted_at_a_lock_file_is_never_followed(tmp_path, where, target_exists):
+    target = tmp_path / "precious.txt"
+    if target_exists:
+        target.write_text("precious")
+    if where == "tracking store":
+        _plant_link(tmp_path / "runs" / ".mlflow.db.lock", target)
+        with pytest.raises(ConfigError, match="is a symbolic link, where bncbench keeps a lock file of its own"):
+            tracking.open_store(f"sqlite:///{tmp_path / 'runs' / 'mlflow.db'}")
+    else:
+        _plant_link(tmp_path / "data" / ".schema.json.lock", target)
+        frame = pd.DataFrame({"a": ["x", "y"], "class": ["p", "q"]})
+        entry = {"attributes": [{"name": "a", "type": "nominal", "values": ["x", "y"]}],
+                 "class": {"name": "class", "type": "nominal", "values": ["p", "q"]}}
+        with pytest.raises(ConfigError, match="is a symbolic link"):
+            write_store_table(tmp_path / "data", "d", frame, entry)
+        assert not (tmp_path / "data" / "d.csv.gz").exists()
+    assert (target.read_text() == "precious") if target_exists else not target.exists()  # neither cut nor made
+
+
+def test_a_lock_file_is_never_truncated(tmp_path):
+    lock = tmp_path / ".mlflow.db.lock"
+    lock.write_text("left by someone")
+    tracking.open_store(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert lock.read_text() == "left by someone"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("http://alice:s3cret@host:5000", "http://alice:***@host:5000"),
+        ("cannot open 'https://bob:p%40ss@h/x': refused", "cannot open 'https://bob:***@h/x': refused"),
+        ("tracking_uri: http://:token@h", "tracking_uri: http://:***@h"),
+        ("http://host:5000/path@x and sqlite:///a/b.db", "http://host:5000/path@x and sqlite:///a/b.db"),
+        ("http://alice@host", "http://alice@host"),  # no password
+    ],
+)
+def test_passwords_in_uris_are_masked(text, shown):
+    assert masked(text) == shown
 
 
 def test_a_dataset_that_stratified_folds_cannot_split_is_refused_with_the_reason():

@@ -15,7 +15,7 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.bnc.progress import iteration_chunks, task
+from bncbench.bnc.progress import CHUNK_SECONDS, iteration_chunks, task
 from bncbench.core.terminal import duration
 from bncbench.app.executors import InProcess, LocalProcesses, cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
@@ -135,39 +135,46 @@ def test_progress_lines_name_their_task():
         list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
     list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
     lines = terminal.getvalue().splitlines()
-    assert lines[0].startswith("HDP sampler (vote/nb_hdp fold 3/10): 5/100 iterations, ")
-    assert lines[-1].startswith("HDP sampler: 95/100 iterations, ")
+    assert lines[0].startswith("HDP sampler (vote/nb_hdp fold 3/10): 1/100 iterations, ")
+    assert lines[-1].startswith("HDP sampler: 73/100 iterations, ")
 
 
-def test_iteration_chunks_are_one_call_unless_on_a_terminal():
+def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_terminal_or_not():
     log = io.StringIO()
-    assert list(iteration_chunks(5000, "HDP sampler", stream=log, interval=0)) == [(0, 5000)]
+    chunks = list(iteration_chunks(5000, "HDP sampler", stream=log, interval=0))
+    assert chunks[:4] == [(0, 1), (1, 9), (9, 73), (73, 585)]  # a quick loop: GROWTH times larger each
+    assert chunks[-1][1] == 5000 and all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
     assert log.getvalue() == ""
+    slow = []
+    for first, last in iteration_chunks(200, "HDP sampler", stream=log, seconds=0.02):
+        time.sleep(0.001 * (last - first))  # 1 ms an iteration: chunks of about 20 iterations
+        slow.append(last - first)
+    assert slow[:2] == [1, 8] and 10 <= slow[2] <= 20 and max(slow) <= 25  # (sleep oversleeps)
     terminal = Terminal()
     chunks = list(iteration_chunks(5000, "HDP sampler", stream=terminal, interval=0))
-    assert len(chunks) == 20 and chunks[0][0] == 0 and chunks[-1][1] == 5000
-    assert all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
     lines = terminal.getvalue().splitlines()
-    assert len(lines) == 19 and lines[0].startswith("HDP sampler: 250/5000 iterations, ")
+    assert len(lines) == len(chunks) - 1 and lines[0].startswith("HDP sampler: 1/5000 iterations, ")
     quick = Terminal()
-    assert len(list(iteration_chunks(5000, "HDP sampler", stream=quick))) == 20
+    list(iteration_chunks(5000, "HDP sampler", stream=quick))
     assert quick.getvalue() == ""  # done within the interval: nothing to show
 
 
-def test_an_hdp_fit_in_chunks_on_a_terminal_gives_the_numbers_of_one_run(monkeypatch):
+@pytest.mark.parametrize("seconds", [0, CHUNK_SECONDS])
+def test_an_hdp_fit_in_chunks_gives_the_numbers_of_one_run(monkeypatch, seconds):
     wine = load_dataset(WINE, None)
     X = MDLDiscretizer().fit_transform(wine.X, wine.y)
 
     def fit():
-        params = {"iterations": 430}  # chunks of 21 or 22 iterations: concentration updates every 5th
+        params = {"iterations": 430}  # concentration updates every 5th, burn-in 43: chunks cut across both
         return BNClassifier(structure="tan", estimator="hdp", estimator_params=params, random_state=0).fit(X, wine.y)
 
+    monkeypatch.setattr(hdp, "iteration_chunks", lambda total, label: [(0, total)])
     plain = fit()
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(hdp, "iteration_chunks", partial(iteration_chunks, interval=0))
-    chunked = fit()
-    assert terminal.getvalue().splitlines()[0].startswith("HDP sampler: 22/430 iterations, ")
+    monkeypatch.setattr(hdp, "iteration_chunks", partial(iteration_chunks, interval=0, seconds=seconds))
+    chunked = fit()  # seconds=0: one iteration a call
+    assert terminal.getvalue().splitlines()[0].startswith("HDP sampler: 1/430 iterations, ")
     for tree_plain, tree_chunked in zip(plain.tables_, chunked.tables_, strict=True):
         for level_plain, level_chunked in zip(tree_plain, tree_chunked, strict=True):
             np.testing.assert_array_equal(level_plain, level_chunked)

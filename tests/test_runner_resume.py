@@ -19,6 +19,8 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from bncbench import tracking
+
 DATASETS = ["vote", "kr-vs-kp", "tic-tac-toe"]
 MODELS = ["nb_laplace", "skdb_m_estimate"]  # SkDB on kr-vs-kp takes seconds: a cell to kill
 CELLS = {f"{d}/{m}" for d in DATASETS for m in MODELS}
@@ -159,3 +161,41 @@ def test_progress_shows_on_a_terminal(killed_and_resumed):
     assert lines, again.terminal
     assert lines[-1].startswith(f"bncbench: {len(CELLS)}/{len(CELLS)} cells done; ")
     assert "cells done" not in again.stdout_text
+
+
+def test_a_finished_run_whose_metrics_are_gone_is_run_again(tmp_path, new_store, run_cli):
+    uri = new_store(tmp_path / "store")
+    args = ["experiment.datasets=[sklearn-iris,sklearn-wine,vote]", "experiment.models=[nb_laplace]",
+            "experiment.comparisons=[]", f"tracking_uri={uri}", "executor.n_jobs=1"]
+    assert run_cli(*args, cwd=tmp_path).returncode == 0
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name("smoke").experiment_id
+    runs = {r.info.run_name: r.info.run_id for r in client.search_runs([experiment_id])}
+    gone = {runs["sklearn-iris/nb_laplace"]: "%", runs["vote/nb_laplace"]: "fold/rmse"}  # all, or one
+    with sqlite3.connect(tmp_path / "store" / "mlflow.db") as db:
+        for run_id, key in gone.items():
+            for table in ("metrics", "latest_metrics"):
+                db.execute(f"delete from {table} where run_uuid = ? and key like ?", (run_id, key))
+
+    dry = run_cli(*args, "--dry-run", cwd=tmp_path)
+    assert "2 cells would run again, their FINISHED runs missing metrics: sklearn-iris/nb_laplace, vote/nb_laplace" \
+        in dry.stdout, dry.output
+    assert client.get_run(runs["vote/nb_laplace"]).info.status == "FINISHED"  # a dry run changes nothing
+
+    again = run_cli(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.output
+    assert again.stdout.strip().splitlines()[-1] == (
+        "bncbench: experiment 'smoke': 3 cells, 2 run, 2 rerun: finished runs missing metrics, "
+        "1 skipped (finished before), 0 failed."
+    )
+    for run_id in gone:
+        marked = client.get_run(run_id)
+        assert marked.info.status == "FAILED"
+        assert marked.data.tags["error"].startswith("FINISHED without the metrics ")
+    assert "fold/rmse: not a result" in client.get_run(runs["vote/nb_laplace"]).data.tags["error"]
+    finished = client.search_runs([experiment_id], "attributes.status = 'FINISHED'")
+    assert sorted(r.info.run_name for r in finished) == ["sklearn-iris/nb_laplace", "sklearn-wine/nb_laplace",
+                                                          "vote/nb_laplace"]
+    assert all(not tracking.missing_metrics(r.data.metrics) for r in finished)
+    third = run_cli(*args, cwd=tmp_path)  # and now all is finished
+    assert third.stdout.strip().splitlines()[-1].endswith("0 run, 3 skipped (finished before), 0 failed."), third.output

@@ -121,3 +121,37 @@ def live_workers() -> list[str]:
     return [
         line.strip() for line in listed.stdout.splitlines() if "LokyProcess" in line and not line.strip().startswith("Z")
     ]
+
+
+#: A fit that would take minutes in one call of the sampler: Ctrl-C must not wait for it.
+LONG_FIT = """
+import sys
+from bncbench import BNClassifier
+from bncbench.data import MDLDiscretizer, load_dataset
+wine = load_dataset({"name": "sklearn-wine", "source": "sklearn", "openml_id": None, "openml_target": None,
+                     "drop": []}, None)
+X = MDLDiscretizer().fit_transform(wine.X, wine.y)
+def fit(iterations):
+    BNClassifier(structure="kdb", k=2, estimator="hdp", estimator_params={"iterations": iterations}).fit(X, wine.y)
+fit(10)  # the kernels loaded: what follows is the sampler
+print("sampling", flush=True)
+fit(10_000_000)
+"""
+
+
+def test_ctrl_c_stops_a_long_hdp_fit_at_once_when_the_output_is_a_pipe(cli_env):
+    fit = subprocess.Popen(
+        [sys.executable, "-c", LONG_FIT], env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_as_from_a_terminal,
+    )
+    try:
+        assert fit.stdout.readline() == "sampling\n", fit.stderr.read()
+        time.sleep(1.0)  # well inside the sampler
+        fit.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        _, stderr = fit.communicate(timeout=30)
+        waited = time.monotonic() - sent
+    finally:
+        fit.kill()
+    assert fit.returncode != 0 and stderr.rstrip().splitlines()[-1] == "KeyboardInterrupt", stderr
+    assert waited < 5, f"the fit answered Ctrl-C after {waited:.1f} s"

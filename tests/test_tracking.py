@@ -142,13 +142,17 @@ def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path, new_store)
     assert client.get_run(stale).info.status == "KILLED"
     assert client.get_run(stale).data.tags["error"] == "killed"
 
+    emptied = tracking.start_run(client, exp, "d/m", tags)  # its metrics lost: not a finished cell
+    tracking.end_run(client, emptied, failed=False)
+    assert tracking.finished_run(client, exp, "h1", "d1") is None
     done = tracking.start_run(client, exp, "d/m", tags)
+    tracking.log_metrics(client, done, [(name, 0.5, 0) for name in tracking.CELL_METRICS])
     tracking.end_run(client, done, failed=False)
     assert tracking.finished_run(client, exp, "h1", "d1").info.run_id == done
     assert tracking.finished_run(client, exp, "h2", "d1") is None
     assert tracking.finished_run(client, exp, "h1", "d2") is None  # the dataset file changed
     assert tracking.finished_run(client, exp, "h1", None) is None  # not in the store yet
-    assert [r.info.run_id for r in tracking.cell_runs(client, exp)] == [stale, failed, done]
+    assert [r.info.run_id for r in tracking.cell_runs(client, exp)] == [stale, failed, emptied, done]
 
 
 def test_logging_helpers(tmp_path, new_store):

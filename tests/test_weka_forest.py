@@ -2,6 +2,7 @@
 
 import shutil
 import subprocess
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -107,6 +108,21 @@ def test_a_missing_weka_is_refused_with_how_to_install_it(coded):
     model = model_spec("weka_random_forest")
     missing = {**model, "baseline_params": {**model["baseline_params"], "weka_jar": "/nowhere/weka.jar"}}
     assert model_tags(missing)["version.weka"] == "not found"
+
+
+@pytest.mark.parametrize("content", [b"root:x:0:0:root:/root:/bin/bash\n", b"", "a jar of something else"])
+def test_a_file_that_is_not_wekas_jar_is_refused_before_java_runs(coded, tmp_path, monkeypatch, content):
+    jar = tmp_path / "weka.jar"
+    if isinstance(content, str):
+        with zipfile.ZipFile(jar, "w") as archive:
+            archive.writestr("other/Main.class", content)
+    else:
+        jar.write_bytes(content)
+    monkeypatch.setenv("WEKA_JAR", str(jar))
+    with pytest.raises(ConfigError, match=rf"{jar} \(named by WEKA_JAR\) is not one \(no weka/classifiers/trees/"):
+        WekaRandomForestBaseline().fit(*coded)
+    model = model_spec("weka_random_forest")
+    assert model_tags(model)["version.weka"] == "not found"  # the plan is made, the cell then says why
 
 
 @needs_weka

@@ -21,7 +21,8 @@ import yaml
 from omegaconf import OmegaConf
 
 from bncbench.core.config_files import config_dir
-from bncbench.core.errors import BncbenchError
+from bncbench.core.errors import BncbenchError, ConfigError
+from bncbench.core.uris import masked
 
 DESCRIPTION = (
     "Benchmark suite for Bayesian network classifiers: 5x2 cross-validation of every (dataset, model) "
@@ -159,8 +160,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
     elif extra:
         command_line.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return _dispatch(args, " ".join([prog, *argv[1:]]))
+        status = _dispatch(args, " ".join([prog, *argv[1:]]))
+        sys.stdout.flush()  # here, where a closed pipe is caught, not at exit
+        return status
     except BrokenPipeError:  # the reader went away (bncbench list models | head): nothing more to say
+        # Python's advice (docs of the signal module, "Note on SIGPIPE"): output to devnull, so that the
+        # flush at exit does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
@@ -179,9 +184,26 @@ def _dispatch(args, command: str) -> int:
             return data_add(args)
         print("\n".join(list_configs(args.kind)))
     except BncbenchError as err:
-        print(f"bncbench: error: {err}", file=sys.stderr)
+        print(f"bncbench: error: {_one_line(masked(err))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        raise
+    except OSError as err:  # a file or folder the command was given, or met, that cannot be used
+        print(f"bncbench: error: {masked(_os_error(err))}", file=sys.stderr)
         return 2
     return 0
+
+
+def _one_line(text: str) -> str:
+    """A message of several lines (e.g. Hydra's, with a caret under the fault) as one line."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip() not in ("", "^"))
+
+
+def _os_error(err: OSError) -> str:
+    """``cannot use /x/y: Not a directory``: an OSError in one line, naming its file."""
+    names = " -> ".join(str(name) for name in (err.filename, err.filename2) if name is not None)
+    reason = err.strerror or str(err)
+    return f"cannot use {names}: {reason}" if names else reason
 
 
 def _quiet_libraries() -> None:
@@ -204,7 +226,7 @@ def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str
 
     composed = compose(overrides)
     if show == "job":
-        print(OmegaConf.to_yaml(composed.cfg))
+        print(masked(OmegaConf.to_yaml(composed.cfg)))
         return 0
     if dry_run:
         return show_plan(composed)
@@ -237,7 +259,13 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     cfg, plan = composed.cfg, composed.plan
     folder = Path(out) if out else bundle_dir(cfg)
     cells = None if every_configuration else plan.by_key()
-    bundle = export_bundle(cfg.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
+    try:
+        bundle = export_bundle(cfg.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
+    except OSError as err:
+        raise ConfigError(
+            f"cannot write the bundle into {folder} ({'a file' if folder.is_file() else _os_error(err)}); name a "
+            "folder that can be created or written with --out (or runs_dir=...)."
+        ) from None
     exported = read_bundle(bundle).runs
     print(f"bncbench: bundle written to {bundle}: {len(exported)} runs", end="")
     if cells is not None:
@@ -393,17 +421,16 @@ def _grid_model_names(grids) -> list[str]:
 def _dataset_describer():
     """``describe(name)`` of a dataset config: its size from the store's ``manifest.csv`` where the
     store has one and lists it, else where it comes from."""
-    import pandas as pd
-
     from bncbench.data import resolve_data_dir
+    from bncbench.data.store import read_manifest
 
-    manifest_path = resolve_data_dir(None) / "manifest.csv"
-    manifest = pd.read_csv(manifest_path, index_col="slug") if manifest_path.is_file() else pd.DataFrame()
+    manifest = read_manifest(resolve_data_dir(None))
 
     def describe(name: str) -> str:
-        if name in manifest.index:
-            row = manifest.loc[name]
-            return f"{row.rows} rows, {row.n_attributes} attributes, {row.n_classes} classes"
+        if name in manifest:
+            row = manifest[name]
+            attributes = f"{row['n_attributes']} attributes, " if "n_attributes" in row else ""
+            return f"{row['rows']} rows, {attributes}{row['n_classes']} classes"
         spec = _load("dataset", name)
         openml = f" (OpenML {spec['openml_id']})" if spec.get("openml_id") is not None else ""
         return f"source {spec['source']}{openml}"

@@ -32,6 +32,7 @@ from bncbench.app.ui import browse_hint, ui_tags
 from bncbench.app.runs_dir import artifact_location, report_dir, runs_dir
 from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
+from bncbench.core.uris import credentials_to_environment, masked
 from bncbench.protocol.cell import Cell, Plan
 from bncbench.report import write_report
 from bncbench.tracking import lease
@@ -55,6 +56,7 @@ class Summary:
     failed: dict[str, str] = field(default_factory=dict)  # cell -> why
     not_applicable: dict[str, str] = field(default_factory=dict)  # cell -> why the model cannot run
     elsewhere: list[str] = field(default_factory=list)  # cells another process is running
+    rerun: list[str] = field(default_factory=list)  # cells whose FINISHED runs lacked metrics: run again
 
     def add(self, outcome: Outcome) -> None:
         name = outcome.cell.name
@@ -74,6 +76,8 @@ class Summary:
     def line(self, experiment: str) -> str:
         """``bncbench: experiment 'kdb': 476 cells, 12 run, 464 skipped (finished before), 0 failed.``"""
         parts = [f"{len(self.finished)} run"]
+        if self.rerun:
+            parts.append(f"{len(self.rerun)} rerun: finished runs missing metrics")
         if self.copied:
             parts.append(f"{len(self.copied)} copied from a finished run of the same config")
         parts.append(f"{len(self.skipped)} skipped (finished before)")
@@ -100,8 +104,9 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     tracking.mark_sweep(client, experiment_id)
     for key, value in ui_tags(plan).items():
         client.set_experiment_tag(experiment_id, key, value)
-    logged = tracking.finished_records(cfg.tracking_uri, plan.experiment)
+    logged, incomplete = complete_records(tracking.finished_records(cfg.tracking_uri, plan.experiment))
     finished = finished_before(logged, plan)
+    rerun = _fail_incomplete(client, incomplete, plan, finished)
     to_run = [cell for cell in plan.cells if cell.key not in finished]
     executor_settings = dict(cfg.executor)
     cores = joblib.cpu_count()
@@ -109,7 +114,7 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
     to_run.sort(key=costs.order)
     print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
-    summary = Summary(skipped=[cell.name for cell in plan.cells if cell.key in finished])
+    summary = Summary(skipped=[cell.name for cell in plan.cells if cell.key in finished], rerun=rerun)
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
         threads = _cell_threads(cfg.numba_threads, executor_settings, workers, cores)
@@ -128,7 +133,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
                 summary.add(outcome)
                 progress.done(outcome.cell, outcome.status, outcome.seconds)
                 if outcome.status == "failed":
-                    print(f"bncbench: cell {outcome.cell.name} failed: {outcome.message.splitlines()[0]}", flush=True)
+                    reason = masked(outcome.message.splitlines()[0])
+                    print(f"bncbench: cell {outcome.cell.name} failed: {reason}", flush=True)
         except KeyboardInterrupt as err:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
             progress.stop()
@@ -152,14 +158,17 @@ def show_plan(composed: Composed) -> int:
     nothing is created or run."""
     cfg, plan = composed.cfg, composed.plan
     try:
-        logged = tracking.finished_records(cfg.tracking_uri, plan.experiment)
+        logged, incomplete = complete_records(tracking.finished_records(cfg.tracking_uri, plan.experiment))
     except BncbenchError:  # no store or no experiment yet: nothing finished
-        logged = []
+        logged, incomplete = [], []
     finished = finished_before(logged, plan)
     to_run = [cell for cell in plan.cells if cell.key not in finished]
     workers = cells_at_once(dict(cfg.executor), max(1, len(to_run)), joblib.cpu_count())
     costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
     print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
+    rerun = sorted({"/".join(record.key) for record in _of_plan(incomplete, plan) if record.key not in finished})
+    if rerun:
+        print(f"bncbench: {len(rerun)} cells would run again, their FINISHED runs missing metrics: {_names(rerun)}.")
     missing = missing_datasets(plan)
     if missing:
         without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
@@ -183,9 +192,11 @@ def _cell_threads(setting, executor: dict, workers: int, cores: int) -> int:
 
 
 def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) -> Destination:
-    """Where the cells of ``plan`` log, by the settings of ``cfg`` (a composed config)."""
+    """Where the cells of ``plan`` log, by the settings of ``cfg`` (a composed config): a password of
+    ``tracking_uri`` is not in it (a cluster's job files hold it) but in this process's environment,
+    which the workers inherit (``bncbench.core.uris``)."""
     return Destination(
-        tracking_uri=str(cfg.tracking_uri),
+        tracking_uri=credentials_to_environment(str(cfg.tracking_uri)),
         experiment=plan.experiment,
         artifact_location=artifact_location(cfg),
         data_dir=None if cfg.data_dir is None else str(cfg.data_dir),
@@ -205,6 +216,45 @@ def finished_before(logged, plan: Plan) -> set[tuple[str, str]]:
         cell.key for cell in plan.cells
         if cell.data_digest is not None and (cell.key, cell.cfg_hash, cell.data_digest) in logged
     }
+
+
+def complete_records(logged) -> tuple[list, list]:
+    """``logged`` (records of FINISHED runs) split into the runs with every metric of a cell
+    (``tracking.CELL_METRICS``) and those missing some, which are not finished cells."""
+    incomplete = [record for record in logged if record.missing_metrics()]
+    return [record for record in logged if not record.missing_metrics()], incomplete
+
+
+def _of_plan(records, plan: Plan) -> list:
+    """The records that are runs of the cells of ``plan``: their name, ``cfg_hash`` and data digest."""
+    cells = plan.by_key()
+    return [
+        record for record in records
+        if record.key in cells and (record.cfg_hash, record.data_digest) == (cells[record.key].cfg_hash,
+                                                                             cells[record.key].data_digest)
+    ]
+
+
+def _fail_incomplete(client, incomplete, plan: Plan, finished) -> list[str]:
+    """End FAILED the FINISHED runs of the plan's cells that miss metrics (``complete_records``), saying
+    which in their ``error`` tag, so that neither a report nor a later sweep takes them for results;
+    return the cells that run again for it (those without a complete run), and say so."""
+    runs = _of_plan(incomplete, plan)
+    tracking.fail_runs(client, {
+        record.run_id: f"FINISHED without the metrics {', '.join(record.missing_metrics())}: not a result; "
+        "marked FAILED by a sweep, which ran its cell again"
+        for record in runs
+    })
+    rerun = sorted({"/".join(record.key) for record in runs if record.key not in finished})
+    if rerun:
+        print(f"bncbench: {len(rerun)} cells run again, their FINISHED runs missing metrics (now marked FAILED): "
+              f"{_names(rerun)}.", flush=True)
+    return rerun
+
+
+def _names(cells: list[str], shown: int = 5) -> str:
+    """``a/b, c/d and 3 more``."""
+    return ", ".join(cells[:shown]) + (f" and {len(cells) - shown} more" if len(cells) > shown else "")
 
 
 def numba_threads(setting, workers: int, cores: int) -> int:
@@ -234,7 +284,8 @@ def _interrupted(client, experiment_id, sweep, plan: Plan, summary: Summary, sig
         )
     except Exception as err:  # the store may be what was slow; the resume hint matters more
         print(f"bncbench: the cells' runs could not be read back ({err}).", file=sys.stderr)
-    print(f"bncbench: to resume, run the same command again (finished cells are skipped): {command}", file=sys.stderr)
+    print(f"bncbench: to resume, run the same command again (finished cells are skipped): {masked(command)}",
+          file=sys.stderr)
 
 
 def _warm_kernels(cells: list[Cell]) -> None:
@@ -264,7 +315,7 @@ def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
         )
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:
-        print(f"bncbench: report not written: {err}", file=sys.stderr)
+        print(f"bncbench: report not written: {masked(err)}", file=sys.stderr)
         return False
     except OSError as err:  # e.g. a report_dir that cannot be written
         print(
@@ -286,6 +337,5 @@ def _print_by_reason(label: str, reasons: dict[str, str]) -> None:
     for cell, reason in sorted(reasons.items()):
         by_reason[reason].append(cell)
     for reason, cells in by_reason.items():
-        shown = ", ".join(cells[:5]) + (f" and {len(cells) - 5} more" if len(cells) > 5 else "")
-        print(f"bncbench: {label} {shown}: {reason.splitlines()[0] if reason else ''}")
+        print(f"bncbench: {label} {_names(cells)}: {masked(reason.splitlines()[0]) if reason else ''}")
 

@@ -22,6 +22,7 @@ from sqlalchemy.engine import make_url
 
 from bncbench import tracking
 from bncbench.core.metrics import LOSSES
+from bncbench.core.uris import masked
 from bncbench.protocol.cell import Plan
 
 #: The saved view's id: in its tag's key and in the link's ``viewStateShareKey``.
@@ -71,12 +72,13 @@ def browse_hint(tracking_uri: str, experiment_id: str) -> str:
     view of ``view_tags`` (which the experiment must have) in the model-training navigation.
 
     The UI routes by URL fragment (a hash router) and reads its parameters after the fragment's ``?``. A
-    SQLite store is shown as an absolute URI, so that the command works from any directory.
+    SQLite store is shown as an absolute URI, so that the command works from any directory; a server's
+    password is masked.
     """
     query = urlencode({"workflowType": "machine_learning", "viewStateShareKey": SAVED_VIEW_ID})
     runs_table = f"#/experiments/{experiment_id}/runs?{query}"
     if urlparse(tracking_uri).scheme in tracking.SERVER_SCHEMES:
-        return f"bncbench: browse the runs at {tracking_uri.rstrip('/')}/{runs_table}"
+        return f"bncbench: browse the runs at {masked(tracking_uri).rstrip('/')}/{runs_table}"
     store = tracking_uri
     if tracking_uri.startswith("sqlite:"):
         url = make_url(tracking_uri)

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from functools import cache
 from pathlib import Path
 
@@ -29,6 +30,8 @@ from bncbench.core.errors import ConfigError
 #: Where Debian's ``weka`` package puts the jar; ``weka_jar`` or ``WEKA_JAR`` name another.
 DEBIAN_WEKA_JAR = Path("/usr/share/java/weka.jar")
 PROGRAM = Path(__file__).with_name("WekaForest.java")
+#: A class every Weka 3 jar holds, and the program needs.
+WEKA_CLASS = "weka/classifiers/trees/RandomForest.class"
 #: The one value declared for a nominal column with no value in training (Weka needs one).
 NO_VALUE = "(no value in training)"
 #: Weka's seeds are Java ints.
@@ -41,13 +44,24 @@ def find_weka_jar(weka_jar: str | os.PathLike | None = None) -> Path:
     """The Weka jar to run: ``weka_jar``, else ``$WEKA_JAR``, else Debian's; refused if absent."""
     named = weka_jar or os.environ.get("WEKA_JAR")
     jar = Path(named) if named else DEBIAN_WEKA_JAR
+    where = f"{jar} (named by {'weka_jar' if weka_jar else 'WEKA_JAR'})" if named else f"{jar}"
+    fix = "install it (Debian: `apt-get install weka`) or name a Weka 3 jar with WEKA_JAR=/path/to/weka.jar."
     if not jar.is_file():
-        where = f"{jar} (named by {'weka_jar' if weka_jar else 'WEKA_JAR'})" if named else f"{jar}"
+        raise ConfigError(f"the weka_random_forest baseline needs Weka's jar, not found at {where}: {fix}")
+    if not _holds(jar, WEKA_CLASS):
         raise ConfigError(
-            f"the weka_random_forest baseline needs Weka's jar, not found at {where}: install it (Debian: "
-            "`apt-get install weka`) or name a Weka 3 jar with WEKA_JAR=/path/to/weka.jar."
+            f"the weka_random_forest baseline needs Weka's jar, but {where} is not one (no {WEKA_CLASS} in it): {fix}"
         )
     return jar
+
+
+def _holds(jar: Path, member: str) -> bool:
+    """Whether the file ``jar`` is a jar (zip) archive holding ``member``."""
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            return member in set(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 @cache

@@ -11,7 +11,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from bncbench.bnc.encoding import MISSING_MODES, UNSEEN, CategoryEncoder
 from bncbench.bnc.estimators import make_estimator
 from bncbench.bnc.inference import MissingSummedOut
-from bncbench.bnc.inputs import check_acyclic, class_labels, one_dimensional, parents_message, warn_continuous
+from bncbench.bnc.inputs import (
+    check_acyclic,
+    check_one_value_per_cell,
+    class_labels,
+    one_dimensional,
+    parents_message,
+    warn_continuous,
+)
 from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
 from bncbench.bnc.structures import GivenStructure, make_structure
 from bncbench.bnc.training_data import InMemoryCodes
@@ -204,6 +211,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
                 f"columns {infinite} hold infinity, which is not a category: discretise the raw numbers (e.g. "
                 "with MDLDiscretizer) or replace the infinite values."
             )
+        check_one_value_per_cell(X)
         return X
 
     def _codes(self, X):

@@ -39,6 +39,21 @@ def one_dimensional(y):
     return column_or_1d(np.asarray(y, dtype=object))
 
 
+def check_one_value_per_cell(X: pd.DataFrame) -> None:
+    """Refuse a cell of ``X`` that holds a container (a list, dict, set, array: what pandas cannot
+    hash, so cannot count), naming its column and row."""
+    for column, values in X.items():
+        if values.dtype != object:
+            continue
+        held = values.map(lambda value: isinstance(value, (list, dict, set, tuple, np.ndarray)))
+        if held.any():
+            row = held.idxmax()
+            raise DatasetError(
+                f"column {column!r} holds a {type(values[row]).__name__} in row {row!r} ({values[row]!r:.60}): a "
+                "cell must be one value (a number or a string); split it into columns or join it into a string."
+            )
+
+
 def class_labels(y, index) -> pd.Series:
     """The class labels ``y`` (``one_dimensional``'s) as a Series on ``index``, numbers as numbers
     (``1`` and ``1.0`` are one class) and strings as strings (``"1"`` and ``"1.0"`` are two, as in

@@ -1,24 +1,27 @@
-"""Progress of a long fit, shown only on a terminal: a loop inside one numba kernel (e.g. the HDP
-sampler's iterations) is run in chunks, with a line between them (``iteration_chunks``) naming the work
-it belongs to (``task``, e.g. a cell's fold). ``bncbench.app.progress`` shows an experiment's cells.
+"""Progress of a long fit: a loop inside one numba kernel (e.g. the HDP sampler's iterations) is run in
+chunks of about ``CHUNK_SECONDS`` each (``iteration_chunks``), so that Python runs between two and
+answers Ctrl-C (a ``KeyboardInterrupt``) within about that long, whatever the output is; on a terminal
+a line between two chunks names the work it belongs to (``task``, e.g. a cell's fold).
+``bncbench.app.progress`` shows an experiment's cells.
 
-Nothing is printed when the stream is not a terminal (a log file, a pipe, a cluster job's output).
+No line is printed when the stream is not a terminal (a log file, a pipe, a cluster job's output).
 """
 
 import sys
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
-from itertools import pairwise
-
-import numpy as np
 
 from bncbench.core.terminal import duration, is_terminal
 
 #: Seconds between two progress lines, at most one line per interval.
 INTERVAL = 5.0
-#: A loop run by ``iteration_chunks`` on a terminal is cut into this many chunks.
-CHUNKS = 20
+#: Seconds of work in one chunk of ``iteration_chunks``: Ctrl-C waits for the chunk under way, and
+#: the cost of a call (about 0.1 ms) is negligible beside it.
+CHUNK_SECONDS = 0.5
+#: How many times larger than the one before a chunk may be: the first is one iteration, whose time,
+#: short and noisy (or a kernel's compilation), must not size the next.
+GROWTH = 8
 #: What the work in progress belongs to, e.g. a cell's fold, named in the lines of ``iteration_chunks``.
 _task: ContextVar[str | None] = ContextVar("bncbench_task", default=None)
 
@@ -34,25 +37,30 @@ def task(name: str):
         _task.reset(token)
 
 
-def iteration_chunks(total: int, label: str, stream=None, interval: float = INTERVAL, chunks: int = CHUNKS):
-    """The ``(first, last)`` ranges a loop of ``total`` iterations runs in, with progress between them.
+def iteration_chunks(total: int, label: str, stream=None, interval: float = INTERVAL, seconds: float = CHUNK_SECONDS):
+    """The ``(first, last)`` ranges a loop of ``total`` iterations runs in, one call of its kernel each.
 
-    Not on a terminal: the single range ``(0, total)`` and no output, so that the loop runs as one call.
-    On a terminal: ``chunks`` ranges, and after a range, when ``interval`` seconds have passed since
-    the last line (or the start), ``<label> (<task>): 2500/5000 iterations, 10 s elapsed, about 10 s
-    left``. A loop that takes less than ``interval`` in all prints nothing.
+    Each range is about ``seconds`` of work, sized by the speed of the range before (the first is one
+    iteration, and a range at most ``GROWTH`` times the one before), so that Python, which runs between
+    two ranges, answers Ctrl-C within about ``seconds``, on a terminal or not. On a terminal, after a
+    range, when ``interval`` seconds have passed since the last line (or the start), ``<label> (<task>):
+    2500/5000 iterations, 10 s elapsed, about 10 s left``; a loop that takes less than ``interval`` in
+    all prints nothing, and elsewhere nothing is printed.
     """
     stream = sys.stderr if stream is None else stream
     if _task.get():
         label = f"{label} ({_task.get()})"
-    if not is_terminal(stream) or total < 2 * chunks:
-        yield 0, total
-        return
+    terminal = is_terminal(stream)
     start = last_line = time.monotonic()
-    for first, last in pairwise(np.linspace(0, total, chunks + 1).round().astype(int).tolist()):
+    first, size = 0, 1
+    while first < total:
+        last = min(total, first + size)
+        began = time.monotonic()
         yield first, last
         now = time.monotonic()
-        if last < total and now - last_line >= interval:
+        size = max(1, min(GROWTH * size, int(seconds * (last - first) / max(now - began, 1e-9))))
+        first = last
+        if terminal and last < total and now - last_line >= interval:
             last_line = now
             left = (now - start) / last * (total - last)
             elapsed, left = duration(now - start), duration(left)

@@ -18,7 +18,6 @@ old machine code, silently. ``key_on_package_source`` adds a digest of every Pyt
 to the key of the package's kernels, so that any change to the package recompiles them once.
 """
 
-import fcntl
 import functools
 import hashlib
 from pathlib import Path
@@ -26,14 +25,15 @@ from pathlib import Path
 from numba.core import caching
 from numba.core.caching import IndexDataCacheFile
 
+from bncbench.core.files import locked
+
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 def _locked(save):
     @functools.wraps(save)
     def locked_save(self, key, data):
-        with open(f"{self._index_path}.lock", "ab") as lock:  # closing it releases the lock
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with locked(f"{self._index_path}.lock"):
             save(self, key, data)
 
     locked_save.saves_under_lock = True

@@ -10,6 +10,8 @@ import re
 from bncbench.core.errors import ConfigError
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: The longest name, in bytes as the file system stores it (UTF-8): below the usual limit of 255 bytes
+#: per file name, with room for what bncbench adds around it (``.csv.gz``, a bundle's id, a staging prefix).
 MAX_LENGTH = 200
 
 
@@ -27,7 +29,8 @@ def check_path_name(kind: str, name) -> str:
     ------
     ConfigError
         ``name`` is not a string, is empty, ``.`` or ``..``, starts with a dot, holds a path
-        separator or a control character (newline, tab, NUL, ...), or is longer than ``MAX_LENGTH``.
+        separator or a control character (newline, tab, NUL, ...), or is longer than ``MAX_LENGTH``
+        bytes in UTF-8 (``é`` is two).
     """
     problem = None
     if not isinstance(name, str) or not name:
@@ -38,8 +41,10 @@ def check_path_name(kind: str, name) -> str:
         problem = "starts with a dot ('.', '..' and hidden names are paths, not names)"
     elif _CONTROL.search(name):
         problem = "holds a control character (newline, tab, ...)"
-    elif len(name) > MAX_LENGTH:
-        problem = f"is longer than {MAX_LENGTH} characters"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_LENGTH:
+        problem = f"is {len(name.encode('utf-8', 'surrogatepass'))} bytes long in UTF-8, over the {MAX_LENGTH} a name may be"
+    elif any("\ud800" <= char <= "\udfff" for char in name):
+        problem = "holds a lone surrogate, which no file name can"
     if problem:
         raise ConfigError(
             f"{kind} {name!r} {problem}; it becomes a file or folder name, so use a plain name such as "

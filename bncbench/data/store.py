@@ -4,13 +4,14 @@ Format (the one of ``../shared/datasets``): gzip'd UTF-8 CSV with a header row, 
 last, a missing value is an empty field, every other token is kept exactly as written.
 ``schema.json`` maps each dataset name to ``{"attributes": [{"name", "type", "values"}, ...],
 "class": {"name", "type", "values"}}`` with type ``numeric`` or ``nominal`` and, for nominal
-columns, the declared values.
+columns, the declared values. An optional ``manifest.csv`` gives each dataset's size, one row per
+dataset (``read_manifest``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import csv
 import gzip
 import json
 import os
@@ -23,11 +24,16 @@ from typing import BinaryIO
 import pandas as pd
 
 from bncbench.core.errors import DatasetError
+from bncbench.core.files import locked
 from bncbench.core.names import check_path_name
 
 SCHEMA_FILE = "schema.json"
 #: The name of the class column of every store file (its last).
 CLASS_COLUMN = "class"
+MANIFEST_FILE = "manifest.csv"
+#: The counts of ``manifest.csv`` that bncbench reads (whole numbers), those every row must give first.
+MANIFEST_COUNTS = ("rows", "n_classes", "n_attributes", "class_missing")
+MANIFEST_REQUIRED = ("slug", "rows", "n_classes")
 TYPES = ("numeric", "nominal")
 DATA_DIR_ENV = "BNCBENCH_DATA_DIR"
 DATA_DIR_HINT = (
@@ -80,6 +86,41 @@ def read_schema(data_dir: Path) -> dict:
     if not isinstance(schema, dict):
         raise DatasetError(f"{path} must hold a JSON object mapping dataset names to entries.")
     return schema
+
+
+def read_manifest(data_dir: Path) -> dict[str, dict]:
+    """The rows of a store's ``manifest.csv`` by their ``slug``, with the counts of ``MANIFEST_COUNTS``
+    it has as integers (``class_missing`` 0 when empty or absent); an absent file reads as empty.
+
+    Raises
+    ------
+    DatasetError
+        The file cannot be read as UTF-8 CSV, lacks a column, or a count is not a whole number.
+    """
+    path = data_dir / MANIFEST_FILE
+    if not path.is_file():
+        return {}
+    fix = "repair it (one row per dataset, see the data directory's README) or remove it"
+    try:
+        with open(path, encoding="utf-8", newline="") as file:
+            rows = list(csv.DictReader(file, strict=True))
+            header = rows[0].keys() if rows else []
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise DatasetError(f"{path} cannot be read as a CSV file ({err}); {fix}.") from None
+    lacking = [column for column in MANIFEST_REQUIRED if column not in header]
+    if rows and lacking:
+        raise DatasetError(f"{path} has no column {', '.join(lacking)}; {fix}.")
+    manifest = {}
+    for line, row in enumerate(rows, start=2):
+        for column in [column for column in MANIFEST_COUNTS if column in header or column == "class_missing"]:
+            value = row.get(column) or ("0" if column == "class_missing" else "")
+            if not (isinstance(value, str) and value.strip().isdigit()):
+                raise DatasetError(
+                    f"{path}, line {line} ({row.get('slug')!r}): {column} is {value!r}, not a whole number; {fix}."
+                )
+            row[column] = int(value)
+        manifest[row["slug"]] = row
+    return manifest
 
 
 def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str], str]:
@@ -236,12 +277,8 @@ def _temporary_file(directory: Path, final_name: str) -> Iterator[Path]:
 @contextlib.contextmanager
 def _schema_lock(data_dir: Path) -> Iterator[None]:
     """Exclusive advisory lock of a store's ``schema.json`` (released when the process dies)."""
-    with open(data_dir / f".{SCHEMA_FILE}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with locked(data_dir / f".{SCHEMA_FILE}.lock"):
+        yield
 
 
 def _schema_columns(entry: object, name: str) -> tuple[list[dict], dict]:

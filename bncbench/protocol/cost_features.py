@@ -3,10 +3,8 @@ the cell's model (structure, k, estimator, HDP's tying and iterations) and its d
 the dataset store's ``manifest.csv`` and ``schema.json`` without reading a data row.
 """
 
-import csv
 import dataclasses
 import functools
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,7 +134,7 @@ def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) 
             "n_classes, class_missing) and its entry to schema.json."
         )
     entry = manifest[name]
-    rows = int(entry["rows"]) - int(entry.get("class_missing") or 0)
+    rows = entry["rows"] - entry["class_missing"]
     dropped = set(drop)
     attributes = [a for a in schema[name]["attributes"] if a["name"] not in dropped]
     values = [
@@ -144,20 +142,15 @@ def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) 
         for a in attributes
     ]
     mean_values = float(np.mean(values)) if values else 1.0
-    return DatasetFeatures(rows, len(attributes), mean_values, int(entry["n_classes"]))
+    return DatasetFeatures(rows, len(attributes), mean_values, entry["n_classes"])
 
 
 @functools.cache
 def _store_entries(data_dir: str) -> tuple[dict, dict]:
     """The manifest rows (by slug) and the schema of a store, read once; an absent file reads as empty."""
-    folder = Path(data_dir)
-    manifest, schema = {}, {}
-    if (folder / "manifest.csv").is_file():
-        with open(folder / "manifest.csv", encoding="utf-8", newline="") as file:
-            manifest = {row["slug"]: row for row in csv.DictReader(file)}
-    if (folder / "schema.json").is_file():
-        schema = json.loads((folder / "schema.json").read_text(encoding="utf-8"))
-    return manifest, schema
+    from bncbench.data.store import read_manifest, read_schema  # here: the data package loads scikit-learn
+
+    return read_manifest(Path(data_dir)), read_schema(Path(data_dir))
 
 
 def cell_features(model: Mapping, dataset: DatasetFeatures, folds: int = 10) -> CellFeatures:

@@ -13,6 +13,7 @@ import importlib
 
 #: Each public name and the module of this package that defines it.
 _HOME = {
+    "CELL_METRICS": "runs",
     "MAX_TAG_LENGTH": "runs",
     "abandon": "runs",
     "all_runs": "runs",
@@ -21,6 +22,7 @@ _HOME = {
     "delete_run": "runs",
     "download_artifacts": "runs",
     "end_run": "runs",
+    "fail_runs": "runs",
     "finished_cell_runs": "runs",
     "finished_run": "runs",
     "finished_run_in_other_experiments": "runs",
@@ -35,6 +37,7 @@ _HOME = {
     "log_text": "runs",
     "metric_history": "runs",
     "metric_values": "runs",
+    "missing_metrics": "runs",
     "replace_tags": "runs",
     "running_runs": "runs",
     "set_tags": "runs",

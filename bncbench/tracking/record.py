@@ -15,7 +15,14 @@ import pandas as pd
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
 
 from bncbench.tracking import tags as tag
-from bncbench.tracking.runs import cell_runs, finished_cell_runs, fold_metrics, log_metric_history, log_params
+from bncbench.tracking.runs import (
+    cell_runs,
+    finished_cell_runs,
+    fold_metrics,
+    log_metric_history,
+    log_params,
+    missing_metrics,
+)
 from bncbench.tracking.store import experiment_id, open_existing_store, read_errors
 
 
@@ -81,6 +88,10 @@ class CellRecord:
         """The latest value of every metric but the timings (``tag.TIMINGS``), NaN as None (equal to
         itself): what two runs of one cell agree on."""
         return {key: None if math.isnan(value) else value for key, value in self.metrics.items() if not timing(key)}
+
+    def missing_metrics(self) -> list[str]:
+        """The metrics every finished cell run has (``CELL_METRICS``) that this one lacks."""
+        return missing_metrics(self.metrics)
 
     def means(self) -> dict[str, float]:
         """The mean over the folds of every metric (the keys without ``FOLD_PREFIX``)."""

@@ -5,7 +5,9 @@ Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experim
 ``dataset``, ``model``, ``structure``, ``estimator``, ``cfg_hash`` and ``data_digest``, and with what
 produced it (``bncbench.tracking.provenance``); the mean over the folds of each metric as ``<metric>`` and
 the per-fold values as ``fold/<metric>`` with step = fold index; failed cells have status FAILED and
-an ``error`` tag.
+an ``error`` tag. A FINISHED run without every metric of ``CELL_METRICS`` (lost since, e.g. deleted
+from the database) is not a finished cell: ``finished_run`` passes it by, and the sweep ends it FAILED
+(``fail_runs``) and runs its cell again.
 """
 
 from collections.abc import Iterable, Mapping
@@ -16,6 +18,7 @@ import pandas as pd
 from mlflow.entities import DatasetInput, Metric, Param, Run, RunStatus, RunTag
 from mlflow.tracking import MlflowClient
 
+from bncbench.core.metrics import LOSSES
 from bncbench.tracking import tags as tag
 from bncbench.tracking.store import environment
 
@@ -30,6 +33,13 @@ _BATCH = 1000
 #: on bound variables.
 _RUNS_PER_QUERY = 500
 _FOLD_COLUMNS = ["run_id", "metric", "fold", "value"]
+#: The metrics every finished cell run has logged: each loss's mean over the folds and its per-fold values.
+CELL_METRICS = (*LOSSES, *(tag.FOLD_PREFIX + loss for loss in LOSSES))
+
+
+def missing_metrics(metrics: Mapping[str, float]) -> list[str]:
+    """The names of ``CELL_METRICS`` absent from a run's ``metrics`` (its latest values by name)."""
+    return [name for name in CELL_METRICS if name not in metrics]
 
 
 def finished_run(
@@ -38,10 +48,11 @@ def finished_run(
     """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None
     (always None when the digest is unknown, a dataset not fetched yet); with ``cell``, only a run
     tagged with that ``(dataset, model)`` counts (the hash does not depend on the names). Runs of other
-    code versions count: a cell is not run again for them."""
+    code versions count: a cell is not run again for them; a run missing metrics (``missing_metrics``)
+    does not."""
     if data_digest is None:
         return None
-    runs = _latest_finished(client, [experiment_id], hash_, data_digest, max_results=1 if cell is None else _PAGE)
+    runs = _latest_finished(client, [experiment_id], hash_, data_digest)
     return next((run for run in runs if cell is None or cell_names(run) == cell), None)
 
 
@@ -71,18 +82,18 @@ def finished_run_in_other_experiments(
     return max(found, key=lambda run: run.info.start_time, default=None)
 
 
-def _latest_finished(
-    client: MlflowClient, experiment_ids: list[str], hash_: str, data_digest: str, max_results: int = 1
-) -> list[Run]:
-    return client.search_runs(
+def _latest_finished(client: MlflowClient, experiment_ids: list[str], hash_: str, data_digest: str) -> list[Run]:
+    """The FINISHED runs with all their metrics of a cfg_hash and data digest, latest first."""
+    runs = client.search_runs(
         experiment_ids,
         filter_string=(
             f"tags.{tag.CFG_HASH} = '{hash_}' and tags.{tag.DATA_DIGEST} = '{data_digest}' "
             "and attributes.status = 'FINISHED'"
         ),
         order_by=["attributes.start_time DESC"],
-        max_results=max_results,
+        max_results=_PAGE,
     )
+    return [run for run in runs if not missing_metrics(run.data.metrics)]
 
 
 def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
@@ -97,6 +108,13 @@ def abandon(client: MlflowClient, runs, reason: str) -> None:
     for run in runs:
         set_tags(client, run.info.run_id, {tag.ERROR: reason})
         end_run(client, run.info.run_id, status="KILLED")
+
+
+def fail_runs(client: MlflowClient, reasons: Mapping[str, str]) -> None:
+    """Mark the runs ``reasons`` names (by id) FAILED, each with its reason in its ``error`` tag."""
+    for run_id, reason in reasons.items():
+        set_tags(client, run_id, {tag.ERROR: reason})
+        end_run(client, run_id, failed=True)
 
 
 def start_run(

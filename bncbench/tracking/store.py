@@ -5,14 +5,13 @@ tracking URI) is used, because Hydra's joblib workers run one cell after another
 """
 
 import errno
-import fcntl
 import logging
 import os
 import sqlite3
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import closing, contextmanager, nullcontext
+from contextlib import ExitStack, closing, contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
@@ -22,7 +21,9 @@ from mlflow.tracking import MlflowClient
 from sqlalchemy.engine import make_url
 
 from bncbench.core.errors import ConfigError
+from bncbench.core.files import locked
 from bncbench.core.terminal import is_terminal
+from bncbench.core.uris import masked
 
 #: Where artifacts go by default (``artifact_location: null``) when the tracking store is a database
 #: the client writes to itself (SQLite), relative to the working directory.
@@ -85,14 +86,14 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
                 creation = _creation_lock(path)
         except OSError as err:
             raise ConfigError(
-                f"cannot open the tracking store {tracking_uri!r}: {err}. {_STORE_FIX}"
+                f"cannot open the tracking store {masked(tracking_uri)!r}: {err}. {_STORE_FIX}"
             ) from None
     elif scheme in SERVER_SCHEMES:
         for name, value in SERVER_LIMITS.items():
             os.environ.setdefault(name, value)  # read by MLflow at each request, and by worker processes
     elif scheme in ("", "file"):
         raise ConfigError(
-            f"tracking_uri {tracking_uri!r} is a file store, which MLflow 3 no longer supports. {_STORE_FIX}"
+            f"tracking_uri {masked(tracking_uri)!r} is a file store, which MLflow 3 no longer supports. {_STORE_FIX}"
         )
     try:
         with creation:
@@ -104,7 +105,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
                     client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
-            f"cannot open the tracking store {tracking_uri!r}: {_reason(err)}. {_STORE_FIX}"
+            f"cannot open the tracking store {masked(tracking_uri)!r}: {_reason(err)}. {_STORE_FIX}"
         ) from None
     if announce:
         print(announce, file=sys.stderr)
@@ -115,17 +116,12 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
 def _creation_lock(path: Path):
     """Hold a lock beside a SQLite store while opening it: processes creating one new database at once
     race in MLflow's schema migration (one of them fails); the lock makes the later one find it made."""
-    try:
-        lock = open(path.parent / f".{path.name}.lock", "w")
-    except OSError:  # a read-only directory: no process can create the store there, nor race
-        yield
-        return
-    with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with ExitStack() as lock:
         try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.enter_context(locked(path.parent / f".{path.name}.lock"))  # never through a planted link
+        except OSError:  # a read-only directory: no process can create the store there, nor race
+            pass
+        yield
 
 
 def _sqlite_path(tracking_uri: str) -> Path:
@@ -134,7 +130,7 @@ def _sqlite_path(tracking_uri: str) -> Path:
     database = tracking_uri.removeprefix("sqlite:").removeprefix("//").split("?")[0]
     if database in ("", "/", "/:memory:") or ("mode=memory" in tracking_uri):
         raise ConfigError(
-            f"tracking_uri {tracking_uri!r} is an in-memory SQLite database: the results would be lost "
+            f"tracking_uri {masked(tracking_uri)!r} is an in-memory SQLite database: the results would be lost "
             f"when the command ends. {_STORE_FIX}"
         )
     return Path(database.removeprefix("/"))
@@ -179,7 +175,7 @@ def _confirm_new_store(tracking_uri: str, path: Path) -> None:
         return
     answer = input(f"bncbench: no MLflow store at {path.resolve()}{_other_stores(path)}. Create it? [y/N] ")
     if answer.strip().lower() not in ("y", "yes"):
-        raise ConfigError(f"no store created at {path.resolve()}; check tracking_uri={tracking_uri!r}.")
+        raise ConfigError(f"no store created at {path.resolve()}; check tracking_uri={masked(tracking_uri)!r}.")
 
 
 def _other_stores(path: Path) -> str:
@@ -207,8 +203,8 @@ def disk_full(err: BaseException) -> bool:
 
 
 def _reason(err: Exception) -> str:
-    """The first line of an error's message, or its type when it has none."""
-    text = str(err).strip()
+    """The first line of an error's message (a password in a URI masked), or its type when it has none."""
+    text = masked(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
 
 
@@ -263,7 +259,7 @@ def prepare_experiment(client: MlflowClient, name: str, artifact_location: str |
             experiment = client.get_experiment_by_name(name)  # created meanwhile by another process
             if experiment is None:
                 raise ConfigError(
-                    f"cannot create the MLflow experiment {name!r} in {client.tracking_uri!r}: "
+                    f"cannot create the MLflow experiment {name!r} in {masked(client.tracking_uri)!r}: "
                     f"{_reason(err)}. Check that the store is writable, or set tracking_uri to one that is."
                 ) from None
     if experiment.lifecycle_stage != "active":
@@ -309,7 +305,7 @@ def mark_sweep(client: MlflowClient, experiment_id: str) -> None:
             )
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
-            f"cannot write to the tracking store {client.tracking_uri!r}: {_reason(err)}. "
+            f"cannot write to the tracking store {masked(client.tracking_uri)!r}: {_reason(err)}. "
             "Check that it is writable (file permissions, a read-only file system), or set tracking_uri "
             "to one that is."
         ) from None
@@ -327,7 +323,7 @@ def experiment_id(client: MlflowClient, name: str) -> str:
     if experiment is None or experiment.lifecycle_stage != "active":
         names = sorted(e.name for e in client.search_experiments())
         raise ConfigError(
-            f"no MLflow experiment {name!r} in {client.tracking_uri!r} (existing: "
+            f"no MLflow experiment {name!r} in {masked(client.tracking_uri)!r} (existing: "
             f"{', '.join(names) or 'none'}); run the experiment first "
             f"(python -m bncbench experiment=...) or set tracking_uri to the store it logged to"
         )
@@ -352,7 +348,7 @@ def open_existing_store(tracking_uri: str) -> MlflowClient:
         database = make_url(tracking_uri).database
         if database and database != ":memory:" and not Path(database).is_file():
             raise ConfigError(
-                f"no MLflow store at {Path(database).resolve()} (tracking_uri={tracking_uri!r}); "
+                f"no MLflow store at {Path(database).resolve()} (tracking_uri={masked(tracking_uri)!r}); "
                 f"run the experiment first or set tracking_uri to the store it logged to "
                 f"(a relative sqlite path is relative to the working directory)"
             )
@@ -366,6 +362,6 @@ def read_errors(tracking_uri: str) -> Iterator[None]:
         yield
     except MlflowException as exc:
         raise ConfigError(
-            f"cannot read the MLflow store {tracking_uri!r}: {exc.message}; "
+            f"cannot read the MLflow store {masked(tracking_uri)!r}: {masked(exc.message)}; "
             f"check tracking_uri (e.g. sqlite:///runs/mlflow.db or http://host:5000)"
         ) from exc

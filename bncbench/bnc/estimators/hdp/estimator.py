@@ -157,7 +157,7 @@ class HDPEstimator(Estimator):
         )
         estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
         row_cache = forest.row_cache(table.bound)
-        # one run of all the iterations, or on a terminal chunks with the progress between them
+        # chunks of half a second, between which Python answers Ctrl-C (and a terminal shows the progress)
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
             for start, stop in iteration_chunks(self.iterations, "HDP sampler"):
                 run_chains(
