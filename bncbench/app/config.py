@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from bncbench.app.checks import (
+    check_cell_sizes,
     MODEL_SETTINGS,
     check_experiment,
     check_model,
@@ -31,12 +32,13 @@ from bncbench.app.checks import (
     check_report,
     check_settings,
     experiment_grids,
-    unknown_setting_message,
 )
+from bncbench.app.schema import unknown_setting_message
 from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
+from bncbench.data import resolve_data_dir
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
 from bncbench.protocol.models import experiment_comparisons, model_spec, reads_setting
@@ -88,7 +90,9 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         datasets = _dataset_specs(cfg, overrides)
     with open_dict(cfg):
         del cfg["hydra"]
-    return Composed(cfg, _plan(cfg, overrides, datasets, models))
+    plan = _plan(cfg, overrides, datasets, models)
+    check_cell_sizes(plan, resolve_data_dir(cfg.data_dir), cfg.executor)
+    return Composed(cfg, plan)
 
 
 def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
