@@ -13,6 +13,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.app.schema import check_types
+from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
@@ -27,6 +28,9 @@ NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 #: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
 #: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
 MODEL_SETTINGS = ("hdp", "m_estimate")
+
+#: Settings of ``cv`` that only ``cv.discretisation=equal_frequency`` reads.
+EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")
 
 #: Metrics every run logs (per fold and as means), which an experiment's report may compare.
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
@@ -184,7 +188,8 @@ def check_model(name: str, model: dict) -> None:
 
 
 def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dict[str, dict]) -> None:
-    """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads.
+    """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads,
+    or of an equal-frequency setting (``EQUAL_FREQUENCY_SETTINGS``) of a run discretised by MDL.
 
     Such a setting was given and would be ignored, e.g. ``hdp.iterations=500`` with models whose grid
     fixes their own iterations: the run would look like one at 500 iterations and be another.
@@ -192,6 +197,12 @@ def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dic
     grids = experiment_grids(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.get_key_element().lstrip("+~")
+        if key in EQUAL_FREQUENCY_SETTINGS and cfg.cv.discretisation != "equal_frequency":
+            raise ConfigError(
+                f"'{override.input_line}' would change nothing: {key} applies only with "
+                f"cv.discretisation=equal_frequency, and this run's is {cfg.cv.discretisation}. Leave it out, "
+                "or add cv.discretisation=equal_frequency."
+            )
         estimator, _, parameter = key.partition(".")
         if estimator not in MODEL_SETTINGS:
             continue
@@ -236,6 +247,40 @@ def check_overrides(overrides: list[str]) -> None:
             raise ConfigError(
                 f"'{override.input_line}': Hydra only composes bncbench's config, so its own settings would "
                 "change nothing; of them only hydra.searchpath (more config folders) applies."
+            )
+        if key == "hydra.searchpath":
+            value = override.value()
+            for entry in value if isinstance(value, list) else [value]:
+                check_config_folder(str(entry))
+
+
+def check_config_folder(entry: str) -> None:
+    """Check a ``hydra.searchpath`` entry: a folder (``file://`` or not; a ``pkg://`` package is not
+    checked) whose configs are all read, i.e. YAML files in folders of the config groups of ``conf/``
+    (experiment, dataset, suite, executor) that no config of ``conf/`` of the same name shadows: Hydra
+    reads ``conf/`` first and skips a missing folder with a warning, so any other file would be
+    silently ignored."""
+    if entry.startswith("pkg://"):
+        return
+    if "://" in entry and not entry.startswith("file://"):
+        raise ConfigError(f"hydra.searchpath entry {entry!r} must be a folder, file:///<folder> or pkg://<package>.")
+    folder = Path(entry.removeprefix("file://"))
+    if not folder.is_dir():
+        raise ConfigError(f"hydra.searchpath entry {entry!r}: {folder} is not a folder.")
+    groups = sorted(path.name for path in config_dir().iterdir() if path.is_dir())
+    for path in sorted(folder.rglob("*.yaml")):
+        group = path.relative_to(folder).parent.as_posix()
+        if group not in groups:
+            raise ConfigError(
+                f"hydra.searchpath folder {folder} holds {path.relative_to(folder)}, which is never read: configs "
+                f"go in the folders {', '.join(groups)}. Models are not files but named by an experiment's grids "
+                "or presets (docs/experiments.md), and structures and estimators are Python modules "
+                "(docs/extending.md)."
+            )
+        if (config_dir() / group / path.name).is_file():
+            raise ConfigError(
+                f"hydra.searchpath folder {folder} holds {path.relative_to(folder)}, which is never read: "
+                f"bncbench's own {config_dir() / group / path.name} has its name and comes first. Rename it."
             )
 
 
