@@ -232,6 +232,12 @@ def check_overrides(overrides: list[str]) -> None:
                 f"'{override.input_line}': the experiment chooses the {key}s of its cells; to run a subset, "
                 f"override experiment.{field} instead, e.g. experiment.{field}=[{value}]."
             )
+        if (config_dir() / key).is_dir() and not override.is_delete() and not isinstance(override.value(), str):
+            names = sorted(path.stem for path in (config_dir() / key).glob("*.yaml"))
+            raise ConfigError(
+                f"'{override.input_line}': {key} must name one of the configs of conf/{key}/: {', '.join(names)}; "
+                f"got {override.value()!r}."
+            )
         if override.is_sweep_override():
             raise ConfigError(
                 f"'{override.input_line}' is a sweep: an experiment already sweeps over its (dataset, model) "

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import get_origin
 
 import yaml
 from hydra import compose as hydra_compose
@@ -33,7 +34,7 @@ from bncbench.app.checks import (
     check_settings,
     experiment_grids,
 )
-from bncbench.app.schema import unknown_setting_message
+from bncbench.app.schema import setting_type, unknown_setting_message
 from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
@@ -184,7 +185,14 @@ def _compose(overrides: list[str]) -> DictConfig:
     except (HydraException, OmegaConfBaseException) as err:
         unknown = re.match(r"Could not override '([^']+)'", str(err))
         if unknown:
-            raise ConfigError(unknown_setting_message(unknown.group(1))) from None
+            key = getattr(err.__cause__, "full_key", None) or unknown.group(1)  # the key inside a mapping given
+            parent = key.rpartition(".")[0]
+            if get_origin(setting_type(parent)) is dict:  # an open mapping (report.best_of): its keys are new
+                given = re.search(r"use \+(.*)$", str(err), re.MULTILINE)
+                raise ConfigError(
+                    f"Hydra adds keys to {parent} ({key}) only with ++: write ++{given.group(1)}."
+                ) from None
+            raise ConfigError(unknown_setting_message(key, setting_type(parent))) from None
         raise ConfigError(f"invalid configuration: {err}") from None
     except yaml.YAMLError as err:
         where = " ".join(str(err).split())

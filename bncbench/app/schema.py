@@ -172,10 +172,6 @@ class Settings:
     executor: LocalExecutor | SlurmExecutor | SubmititLocalExecutor
 
 
-#: The executors of ``conf/executor/`` by their ``kind`` (``bncbench.app.executors``).
-EXECUTORS = {get_args(get_type_hints(kind)["kind"])[0]: kind for kind in get_args(get_type_hints(Settings)["executor"])}
-
-
 def check_types(values: dict, schema=Settings) -> None:
     """Check a resolved config (plain containers) against ``schema``.
 
@@ -197,24 +193,19 @@ def _problem(value, schema, key: str) -> tuple[str, Any, Any] | None:
     origin = get_origin(base)
     if origin in (Union, types.UnionType):
         return _union_problem(value, schema, key)
-    if is_dataclass(base):
-        if not isinstance(value, dict):
+    if is_dataclass(base) or origin in (list, dict):
+        container = dict if is_dataclass(base) else origin
+        if not isinstance(value, container) or (container is dict and not all(isinstance(k, str) for k in value)):
             return key, value, schema
-        known = get_type_hints(base, include_extras=True)
-        for name, item in value.items():
-            if name not in known:
-                raise ConfigError(unknown_setting_message(f"{key}.{name}".lstrip("."), base))
-            found = _problem(item, known[name], f"{key}.{name}".lstrip("."))
+        known = get_type_hints(base, include_extras=True) if is_dataclass(base) else {}
+        for name, item in value.items() if container is dict else enumerate(value):
+            where = f"{key}[{name}]" if container is list else f"{key}.{name}".lstrip(".")
+            if is_dataclass(base) and name not in known:
+                raise ConfigError(unknown_setting_message(where, base))
+            found = _problem(item, known[name] if is_dataclass(base) else get_args(base)[-1], where)
             if found is not None:
                 return found
         return None
-    if origin in (list, dict):
-        if not isinstance(value, origin) or (origin is dict and not all(isinstance(k, str) for k in value)):
-            return key, value, schema
-        items = [(f"{key}.{k}", v) for k, v in value.items()] if origin is dict else [
-            (f"{key}[{i}]", v) for i, v in enumerate(value)
-        ]
-        return next((found for where, item in items if (found := _problem(item, get_args(base)[-1], where))), None)
     if not _is_a(value, base) or not all(bound.allows(value) for bound in bounds):
         return key, value, schema
     return None
@@ -281,6 +272,18 @@ def describe(schema) -> str:
     return " ".join([words, *map(str, bounds)])
 
 
+def setting_type(key: str, schema=Settings):
+    """The type of the setting ``key`` (``report.best_of``), or None if the schema has no such key."""
+    for part in key.split("."):
+        nodes = [schema] if is_dataclass(schema) else [branch for branch in get_args(schema) if is_dataclass(branch)]
+        schema = next(
+            (get_type_hints(node, include_extras=True)[part] for node in nodes if part in get_type_hints(node)), None
+        )
+        if schema is None:
+            return None
+    return schema
+
+
 def setting_names(schema=Settings, prefix: str = "") -> list[str]:
     """The dotted names of the settings of ``schema`` (``cv.folds``, ``executor.n_jobs``), leaves only."""
     names: list[str] = []
@@ -298,7 +301,7 @@ def unknown_setting_message(key: str, node=None) -> str:
     from bncbench.core.config_files import CONFIG_NAME, config_dir
 
     parent = key.rpartition(".")[0]
-    if node is None or node is Settings or not parent:
+    if not is_dataclass(node) or node is Settings or not parent:
         known = setting_names()
         where = f"the settings are those of {config_dir() / CONFIG_NAME}.yaml"
     else:
