@@ -69,6 +69,9 @@ def refused(tmp_path, monkeypatch, capsys):
         (["executor=5"], ("'executor=5': executor must name one of the configs of conf/executor/: local, slurm, "
                           "submitit_local; got 5.")),  # was a ValueError from Hydra
         (["experiment=null"], "'experiment=null': experiment must name one of the configs of conf/experiment/"),
+        (["report.best_of=[a]"], "report.best_of must be a mapping, each value a list, each a string, got [a]."),
+        (["experiment.grids={a: 1}"], "experiment.grids must be a list, each a mapping, got {a: 1}."),  # both were
+        (["cv=[5, 2]"], "cv must be a mapping of repetitions, folds"),  # "invalid configuration: Error merging ..."
     ],
 )
 def test_a_value_of_the_wrong_type_is_one_line(refused, args, message):
@@ -258,6 +261,8 @@ def test_an_artifact_location_an_existing_experiment_cannot_take_is_refused_befo
         (["executor=slurm", "tracking_uri=http://127.0.0.1:1", "executor.mem_gb=1", "cv.repetitions=100000"],
          "more than a cell's executor.mem_gb=1 (1.0 GiB). Use fewer repetitions"),
         (["experiment.datasets=[sklearn-iris]", "cv.folds=100000"], "cv.folds=100000 is more than the 150 rows"),
+        (["cv.discretisation=equal_frequency", "cv.bins=100000000"],  # 800 MB of quantiles a column and fold
+         "cv.bins=100000000 is more than cv.sample_rows=100000, the training rows the bins are fitted on."),
     ],
 )
 def test_a_cell_too_large_for_memory_is_refused_before_it_runs(refused, args, message):

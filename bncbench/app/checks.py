@@ -291,8 +291,8 @@ def check_config_folder(entry: str) -> None:
 
 
 def check_cell_sizes(plan: Plan, data_dir: Path, executor: DictConfig) -> None:
-    """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more folds than
-    it has rows, or more repetitions than its cell's predictions can hold in memory (this machine's, or
+    """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more
+    equal-frequency bins than the rows they are fitted on, more folds than a dataset has rows, or more repetitions than its cell's predictions can hold in memory (this machine's, or
     a SLURM task's ``executor.mem_gb``; ``bncbench.protocol.cross_validation.predictions_bytes``). A
     dataset the store does not describe counts as the fewest rows that the folds can split."""
     if executor.kind == "slurm":
@@ -300,6 +300,11 @@ def check_cell_sizes(plan: Plan, data_dir: Path, executor: DictConfig) -> None:
     else:
         memory, whose = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's memory"
     cv = plan.cv
+    if cv.discretisation == "equal_frequency" and cv.bins > cv.sample_rows:
+        raise ConfigError(
+            f"cv.bins={cv.bins} is more than cv.sample_rows={cv.sample_rows}, the training rows the bins are fitted "
+            "on. Use fewer bins (the SkDB paper's: 5)."
+        )
     sizes = {}
     for cell in plan.cells:
         spec = cell.semantic()["dataset"]
