@@ -107,8 +107,8 @@ def run_main(monkeypatch, capsys, *args):
         (["report.alpha=2"], "report.alpha must be in (0, 1), got 2"),
         (["experiment.metrics=[accuracy]"], "experiment.metrics names ['accuracy']; the metrics of every run are"),
         (["experiment.comparisons=[{a: nb_laplace}]"], "a comparison must be a mapping {a: model, b: model}"),
-        (["tracking_uri="], "tracking_uri must be set"),
-        (["report_dir="], "report_dir must be a directory"),
+        (["tracking_uri="], "tracking_uri must be the store's URI (sqlite:///<file> or http://<host>:<port>), got ''."),
+        (["report_dir="], "report_dir must be a folder or null, got ''."),
         (["executor=slurm"], "SQLite on a network file system is unsafe"),
     ],
 )

@@ -3,37 +3,34 @@ experiment's names (datasets, models, comparisons), its models' structures and e
 command-line overrides; each failure is one ``ConfigError`` naming the setting and what it may be.
 """
 
-import difflib
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
-import yaml
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from bncbench.core.config_files import CONFIG_NAME, config_dir
-from bncbench.core.errors import ConfigError
+from bncbench.app.schema import check_types
+from bncbench.core.config_files import config_dir
+from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
-from bncbench.protocol.cell import DISCRETISATIONS
+from bncbench.protocol.cell import Plan
+from bncbench.protocol.cost_features import dataset_features
+from bncbench.protocol.cross_validation import predictions_bytes
 from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
 
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
 #: (``conf/dataset``) and the models (``bncbench.protocol.models``).
 NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 
-#: Top-level nodes filled by config groups rather than by ``config.yaml``'s own keys.
-GROUP_NODES = ("dataset", "suite", "executor")
-
-#: The executors of ``conf/executor/`` by their ``kind`` (``bncbench.app.executors``).
-EXECUTORS = ("local", "slurm", "submitit_local")
-
-#: Nodes of ``config.yaml`` whose keys are all its own: any other key in them is a typo.
-CLOSED_NODES = ("cv", "experiment", "report")
-
 #: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
 #: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
 MODEL_SETTINGS = ("hdp", "m_estimate")
+
+#: Settings of ``cv`` that only ``cv.discretisation=equal_frequency`` reads.
+EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")
 
 #: Metrics every run logs (per fold and as means), which an experiment's report may compare.
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
@@ -47,39 +44,17 @@ def _default_models(cfg: DictConfig) -> None:
 
 
 def check_settings(cfg: DictConfig) -> None:
-    """Check the keys and values of the settings that are not names of configs.
+    """Check every setting's key, type and range against the schema (``bncbench.app.schema``), the
+    experiment's name, and the executor's sizes.
 
-    Keys must be those of ``config.yaml`` (config groups aside), so that a mistyped key added with
-    ``+`` is refused rather than ignored; ``cv`` must be integers with ``folds >= 2``,
-    ``numba_threads`` "auto" or a positive integer, a joblib launcher's ``n_jobs`` non-zero.
+    The config is resolved for the check only (``cfg`` is left as composed): a key that is not the
+    schema's, even one added with ``+``, is refused rather than ignored, and so is a value of the wrong
+    type (``reuse_runs=no``: a boolean is true or false).
     """
-    primary = _primary_settings()
-    for key in cfg:
-        if key != "hydra" and key not in primary and key not in GROUP_NODES:
-            raise ConfigError(unknown_setting_message(str(key)))
-    for node in CLOSED_NODES:
-        for key in cfg.get(node) or {}:
-            if key not in primary[node]:
-                raise ConfigError(unknown_setting_message(f"{node}.{key}"))
     try:
-        for key, minimum in (("repetitions", 1), ("folds", 2), ("seed", 0), ("bins", 2), ("sample_rows", 1)):
-            _check_integer(f"cv.{key}", cfg.cv[key], minimum)
-        if cfg.cv.discretisation not in DISCRETISATIONS:
-            raise ConfigError(
-                f"cv.discretisation must be one of {', '.join(DISCRETISATIONS)}, got {cfg.cv.discretisation!r}."
-            )
-        threads = cfg.numba_threads
-        if threads != "auto":
-            _check_integer("numba_threads", threads, 1, also="or auto (a share of the cores)")
-        if not isinstance(cfg.tracking_uri, str) or not cfg.tracking_uri.strip():
-            raise ConfigError("tracking_uri must be set, e.g. tracking_uri=sqlite:///runs/mlflow.db.")
-        if cfg.report_dir is not None and (not isinstance(cfg.report_dir, str) or not cfg.report_dir.strip()):
-            raise ConfigError(
-                f"report_dir must be a directory, e.g. report_dir=reports (or null: <runs_dir>/reports), "
-                f"got {cfg.report_dir!r}."
-            )
-        check_path_name("experiment.name", cfg.experiment.name)
-        check_executor(cfg.executor, cfg.tracking_uri)
+        values = OmegaConf.to_container(
+            OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"]), resolve=True, throw_on_missing=True
+        )
     except MissingMandatoryValue as err:
         choice = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None)
         where = f" by experiment {choice!r} (conf/experiment/{choice}.yaml)" if choice else ""
@@ -87,35 +62,26 @@ def check_settings(cfg: DictConfig) -> None:
             f"{err.full_key} is not set{where}; an experiment sets name, datasets and models."
         ) from None
     except OmegaConfBaseException as err:
-        raise ConfigError(f"invalid configuration: {err}") from None
+        raise ConfigError(f"invalid configuration: {str(err).splitlines()[0]}") from None
+    check_types(values)
+    check_path_name("experiment.name", values["experiment"]["name"])
+    check_executor(values["executor"], values["tracking_uri"])
 
 
-def check_executor(executor: DictConfig, tracking_uri: str) -> None:
-    """Check the executor's kind and sizes; a cluster's cells must log to a server, not to SQLite."""
-    if executor.get("kind") not in EXECUTORS:
-        raise ConfigError(f"executor.kind must be one of {', '.join(EXECUTORS)}, got {executor.get('kind')!r}.")
-    if executor.kind == "local":
-        n_jobs = executor.get("n_jobs")
-        if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0:
-            raise ConfigError(
-                f"executor.n_jobs must be a positive number of processes, or -1 for one per core "
-                f"(-2 all but one, ...), got {n_jobs!r}."
-            )
-        return
-    for key in ("timeout_min", "cpus_per_task", "array_parallelism"):
-        _check_integer(f"executor.{key}", executor.get(key), 1)
-    if executor.kind == "slurm" and tracking_uri.startswith("sqlite:"):
+def check_executor(executor: dict, tracking_uri: str) -> None:
+    """Check what the schema cannot: a local executor's ``n_jobs`` is not 0, and a cluster's cells log to
+    a server, not to SQLite."""
+    if executor["kind"] == "local" and executor["n_jobs"] == 0:
+        raise ConfigError(
+            "executor.n_jobs must be a positive number of processes, or -1 for one per core "
+            "(-2 all but one, ...), got 0."
+        )
+    if executor["kind"] == "slurm" and tracking_uri.startswith("sqlite:"):
         raise ConfigError(
             f"tracking_uri={tracking_uri} with cells on a cluster: SQLite on a network file system "
             "is unsafe. Start an `mlflow server` and set tracking_uri=http://<host>:<port> (README: "
             "docs/cluster.md)."
         )
-
-
-def _check_integer(name: str, value, minimum: int, also: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        also = f" {also}" if also else ""
-        raise ConfigError(f"{name} must be an integer >= {minimum}{also}, got {value!r}.")
 
 
 def check_report(cfg: DictConfig) -> None:
@@ -140,25 +106,6 @@ def check_report(cfg: DictConfig) -> None:
         )
     except ConfigError as err:
         raise ConfigError(f"experiment {experiment.get('name')!r}: {err}") from None
-
-
-def _primary_settings() -> dict:
-    """The keys of ``config.yaml`` (without ``defaults`` and ``hydra``), with their nested keys."""
-    primary = yaml.safe_load((config_dir() / f"{CONFIG_NAME}.yaml").read_text(encoding="utf-8"))
-    return {k: v for k, v in primary.items() if k not in ("defaults", "hydra")}
-
-
-def unknown_setting_message(key: str) -> str:
-    primary = _primary_settings()
-    known = [*primary, *GROUP_NODES]
-    known += [f"{node}.{k}" for node, value in primary.items() if isinstance(value, dict) for k in value]
-    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    leaves = sorted(k for k in known if k not in GROUP_NODES and not isinstance(primary.get(k), dict))
-    return (
-        f"unknown setting {key!r}{hint}; the settings are those of {config_dir() / CONFIG_NAME}.yaml: "
-        f"{', '.join(leaves)}."
-    )
 
 
 def check_experiment(cfg: DictConfig, options) -> None:
@@ -241,7 +188,8 @@ def check_model(name: str, model: dict) -> None:
 
 
 def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dict[str, dict]) -> None:
-    """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads.
+    """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads,
+    or of an equal-frequency setting (``EQUAL_FREQUENCY_SETTINGS``) of a run discretised by MDL.
 
     Such a setting was given and would be ignored, e.g. ``hdp.iterations=500`` with models whose grid
     fixes their own iterations: the run would look like one at 500 iterations and be another.
@@ -249,6 +197,12 @@ def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dic
     grids = experiment_grids(cfg)
     for override in OverridesParser.create().parse_overrides(list(overrides)):
         key = override.get_key_element().lstrip("+~")
+        if key in EQUAL_FREQUENCY_SETTINGS and cfg.cv.discretisation != "equal_frequency":
+            raise ConfigError(
+                f"'{override.input_line}' would change nothing: {key} applies only with "
+                f"cv.discretisation=equal_frequency, and this run's is {cfg.cv.discretisation}. Leave it out, "
+                "or add cv.discretisation=equal_frequency."
+            )
         estimator, _, parameter = key.partition(".")
         if estimator not in MODEL_SETTINGS:
             continue
@@ -278,6 +232,12 @@ def check_overrides(overrides: list[str]) -> None:
                 f"'{override.input_line}': the experiment chooses the {key}s of its cells; to run a subset, "
                 f"override experiment.{field} instead, e.g. experiment.{field}=[{value}]."
             )
+        if (config_dir() / key).is_dir() and not override.is_delete() and not isinstance(override.value(), str):
+            names = sorted(path.stem for path in (config_dir() / key).glob("*.yaml"))
+            raise ConfigError(
+                f"'{override.input_line}': {key} must name one of the configs of conf/{key}/: {', '.join(names)}; "
+                f"got {override.value()!r}."
+            )
         if override.is_sweep_override():
             raise ConfigError(
                 f"'{override.input_line}' is a sweep: an experiment already sweeps over its (dataset, model) "
@@ -294,3 +254,76 @@ def check_overrides(overrides: list[str]) -> None:
                 f"'{override.input_line}': Hydra only composes bncbench's config, so its own settings would "
                 "change nothing; of them only hydra.searchpath (more config folders) applies."
             )
+        if key == "hydra.searchpath":
+            value = override.value()
+            for entry in value if isinstance(value, list) else [value]:
+                check_config_folder(str(entry))
+
+
+def check_config_folder(entry: str) -> None:
+    """Check a ``hydra.searchpath`` entry: a folder (``file://`` or not; a ``pkg://`` package is not
+    checked) whose configs are all read, i.e. YAML files in folders of the config groups of ``conf/``
+    (experiment, dataset, suite, executor) that no config of ``conf/`` of the same name shadows: Hydra
+    reads ``conf/`` first and skips a missing folder with a warning, so any other file would be
+    silently ignored."""
+    if entry.startswith("pkg://"):
+        return
+    if "://" in entry and not entry.startswith("file://"):
+        raise ConfigError(f"hydra.searchpath entry {entry!r} must be a folder, file:///<folder> or pkg://<package>.")
+    folder = Path(entry.removeprefix("file://"))
+    if not folder.is_dir():
+        raise ConfigError(f"hydra.searchpath entry {entry!r}: {folder} is not a folder.")
+    groups = sorted(path.name for path in config_dir().iterdir() if path.is_dir())
+    for path in sorted(folder.rglob("*.yaml")):
+        group = path.relative_to(folder).parent.as_posix()
+        if group not in groups:
+            raise ConfigError(
+                f"hydra.searchpath folder {folder} holds {path.relative_to(folder)}, which is never read: configs "
+                f"go in the folders {', '.join(groups)}. Models are not files but named by an experiment's grids "
+                "or presets (docs/experiments.md), and structures and estimators are Python modules "
+                "(docs/extending.md)."
+            )
+        if (config_dir() / group / path.name).is_file():
+            raise ConfigError(
+                f"hydra.searchpath folder {folder} holds {path.relative_to(folder)}, which is never read: "
+                f"bncbench's own {config_dir() / group / path.name} has its name and comes first. Rename it."
+            )
+
+
+def check_cell_sizes(plan: Plan, data_dir: Path, executor: DictConfig) -> None:
+    """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more
+    equal-frequency bins than the rows they are fitted on, more folds than a dataset has rows, or more repetitions than its cell's predictions can hold in memory (this machine's, or
+    a SLURM task's ``executor.mem_gb``; ``bncbench.protocol.cross_validation.predictions_bytes``). A
+    dataset the store does not describe counts as the fewest rows that the folds can split."""
+    if executor.kind == "slurm":
+        memory, whose = int(executor.mem_gb) * 2**30, f"a cell's executor.mem_gb={executor.mem_gb}"
+    else:
+        memory, whose = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's memory"
+    cv = plan.cv
+    if cv.discretisation == "equal_frequency" and cv.bins > cv.sample_rows:
+        raise ConfigError(
+            f"cv.bins={cv.bins} is more than cv.sample_rows={cv.sample_rows}, the training rows the bins are fitted "
+            "on. Use fewer bins (the SkDB paper's: 5)."
+        )
+    sizes = {}
+    for cell in plan.cells:
+        spec = cell.semantic()["dataset"]
+        try:
+            size = dataset_features(data_dir, cell.dataset, spec.get("drop") or ())
+            sizes[cell.dataset] = (size.rows, size.classes)
+        except DatasetError:
+            sizes[cell.dataset] = (cv.folds, 2)
+    for name, (rows, _) in sizes.items():
+        if rows < cv.folds:
+            raise ConfigError(
+                f"cv.folds={cv.folds} is more than the {rows} rows of dataset {name!r}: each fold tests some "
+                f"rows. Use cv.folds <= {rows}, or leave the dataset out (experiment.datasets=[...])."
+            )
+    name, (rows, classes) = max(sizes.items(), key=lambda item: predictions_bytes(*item[1], cv.repetitions))
+    needed = predictions_bytes(rows, classes, cv.repetitions)
+    if needed > memory:
+        raise ConfigError(
+            f"cv.repetitions={cv.repetitions} is too many: a cell of dataset {name!r} ({rows} rows, {classes} "
+            f"classes) would need about {needed / 2**30:,.1f} GiB for its predictions, more than {whose} "
+            f"({memory / 2**30:,.1f} GiB). Use fewer repetitions (the papers': 5 of 2 folds, or 1 of 10)."
+        )

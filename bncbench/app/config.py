@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import get_origin
 
 import yaml
 from hydra import compose as hydra_compose
@@ -23,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from bncbench.app.checks import (
+    check_cell_sizes,
     MODEL_SETTINGS,
     check_experiment,
     check_model,
@@ -31,12 +33,13 @@ from bncbench.app.checks import (
     check_report,
     check_settings,
     experiment_grids,
-    unknown_setting_message,
 )
+from bncbench.app.schema import describe, setting_type, unknown_setting_message
 from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
+from bncbench.data import resolve_data_dir
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
 from bncbench.protocol.models import experiment_comparisons, model_spec, reads_setting
@@ -88,7 +91,9 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         datasets = _dataset_specs(cfg, overrides)
     with open_dict(cfg):
         del cfg["hydra"]
-    return Composed(cfg, _plan(cfg, overrides, datasets, models))
+    plan = _plan(cfg, overrides, datasets, models)
+    check_cell_sizes(plan, resolve_data_dir(cfg.data_dir), cfg.executor)
+    return Composed(cfg, plan)
 
 
 def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
@@ -178,10 +183,7 @@ def _compose(overrides: list[str]) -> DictConfig:
     except MissingConfigException as err:
         raise ConfigError(_missing_config_message(err)) from None
     except (HydraException, OmegaConfBaseException) as err:
-        unknown = re.match(r"Could not override '([^']+)'", str(err))
-        if unknown:
-            raise ConfigError(unknown_setting_message(unknown.group(1))) from None
-        raise ConfigError(f"invalid configuration: {err}") from None
+        raise ConfigError(_composition_message(err)) from None
     except yaml.YAMLError as err:
         where = " ".join(str(err).split())
         raise ConfigError(f"a config file is not valid YAML: {where}; fix that file.") from None
@@ -211,6 +213,24 @@ def experiment_models(cfg: DictConfig) -> dict[str, dict]:
         seen[canonical] = model_name
         models[model_name] = model
     return models
+
+
+def _composition_message(err: Exception) -> str:
+    """One line for Hydra's refusal of an override, naming the setting: a key that is not one; a key added
+    to an open mapping without ``++`` (``report.best_of={best: [...]}``); a list where a mapping belongs."""
+    inner = getattr(err.__cause__, "full_key", None)  # where OmegaConf failed, inside the value given
+    unknown = re.match(r"Could not override '([^']+)'", str(err))
+    if unknown:
+        key = inner or unknown.group(1)
+        parent = key.rpartition(".")[0]
+        if get_origin(setting_type(parent)) is dict:  # an open mapping: all its keys are new
+            given = re.search(r"use \+(.*)$", str(err), re.MULTILINE)
+            return f"Hydra adds keys to {parent} ({key}) only with ++: write ++{given.group(1)}."
+        return unknown_setting_message(key, setting_type(parent))
+    merging = re.match(r"Error merging override [^=]+=(.*)", str(err))
+    if merging and setting_type(inner or "") is not None:
+        return f"{inner} must be {describe(setting_type(inner))}, got {merging.group(1)}."
+    return f"invalid configuration: {' '.join(str(err).split())}"
 
 
 def _missing_config_message(err: MissingConfigException) -> str:

@@ -100,6 +100,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     cfg = composed.cfg
     plan = fetch_missing(composed.plan, resolve_data_dir(cfg.data_dir))
     client = tracking.open_store(cfg.tracking_uri)
+    if cfg.artifact_location is not None:
+        tracking.check_artifact_location(client, plan.experiment, cfg.artifact_location)
     experiment_id = tracking.prepare_experiment(client, plan.experiment, artifact_location(cfg))
     tracking.mark_sweep(client, experiment_id)
     for key, value in ui_tags(plan).items():

@@ -38,6 +38,14 @@ class CrossValidation:
     diagnostics: list[dict] = field(default_factory=list)  # per fold: BNClassifier.diagnostics()
 
 
+def predictions_bytes(rows: int, classes: int, repetitions: int) -> int:
+    """About the memory ``cross_validate`` needs at its peak for its predictions: each repetition
+    predicts every row once (fold, repetition and row numbers, true and predicted class, one probability
+    per class: about 250 bytes a row with 26 classes, measured), held twice while the folds' frames
+    are joined and once more while the runner writes them."""
+    return 3 * int(repetitions) * int(rows) * (8 * (int(classes) + 3) + 120)
+
+
 def repetition_seeds(seed: int, repetitions: int) -> list[int]:
     """Seeds of the repetitions' fold splits, derived from ``seed`` by NumPy's SeedSequence.
 

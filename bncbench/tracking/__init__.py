@@ -50,6 +50,7 @@ _HOME = {
     "SERVER_LIMITS": "store",
     "SERVER_SCHEMES": "store",
     "artifact_root": "store",
+    "check_artifact_location": "store",
     "disk_full": "store",
     "experiment_id": "store",
     "experiment_name": "store",

@@ -271,6 +271,24 @@ def prepare_experiment(client: MlflowClient, name: str, artifact_location: str |
     return experiment.experiment_id
 
 
+def check_artifact_location(client: MlflowClient, name: str, artifact_location: str) -> None:
+    """Refuse an ``artifact_location`` given for the MLflow experiment ``name`` when it exists and keeps
+    its artifacts elsewhere: MLflow fixes an experiment's artifact location when it creates it.
+
+    Raises
+    ------
+    ConfigError
+    """
+    experiment = client.get_experiment_by_name(name)
+    wanted = artifact_root(client.tracking_uri, artifact_location, name)
+    if experiment is not None and experiment.artifact_location != wanted:
+        raise ConfigError(
+            f"artifact_location={artifact_location}: the MLflow experiment {name!r} of {client.tracking_uri} "
+            f"keeps its artifacts in {experiment.artifact_location}, set when it was created, and MLflow cannot "
+            "change it. Leave artifact_location out, or run under another experiment.name or store."
+        )
+
+
 def artifact_root(tracking_uri: str, artifact_location: str | None, name: str) -> str | None:
     """Artifact location of a new MLflow experiment ``name``: ``<artifact_location>/<name>``.
 

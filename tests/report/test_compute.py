@@ -79,7 +79,8 @@ def test_valid_report_settings_pass():
         ({"alpha": "0.05"}, r"report.alpha must be in \(0, 1\), got '0.05'"),
         ({"alpha": 1.5}, r"report.alpha must be in \(0, 1\)"),
         ({"published": ["hdp_table9"]}, "unknown published table"),
-        ({"reference_tying": 3}, "report.reference_tying must be the name of a tying"),
+        ({"reference_tying": 3}, "report.reference_tying must be one of none, single, level, same_parent, got 3."),
+        ({"reference_tying": "bogus"}, "report.reference_tying must be one of none, single, level, same_parent"),
     ],
 )
 def test_invalid_report_settings_are_named_without_data(settings, match):

@@ -1,0 +1,313 @@
+"""The typed schema of the composed config: every setting of ``conf/config.yaml`` and of the executor
+configs, with its type and range, checked before anything runs.
+
+The schema is dataclasses whose annotations are the types: ``bool``, ``int``, ``float``, ``str``,
+``Literal[...]`` (a name among these), ``list[...]``, ``dict[str, ...]``, ``X | None``, a nested dataclass
+(a mapping of exactly its fields), ``Any`` (checked where it is read, e.g. a model's parameters by its
+estimator), and ``Annotated[int, AtLeast(n)]`` or ``Annotated[str, NonEmpty("a folder")]`` for a range. A union of
+dataclasses is told apart by their ``kind`` (the executors). ``check_types`` walks a resolved config
+against it: a wrong type, an unknown key or an out-of-range value is one ``ConfigError`` naming the
+setting, the value and what it may be. The config's values are only read, never converted or filled
+in, so what a cell hashes is what was composed.
+
+Why not OmegaConf's structured configs: they convert instead of refusing (``reuse_runs=no`` would be
+false, ``reuse_runs=1`` true, ``cv.folds='3'`` 3), do not know ``Literal`` or ``int | str``, and merging
+a schema into the config would add its keys to what the cells hash.
+"""
+
+import difflib
+import math
+import types
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from bncbench.core.errors import ConfigError
+from bncbench.data.dataset import SOURCES
+from bncbench.protocol.cell import DISCRETISATIONS
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """A number's lower bound."""
+
+    minimum: int
+
+    def allows(self, value) -> bool:
+        return value >= self.minimum
+
+    def __str__(self) -> str:
+        return f">= {self.minimum}"
+
+
+@dataclass(frozen=True)
+class NonEmpty:
+    """A string with something in it, which is ``what`` (an empty path would be the root folder or the
+    working one)."""
+
+    what: str
+
+    def allows(self, value) -> bool:
+        return bool(value.strip())
+
+    def __str__(self) -> str:
+        return self.what
+
+
+Folder = Annotated[str, NonEmpty("a folder")]
+
+
+@dataclass
+class Hdp:
+    """Parameters of the ``*_hdp`` models (``bncbench.app.checks.MODEL_SETTINGS``), whose range the
+    estimator checks."""
+
+    iterations: int
+
+
+@dataclass
+class MEstimate:
+    backoff: str
+
+
+@dataclass
+class CrossValidation:
+    repetitions: Annotated[int, AtLeast(1)]
+    folds: Annotated[int, AtLeast(2)]
+    seed: Annotated[int, AtLeast(0)]
+    discretisation: Literal[DISCRETISATIONS]
+    bins: Annotated[int, AtLeast(2)]
+    sample_rows: Annotated[int, AtLeast(1)]
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+
+
+@dataclass
+class Experiment:
+    name: str
+    datasets: list[str]
+    models: list[str] | None
+    grids: list[dict[str, Any]]
+    comparisons: list[Comparison]
+    metrics: list[str]
+
+
+@dataclass
+class Report:
+    """The report's settings; their names (``draws``, ``counting``, published tables, metrics) are
+    checked by ``bncbench.report.check_report_settings``, which knows them."""
+
+    draws: str
+    round: int | None
+    alpha: float
+    published: list[str]
+    reference_tying: str
+    counting: str
+    best_of: dict[str, list[str]]
+
+
+@dataclass
+class Dataset:
+    """A dataset config (``conf/dataset/``; ``bncbench.data.dataset``)."""
+
+    name: str
+    source: Literal[SOURCES]
+    openml_id: int | None
+    openml_target: str | None
+    drop: list[str]
+
+
+@dataclass
+class Suite:
+    datasets: list[str]
+
+
+@dataclass
+class LocalExecutor:
+    kind: Literal["local"]
+    n_jobs: int
+
+
+@dataclass
+class SubmititLocalExecutor:
+    kind: Literal["submitit_local"]
+    timeout_min: Annotated[int, AtLeast(1)]
+    cpus_per_task: Annotated[int, AtLeast(1)]
+    array_parallelism: Annotated[int, AtLeast(1)]
+
+
+@dataclass
+class SlurmExecutor:
+    kind: Literal["slurm"]
+    partition: str | None
+    timeout_min: Annotated[int, AtLeast(1)]
+    cpus_per_task: Annotated[int, AtLeast(1)]
+    mem_gb: Annotated[int, AtLeast(1)]
+    array_parallelism: Annotated[int, AtLeast(1)]
+    setup: list[str]
+    additional_parameters: dict[str, Any] | None
+
+
+@dataclass
+class Settings:
+    """The composed config without Hydra's node: ``config.yaml`` and the groups it chooses."""
+
+    data_dir: Folder | None
+    runs_dir: Folder | None
+    tracking_uri: Annotated[str, NonEmpty("the store's URI (sqlite:///<file> or http://<host>:<port>)")]
+    artifact_location: Annotated[str, NonEmpty("a folder or URI")] | None
+    report_dir: Folder | None
+    numba_threads: Annotated[int, AtLeast(1)] | Literal["auto"]
+    reuse_runs: bool
+    hdp: Hdp
+    m_estimate: MEstimate
+    cv: CrossValidation
+    experiment: Experiment
+    report: Report
+    dataset: Dataset | None
+    suite: Suite | None
+    executor: LocalExecutor | SlurmExecutor | SubmititLocalExecutor
+
+
+def check_types(values: dict, schema=Settings) -> None:
+    """Check a resolved config (plain containers) against ``schema``.
+
+    Raises
+    ------
+    ConfigError
+        The first setting whose key, type or range the schema does not allow, named with its value and
+        what it may be.
+    """
+    problem = _problem(values, schema, "")
+    if problem is not None:
+        key, value, expected = problem
+        raise ConfigError(f"{key} must be {describe(expected)}, got {value!r}.")
+
+
+def _problem(value, schema, key: str) -> tuple[str, Any, Any] | None:
+    """The first ``(key, value, schema)`` of ``value`` that ``schema`` does not allow, or None."""
+    base, bounds = _bounds(schema)
+    origin = get_origin(base)
+    if origin in (Union, types.UnionType):
+        return _union_problem(value, schema, key)
+    if is_dataclass(base) or origin in (list, dict):
+        container = dict if is_dataclass(base) else origin
+        if not isinstance(value, container) or (container is dict and not all(isinstance(k, str) for k in value)):
+            return key, value, schema
+        known = get_type_hints(base, include_extras=True) if is_dataclass(base) else {}
+        for name, item in value.items() if container is dict else enumerate(value):
+            where = f"{key}[{name}]" if container is list else f"{key}.{name}".lstrip(".")
+            if is_dataclass(base) and name not in known:
+                raise ConfigError(unknown_setting_message(where, base))
+            found = _problem(item, known[name] if is_dataclass(base) else get_args(base)[-1], where)
+            if found is not None:
+                return found
+        return None
+    if not _is_a(value, base) or not all(bound.allows(value) for bound in bounds):
+        return key, value, schema
+    return None
+
+
+def _union_problem(value, schema, key: str):
+    """A union: executors told apart by ``kind``; ``X | None`` checked as ``X`` (null aside), a leaf that
+    fails naming the whole union (``a non-empty string or null``); other unions any branch."""
+    branches = get_args(schema)
+    if all(is_dataclass(branch) for branch in branches) and isinstance(value, dict):
+        kinds = {get_args(get_type_hints(branch)["kind"])[0]: branch for branch in branches}
+        if value.get("kind") not in kinds:
+            return f"{key}.kind", value.get("kind"), Literal[tuple(kinds)]
+        return _problem(value, kinds[value["kind"]], key)
+    if value is None and type(None) in branches:
+        return None
+    others = [branch for branch in branches if branch is not type(None)]
+    found = [_problem(value, branch, key) for branch in others]
+    if len(others) == 1 and found[0] is not None and found[0][0] != key:
+        return found[0]  # inside a mapping or list: the deepest setting
+    return None if None in found else (key, value, schema)
+
+
+def _is_a(value, kind) -> bool:
+    if kind is Any:
+        return True
+    if get_origin(kind) is Literal:
+        return isinstance(value, str) and value in get_args(kind)
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _bounds(schema) -> tuple[Any, tuple]:
+    """``Annotated[int, AtLeast(1)]`` -> ``(int, (AtLeast(1),))``."""
+    if get_origin(schema) is Annotated:
+        return get_args(schema)[0], schema.__metadata__
+    return schema, ()
+
+
+def describe(schema) -> str:
+    """What a value of ``schema`` is, in words: ``an integer >= 2``, ``true or false``, ``one of mdl,
+    equal_frequency``, ``a list, each a mapping of a, b``."""
+    base, bounds = _bounds(schema)
+    origin = get_origin(base)
+    if origin in (Union, types.UnionType):
+        return " or ".join(describe(branch) for branch in get_args(base))
+    if is_dataclass(base):
+        return f"a mapping of {', '.join(field.name for field in fields(base))}"
+    if origin is list:
+        return f"a list, each {describe(get_args(base)[0])}"
+    if origin is dict:
+        values = get_args(base)[1]
+        return "a mapping" if values is Any else f"a mapping, each value {describe(values)}"
+    if origin is Literal:
+        choices = get_args(base)
+        return choices[0] if len(choices) == 1 else f"one of {', '.join(choices)}"
+    words = {bool: "true or false", int: "an integer", float: "a number", str: "a string", type(None): "null",
+             Any: "anything"}[base]
+    if bounds and base is str:
+        return str(bounds[0])
+    return " ".join([words, *map(str, bounds)])
+
+
+def setting_type(key: str, schema=Settings):
+    """The type of the setting ``key`` (``report.best_of``), or None if the schema has no such key."""
+    for part in key.split("."):
+        nodes = [schema] if is_dataclass(schema) else [branch for branch in get_args(schema) if is_dataclass(branch)]
+        schema = next(
+            (get_type_hints(node, include_extras=True)[part] for node in nodes if part in get_type_hints(node)), None
+        )
+        if schema is None:
+            return None
+    return schema
+
+
+def setting_names(schema=Settings, prefix: str = "") -> list[str]:
+    """The dotted names of the settings of ``schema`` (``cv.folds``, ``executor.n_jobs``), leaves only."""
+    names: list[str] = []
+    for name, kind in get_type_hints(schema).items():
+        branches = get_args(kind) if get_origin(kind) in (Union, types.UnionType) else (kind,)
+        nodes = [branch for branch in branches if is_dataclass(branch)]
+        below = [found for node in nodes for found in setting_names(node, f"{prefix}{name}.")]
+        names += list(dict.fromkeys(below)) or [f"{prefix}{name}"]
+    return names
+
+
+def unknown_setting_message(key: str, node=None) -> str:
+    """``unknown setting 'cv.fold' (did you mean cv.folds?); ...`` listing the settings of the key's node
+    (``node``, a dataclass of the schema) or, for a top-level key, all of them."""
+    from bncbench.core.config_files import CONFIG_NAME, config_dir
+
+    parent = key.rpartition(".")[0]
+    if not is_dataclass(node) or node is Settings or not parent:
+        known = setting_names()
+        where = f"the settings are those of {config_dir() / CONFIG_NAME}.yaml"
+    else:
+        known = setting_names(node, f"{parent}.")
+        where = f"the settings of {parent} are"
+    nodes = sorted({name.split(".")[0] for name in known})
+    close = difflib.get_close_matches(key, [*known, *nodes], n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"unknown setting {key!r}{hint}; {where}: {', '.join(sorted(known))}."
