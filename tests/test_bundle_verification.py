@@ -439,3 +439,17 @@ def test_the_report_lists_the_bundles_its_runs_came_from(origin, tmp_path, new_s
     import_bundles(other, [other_numbers(bundle, tmp_path / "other")])
     changed = write_report(compose([*REPORT, f"tracking_uri={other}"]).plan, other, tmp_path / "changed")
     assert read_bundle(tmp_path / "other").id in (changed / "README.md").read_text()  # a change shows in the diff
+
+
+def test_an_artifact_location_the_existing_experiment_cannot_take_refuses_the_import(
+    origin, tmp_path, new_store, capsys
+):
+    _, bundle = origin
+    uri = new_store(tmp_path / "store")
+    client = tracking.open_store(uri)
+    tracking.prepare_experiment(client, "smoke", str(tmp_path / "first"))
+    assert main(["import", str(bundle), f"tracking_uri={uri}", f"artifact_location={tmp_path / 'second'}"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"bncbench: error: artifact_location={tmp_path / 'second'}: the MLflow experiment 'smoke'")
+    assert client.search_runs([client.get_experiment_by_name("smoke").experiment_id]) == []
+    assert main(["import", str(bundle), f"tracking_uri={uri}", f"artifact_location={tmp_path / 'first'}"]) == 0

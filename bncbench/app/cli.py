@@ -295,6 +295,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
         [item for item in items if "=" not in item],
         keep=keep,
         artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
+        artifact_location_given=cfg.artifact_location is not None,
         data_dir=resolve_data_dir(cfg.data_dir),
         progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
     )

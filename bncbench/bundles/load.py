@@ -132,6 +132,7 @@ def import_bundles(
     *,
     keep: str | None = None,
     artifact_location: str | None = None,
+    artifact_location_given: bool = False,
     data_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ImportSummary:
@@ -162,6 +163,9 @@ def import_bundles(
         module); None: refuse the import.
     artifact_location : str, optional
         Where a new experiment keeps its artifacts (``bncbench.tracking.artifact_root``).
+    artifact_location_given : bool
+        Whether the user set ``artifact_location``: then an experiment the store already has
+        elsewhere refuses the import (``tracking.check_artifact_location``) rather than ignoring it.
     data_dir : str or Path, optional
         The data directory whose dataset files the runs' data digests are compared with (default:
         ``$BNCBENCH_DATA_DIR``, else ``~/.cache/bncbench/datasets``).
@@ -199,6 +203,9 @@ def import_bundles(
         held = {name: _store_runs(client, name, [b for b in bundles if b.experiment == name]) for name in names}
         if keep is None:
             _refuse_conflicts(_conflicts_with_store(bundles, numbers, held), tracking_uri)
+        if artifact_location_given:
+            for name in names:
+                tracking.check_artifact_location(client, name, artifact_location)
         experiments = {  # every experiment checked (e.g. not deleted) before any run is written
             name: tracking.prepare_experiment(client, name, artifact_location) for name in names
         }
