@@ -29,11 +29,14 @@ from ``stirling``'s lookups, then accumulates the weights, then picks the candid
 walks the Stirling table directly and does all of it in one loop (a call in that loop would cost
 reference counting on every window, separate loops a mispredicted exit each); windows whose counts
 exceed the table go through the reference path. A window of at most ``SHORT_STEPS`` steps (most windows
-of sparse trees have 2-5 candidates) runs exactly that many: a step beyond the window gets the weight 0,
-which adds exactly nothing to the total and, its cumulative weight being the total, never wins the
-choice; so its loops, unrolled, have no data-dependent exit for the CPU to mispredict (the same loop
-with a variable count, or the steps in a shared helper, lose most of the gain). Both kernels evaluate
-the same expressions in the same order (``_step``, ``_choose``), so they give identical results.
+of sparse trees have 2-5 candidates), or else of at most ``MEDIUM_STEPS`` (a leaf whose ``t`` is 1 has
+``window`` of them), runs exactly that many: its factors come ``LANES`` at a time from
+``bncbench.bnc.estimators.hdp.simd`` (one vector division for four), a factor past the window is 0, so
+its weight adds exactly nothing to the total and, its cumulative weight being the total, never wins
+the choice, which counts the cumulative weights below the target four at a time. So its loops,
+unrolled, have no data-dependent exit for the CPU to mispredict (the same loop with a variable count
+loses most of the gain). Both kernels evaluate the same expressions in the same order (``_step``, the
+division, the running products and sums), so they give identical results.
 
 The module is longer than the project's 400 lines on purpose: the two kernels stand side by side with
 the helpers they share, so that a reader checks the fast one against the reference line by line.
@@ -45,8 +48,13 @@ import numpy as np
 from numba import njit, prange
 
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sample_concentrations
-from bncbench.bnc.estimators.hdp.estimates import level_means, record_probabilities, record_static
+from bncbench.bnc.estimators.hdp.estimates import (
+    level_means,
+    record_probabilities,
+    record_static,
+)
 from bncbench.bnc.estimators.hdp.random import CONCENTRATION_STREAM, mix, uniform_at
+from bncbench.bnc.estimators.hdp.simd import LANES, count_below, window_factors
 from bncbench.bnc.estimators.hdp.stirling import (
     column_index,
     digamma,
@@ -57,8 +65,10 @@ from bncbench.bnc.estimators.hdp.stirling import (
 
 #: Values of ``log S(n, .)`` cached per cell whose count exceeds the Stirling table.
 ROW_CACHE = 64
-#: Windows of at most this many steps run a fixed number of them, the extra ones masked.
+#: Windows of at most these many steps run a fixed number of them (multiples of ``LANES``), the extra
+#: ones masked.
 SHORT_STEPS = 4
+MEDIUM_STEPS = 12
 
 # ---------------------------------------------------------------------------------------------
 # One window of candidate pseudo-counts (Sect. 4.4.1).
@@ -133,6 +143,32 @@ def _draw(lo, hi, uniform, numerators, denominators, cumulative):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _fixed_window(width, steps, ratio, inverse_ratio, row, column, has_q, m_float, shift, alpha,
+                  parent_base, uniform, factors, cumulative):  # fmt: skip
+    """The offset of the chosen candidate from ``lo``, over ``width`` steps (a multiple of ``LANES``):
+    the factors past ``steps`` are 0, so their weights (the last valid one times 0: weights never
+    overflow) add exactly nothing and never win."""
+    for chunk in range(0, width, LANES):
+        j = np.uint64(chunk)
+        window_factors(ratio, row + j, inverse_ratio, column + j, has_q, m_float + chunk, shift + chunk,
+                       alpha, parent_base, steps - chunk, factors, j)  # fmt: skip
+    weight = 1.0
+    total = 1.0
+    cumulative[0] = total
+    for step in range(width):
+        weight *= factors[step]
+        total += weight
+        cumulative[step + 1] = total
+    for step in range(width + 1, width + LANES):
+        cumulative[step] = np.inf
+    target = uniform * total
+    chosen = 0
+    for chunk in range(0, width + 1, LANES):
+        chosen += count_below(cumulative, np.uint64(chunk), target)
+    return chosen
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _apply(node, parent, cell, parent_cell, new_t, n_cell, t_cell, n_total, t_total):
     change = new_t - t_cell[cell]
     t_cell[cell] = new_t
@@ -171,6 +207,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
     ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
+    medium = np.uint64(MEDIUM_STEPS)
     for i in range(first, last):
         # unsigned indices: numba checks signed ones for negative values (wrap-around) on every access
         c, pc = np.uint64(active_cell[i]), np.uint64(active_parent_cell[i])
@@ -188,29 +225,21 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
             column = np.uint64(
                 column_index(m, parent_t - 1, rows) if parent_t > 1 else 0
             )  # Q(m + j, t_p - 1)
-            weight = 1.0
-            total = 1.0
-            cumulative[0] = total
             m_float, shift = float(m), float(lo - t)
-            if hi - lo <= SHORT_STEPS:  # the steps past hi - lo read the window's last entries
-                last_step = np.uint64(hi - lo - 1)
-                for step in range(SHORT_STEPS):
-                    j = min(np.uint64(step), last_step)
-                    q = inverse_ratio[column + j]  # read even if unused (column 0): no branch
-                    numerator, denominator = _step(
-                        ratio[row + j], q if parent_t > 1 else 0.0, m_float, shift, a, base
-                    )
-                    factor = numerator / denominator
-                    weight = weight * factor if step < hi - lo else 0.0
-                    total += weight
-                    cumulative[step + 1] = total
-                    m_float += 1.0
-                    shift += 1.0
-                target = uniform * total
-                new_t = lo
-                for k in range(SHORT_STEPS + 1):  # _choose here, not a constant count: 8-30% slower
-                    new_t += cumulative[k] < target
+            steps = hi - lo
+            has_q = parent_t > 1
+            # a fixed window reads up to MEDIUM_STEPS entries of each table from row and column
+            in_table = row + medium <= ratio.shape[0] and column + medium <= inverse_ratio.shape[0]
+            if steps <= SHORT_STEPS and in_table:
+                new_t = lo + _fixed_window(SHORT_STEPS, steps, ratio, inverse_ratio, row, column, has_q,
+                                           m_float, shift, a, base, uniform, numerators, cumulative)  # fmt: skip
+            elif steps <= MEDIUM_STEPS and in_table:
+                new_t = lo + _fixed_window(MEDIUM_STEPS, steps, ratio, inverse_ratio, row, column, has_q,
+                                           m_float, shift, a, base, uniform, numerators, cumulative)  # fmt: skip
             else:
+                weight = 1.0
+                total = 1.0
+                cumulative[0] = total
                 for step in range(hi - lo):
                     j = np.uint64(step)
                     q = inverse_ratio[column + j] if parent_t > 1 else 0.0
@@ -292,7 +321,7 @@ def _run_tree(
     concentration_key = mix(np.uint64(seed) ^ CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
     histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
-    steps = max(2 * window, SHORT_STEPS)
+    steps = max(2 * window, MEDIUM_STEPS + LANES)  # _fixed_window pads the cumulative weights
     scratch = (np.ones(steps), np.ones(steps), np.zeros(steps + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
