@@ -27,6 +27,18 @@ def shared_datasets() -> Path:
     return (REPO_ROOT.parent / "shared" / "datasets").resolve()
 
 
+@pytest.fixture(autouse=True)
+def one_numba_thread_per_worker(worker_id):
+    """With pytest-xdist, a worker per core: each runs numba's parallel kernels on one thread, as a sweep
+    gives each of its cells its share of the cores. Two threads in each of two workers on two cores
+    wait for each other at every parallel loop, which costs several times the work. Set before each test,
+    as a cell run in this process sets its own; tests of the threads set theirs."""
+    if worker_id != "master":
+        import numba  # here: not every test needs it
+
+        numba.set_num_threads(1)
+
+
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
     """The dataset store of the tests."""
