@@ -5,13 +5,16 @@ CLI tests run ``python -m bncbench`` in a subprocess with that directory in the 
 """
 
 import contextlib
+import fcntl
 import gzip
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +25,18 @@ def shared_datasets() -> Path:
     if os.environ.get("BNCBENCH_DATA_DIR"):
         return Path(os.environ["BNCBENCH_DATA_DIR"]).resolve()
     return (REPO_ROOT.parent / "shared" / "datasets").resolve()
+
+
+@pytest.fixture(autouse=True)
+def one_numba_thread_per_worker(worker_id):
+    """With pytest-xdist, a worker per core: each runs numba's parallel kernels on one thread, as a sweep
+    gives each of its cells its share of the cores. Two threads in each of two workers on two cores
+    wait for each other at every parallel loop, which costs several times the work. Set before each test,
+    as a cell run in this process sets its own; tests of the threads set theirs."""
+    if worker_id != "master":
+        import numba  # here: not every test needs it
+
+        numba.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")
@@ -123,6 +138,58 @@ def new_store(empty_store_template):
         return f"sqlite:///{directory / 'mlflow.db'}"
 
     return make
+
+
+@pytest.fixture(scope="session")
+def built_once(tmp_path_factory, worker_id):
+    """``built_once(name, build)``: the folder ``<name>`` in which ``build(folder)`` ran a bncbench command, and
+    the command's result (``returncode``, ``stdout``, ``stderr``, ``output``), run once per test session however
+    many pytest-xdist workers ask for it (as xdist's docs do it: under a file lock in the base folder the
+    workers share). Read the folder only: a test that writes copies it."""
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # the workers' base folders are beside each other
+
+    def get(name: str, build) -> tuple[Path, SimpleNamespace]:
+        folder, record = root / name, root / f"{name}.json"
+        with open(root / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not record.exists():
+                shutil.rmtree(folder, ignore_errors=True)  # left by a build that failed
+                folder.mkdir()
+                done = build(folder)
+                record.write_text(json.dumps({"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}))
+        result = json.loads(record.read_text())
+        return folder, SimpleNamespace(**result, output=result["stdout"] + result["stderr"])
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def smoke_store(built_once, run_cli, new_store):
+    """The smoke experiment run once per session on two worker processes, from the folder ``cwd`` into the new
+    store ``cwd/store`` (``uri``), and its ``result``. Read it only: a test that writes copies it (``copy_store``)."""
+    cwd, result = built_once(
+        "smoke",
+        lambda cwd: run_cli("experiment=smoke", f"tracking_uri={new_store(cwd / 'store')}", "executor.n_jobs=2", cwd=cwd),
+    )
+    return SimpleNamespace(cwd=cwd, uri=f"sqlite:///{cwd / 'store' / 'mlflow.db'}", result=result)
+
+
+@pytest.fixture(scope="session")
+def copy_store():
+    """``copy_store(store, to)``: a copy of the store folder ``store`` (its ``mlflow.db`` and artifacts) at ``to``,
+    its runs' artifacts there too; returns its tracking URI."""
+
+    def copy(store: Path, to: Path) -> str:
+        shutil.copytree(store, to)
+        old, new = store.as_uri(), to.as_uri()
+        with contextlib.closing(sqlite3.connect(to / "mlflow.db")) as db, db:
+            db.execute("update experiments set artifact_location = replace(artifact_location, ?, ?)", (old, new))
+            db.execute("update runs set artifact_uri = replace(artifact_uri, ?, ?)", (old, new))
+        return f"sqlite:///{to / 'mlflow.db'}"
+
+    return copy
 
 
 @pytest.fixture(scope="session")

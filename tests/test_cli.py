@@ -1,17 +1,21 @@
 """The ``bncbench`` command end to end, in subprocesses: its subcommands and help, ``python -m bncbench``
-(the smoke experiment, resume, failures, bad input), where a run leaves its files (``runs_dir``)."""
+(the smoke experiment, resume, failures, bad input), where a run leaves its files (``runs_dir``). The
+stores a sweep leaves are built once per test session and read; a test that writes copies one. Bad
+input and the listings run the command in this process (``bncbench.app.cli.main``)."""
 
 import json
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.app.cli import main
 from bncbench.app.config import compose, config_dir
 from bncbench.app.sweep import _submitit_folder
 from bncbench.app.runs_dir import artifact_location
@@ -35,12 +39,9 @@ def last_line(result) -> str:
 
 
 @pytest.fixture(scope="module")
-def smoke(tmp_path_factory, run_cli, new_store):
-    """The smoke experiment run once on two worker processes, store and outputs in a fresh directory."""
-    cwd = tmp_path_factory.mktemp("smoke")
-    uri = new_store(cwd / "store")
-    result = run_cli("experiment=smoke", f"tracking_uri={uri}", "executor.n_jobs=2", cwd=cwd)
-    return cwd, uri, result
+def smoke(smoke_store):
+    """The smoke experiment, run once per session on two worker processes into a new store (read only)."""
+    return smoke_store.cwd, smoke_store.uri, smoke_store.result
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,12 @@ def smoke_runs(smoke):
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("smoke")
     return client, experiment, client.search_runs([experiment.experiment_id])
+
+
+@pytest.fixture
+def smoke_copy(smoke_store, copy_store, tmp_path):
+    """A copy of the smoke store in ``tmp_path/store``, for a test that writes: its tracking URI."""
+    return copy_store(smoke_store.cwd / "store", tmp_path / "store")
 
 
 def test_smoke_runs_every_cell(smoke):
@@ -94,7 +101,7 @@ def test_smoke_logs_per_fold_metrics_and_their_means(smoke_runs):
         assert run.data.metrics[metric] == pytest.approx(sum(m.value for m in history) / 10)
 
 
-def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
+def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs, tmp_path):
     cwd, _, _ = smoke
     client, experiment, runs = smoke_runs
     assert experiment.artifact_location == (cwd / "store" / "artifacts" / "smoke").as_uri()  # beside the store
@@ -105,8 +112,7 @@ def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
         "predictions.parquet",
         "structure.json",
     ]
-    local = cwd / "downloaded"
-    local.mkdir()
+    local = tmp_path
 
     def artifact(path):
         return Path(client.download_artifacts(run_id, path, str(local)))
@@ -122,9 +128,9 @@ def test_smoke_logs_config_predictions_and_structures(smoke, smoke_runs):
     assert all(len(ps) <= 1 for f in structures["folds"] for ps in f["parents"].values())  # kDB-1
 
 
-def test_rerun_skips_every_finished_cell(smoke, run_cli):
-    cwd, uri, _ = smoke
-    result = run_cli(f"tracking_uri={uri}", "executor.n_jobs=1", cwd=cwd)
+def test_rerun_skips_every_finished_cell(smoke_copy, run_cli, tmp_path):
+    uri = smoke_copy
+    result = run_cli(f"tracking_uri={uri}", "executor.n_jobs=1", cwd=tmp_path)
     assert result.returncode == 0, result.output
     assert (
         last_line(result)
@@ -136,15 +142,15 @@ def test_rerun_skips_every_finished_cell(smoke, run_cli):
     )
 
 
-def test_a_run_left_running_is_run_again(smoke, run_cli):
-    cwd, uri, _ = smoke
+def test_a_run_left_running_is_run_again(smoke_copy, run_cli, tmp_path):
+    uri = smoke_copy
     client = MlflowClient(uri)
     experiment_id = client.get_experiment_by_name("smoke").experiment_id
     (done,) = client.search_runs([experiment_id], "attributes.run_name = 'sklearn-iris/nb_laplace'")
     client.delete_run(done.info.run_id)  # as if the process was killed before the run finished:
     stale = client.create_run(experiment_id, run_name=done.info.run_name, tags=done.data.tags).info.run_id
     result = run_cli(
-        f"tracking_uri={uri}", "experiment.datasets=[sklearn-iris]", "executor.n_jobs=1", cwd=cwd
+        f"tracking_uri={uri}", "experiment.datasets=[sklearn-iris]", "executor.n_jobs=1", cwd=tmp_path
     )
     assert result.returncode == 0, result.output
     assert (
@@ -185,29 +191,31 @@ def test_a_failing_cell_does_not_stop_the_others(tmp_path, run_cli, write_store,
 
 
 @pytest.fixture(scope="module")
-def bad_data(tmp_path_factory, run_cli, write_store, simple_schema, simple_table, new_store):
-    """One run over four store datasets, each broken in its own way."""
-    cwd = tmp_path_factory.mktemp("bad_data")
-    store = write_store(
-        cwd / "store",
-        {
-            "iris": ("", simple_schema),  # made unparsable below
-            "zoo": (simple_table().replace("a,b,class", "a,c,class"), simple_schema),  # schema mismatch
-            "tae": (simple_table().replace("a,b,class", "a,b,label"), simple_schema),  # no class column
-            "haberman": (simple_table(classes=("p",)), simple_schema),  # a single class
-        },
-    )
-    (store / "iris.csv.gz").write_bytes(b"\x1f\x8b garbage")  # a broken gzip stream, not a gzip'd file
-    result = run_cli(
-        "experiment.datasets=[iris,zoo,tae,haberman]",
-        "experiment.models=[nb_mle]",
-        "experiment.comparisons=[]",
-        f"data_dir={store}",
-        f"tracking_uri={new_store(cwd)}",
-        "executor.n_jobs=1",
-        cwd=cwd,
-    )
-    return result
+def bad_data(built_once, run_cli, write_store, simple_schema, simple_table, new_store):
+    """One run over four store datasets, each broken in its own way (once per session)."""
+
+    def build(cwd):
+        store = write_store(
+            cwd / "store",
+            {
+                "iris": ("", simple_schema),  # made unparsable below
+                "zoo": (simple_table().replace("a,b,class", "a,c,class"), simple_schema),  # schema mismatch
+                "tae": (simple_table().replace("a,b,class", "a,b,label"), simple_schema),  # no class column
+                "haberman": (simple_table(classes=("p",)), simple_schema),  # a single class
+            },
+        )
+        (store / "iris.csv.gz").write_bytes(b"\x1f\x8b garbage")  # a broken gzip stream, not a gzip'd file
+        return run_cli(
+            "experiment.datasets=[iris,zoo,tae,haberman]",
+            "experiment.models=[nb_mle]",
+            "experiment.comparisons=[]",
+            f"data_dir={store}",
+            f"tracking_uri={new_store(cwd)}",
+            "executor.n_jobs=1",
+            cwd=cwd,
+        )
+
+    return built_once("bad_data", build)[1]
 
 
 @pytest.mark.parametrize(
@@ -232,6 +240,23 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
     )
 
 
+@pytest.fixture
+def in_process(tmp_path, monkeypatch, capsys, cli_env):
+    """``in_process(*args)``: the command ``bncbench *args`` run in this process (``bncbench.app.cli.main``, which
+    the console script exits with) from ``tmp_path``: its ``returncode``, ``stdout``, ``stderr`` and ``output``.
+    Whether a real process exits with the status is checked by the tests of the console script below."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BNCBENCH_DATA_DIR", cli_env["BNCBENCH_DATA_DIR"])
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+
+    def run(*args: str) -> SimpleNamespace:
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=status, stdout=out, stderr=err, output=out + err)
+
+    return run
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -247,9 +272,9 @@ def test_bad_data_gives_one_clear_message(bad_data, dataset, message):
         (["tracking_uri=http://127.0.0.1:1"], "cannot open the tracking store 'http://127.0.0.1:1'"),
     ],
 )
-def test_bad_input_gives_one_line_and_status_2(tmp_path, run_cli, args, message):
+def test_bad_input_gives_one_line_and_status_2(tmp_path, in_process, args, message):
     (tmp_path / "a_file").write_text("")
-    result = run_cli(*[a.format(tmp=tmp_path) for a in args], cwd=tmp_path)
+    result = in_process(*[a.format(tmp=tmp_path) for a in args])
     assert result.returncode == 2, result.output
     assert result.stdout == ""
     (line,) = result.stderr.strip().splitlines()
@@ -265,12 +290,12 @@ def test_bad_input_gives_one_line_and_status_2(tmp_path, run_cli, args, message)
         ("estimator", "hdp2", "unknown estimator 'hdp2'; valid estimators: " + ", ".join(sorted(ESTIMATORS))),
     ],
 )
-def test_unknown_structure_or_estimator_is_refused_before_running(tmp_path, run_cli, field, value, message):
+def test_unknown_structure_or_estimator_is_refused_before_running(tmp_path, in_process, field, value, message):
     (tmp_path / "conf" / "experiment").mkdir(parents=True)
     grid = {"structure": "nb", "estimator": "mle", "name": "bad", field: value}
     experiment = {"experiment": {"name": "mine", "datasets": ["iris"], "grids": [grid]}}
     (tmp_path / "conf" / "experiment" / "mine.yaml").write_text("# @package _global_\n" + json.dumps(experiment))
-    result = run_cli(f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine", cwd=tmp_path)
+    result = in_process(f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "experiment=mine")
     assert result.returncode == 2, result.output
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("bncbench: error: experiment 'mine': model 'bad': ") and message in line
@@ -325,15 +350,15 @@ def test_subcommand_help(bncbench, tmp_path, command, says):
     assert not (tmp_path / "runs").exists()  # help runs nothing
 
 
-def test_run_shows_the_composed_config_or_the_plan_and_runs_nothing(bncbench, tmp_path):
-    shown = bncbench("run", "--cfg", "job", "experiment=kdb", cwd=tmp_path)
+def test_run_shows_the_composed_config_or_the_plan_and_runs_nothing(bncbench, in_process, tmp_path):
+    shown = in_process("run", "--cfg", "job", "experiment=kdb")
     assert shown.returncode == 0, shown.output
     assert "  name: kdb\n" in shown.stdout  # the composed config, and nothing run
     assert list(tmp_path.iterdir()) == []
-    wrong = bncbench("run", "--cfg", "job", "experiment=nope", cwd=tmp_path)
+    wrong = bncbench("run", "--cfg", "job", "experiment=nope", cwd=tmp_path)  # the console script's status
     assert wrong.returncode == 2
     assert wrong.stderr.startswith("bncbench: error: unknown experiment 'nope'; valid experiment names: ")
-    plan = bncbench("run", "--dry-run", "experiment=kdb", cwd=tmp_path)
+    plan = in_process("run", "--dry-run", "experiment=kdb")
     assert plan.returncode == 0, plan.output
     assert plan.stdout.startswith("bncbench: experiment 'kdb': 476 cells (68 datasets x 7 models): 476 to run, 0 finished")
     assert "bncbench: expected cost about " in plan.stdout
@@ -350,8 +375,8 @@ def test_unknown_subcommand_is_one_clear_error(bncbench, tmp_path):
     )
 
 
-def test_list_models_gives_structure_and_estimator(bncbench, tmp_path):
-    result = bncbench("list", "models", cwd=tmp_path)
+def test_list_models_gives_structure_and_estimator(in_process):
+    result = in_process("list", "models")
     assert result.returncode == 0, result.output
     lines = {line.split()[0]: " ".join(line.split()[1:]) for line in result.stdout.splitlines()}
     assert {"nb_laplace", "kdb5_hdp", "skdb_m_estimate", "direct_hpb", "xgboost"} <= set(lines)
@@ -373,8 +398,8 @@ def test_list_models_gives_structure_and_estimator(bncbench, tmp_path):
         ("suites", "small", "12 datasets"),
     ],
 )
-def test_list_names_with_one_line_each(bncbench, tmp_path, kind, name, description):
-    result = bncbench("list", kind, cwd=tmp_path)
+def test_list_names_with_one_line_each(in_process, kind, name, description):
+    result = in_process("list", kind)
     assert result.returncode == 0, result.output
     names = [line.split()[0] for line in result.stdout.splitlines()]
     assert names == sorted(p.stem for p in (config_dir() / kind.removesuffix("s")).glob("*.yaml"))
@@ -410,12 +435,19 @@ KDB_CELLS = [
 
 
 @pytest.fixture(scope="module")
-def elsewhere(tmp_path_factory, bncbench):
-    """``bncbench run`` from directory B with its SQLite store and report in directory A."""
-    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
-    overrides = [*KDB_CELLS, f"tracking_uri=sqlite:///{a}/mlflow.db", f"report_dir={a}/reports"]
-    result = bncbench("run", *overrides, "executor.n_jobs=1", cwd=b)
-    return a, b, overrides, result
+def elsewhere(built_once, bncbench):
+    """``bncbench run`` from directory B with its SQLite store and report in directory A (once per session)."""
+
+    def build(root):
+        (root / "a").mkdir()
+        (root / "b").mkdir()
+        return bncbench("run", *overrides(root), "executor.n_jobs=1", cwd=root / "b")
+
+    def overrides(root):
+        return [*KDB_CELLS, f"tracking_uri=sqlite:///{root / 'a'}/mlflow.db", f"report_dir={root / 'a'}/reports"]
+
+    root, result = built_once("elsewhere", build)
+    return root / "a", root / "b", overrides(root), result
 
 
 def test_a_store_elsewhere_leaves_nothing_in_the_working_directory(elsewhere):

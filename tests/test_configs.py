@@ -1,24 +1,44 @@
 """Every config composes: each experiment, each model, and the primary config's Hydra settings."""
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from omegaconf import OmegaConf
 
 from bncbench.app.config import compose, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.bnc.structures import structure_presets
-from bncbench.protocol.models import catalogue, model_spec
+from bncbench.protocol.models import catalogue, grid_models, model_spec
 from bncbench.protocol.models import make_model
 from bncbench.bnc.estimators import ESTIMATORS
 
 EXPERIMENTS = sorted(p.stem for p in (config_dir() / "experiment").glob("*.yaml"))
+
+
+@functools.cache
+def experiment_cfg(experiment: str):
+    """The experiment's composed config, composed once per process (on first use, not at collection)."""
+    return compose([f"experiment={experiment}"]).cfg
+
+
+def written(experiment: str) -> dict:
+    """The experiment's file as written, read without composing: its ``models`` (those its grids give where
+    it names none) and its first dataset (of its suite)."""
+    text = yaml.safe_load((config_dir() / "experiment" / f"{experiment}.yaml").read_text())
+    suite = next(entry["override /suite"] for entry in text["defaults"] if "override /suite" in entry)
+    datasets = yaml.safe_load((config_dir() / "suite" / f"{suite}.yaml").read_text())["datasets"]
+    models = text["experiment"].get("models") or list(grid_models(text["experiment"]["grids"]))
+    return {"models": models, "first_dataset": datasets[0]}
+
+
 #: The models of every experiment, each baseline, each structure preset with Laplace estimates and
-#: naive Bayes with each estimator.
-#: Each experiment's composed config, composed once.
-COMPOSED = {e: compose([f"experiment={e}"]).cfg for e in EXPERIMENTS}
+#: naive Bayes with each estimator (``test_every_experiment_composes`` checks that the experiments'
+#: models read here are those they compose to).
 MODELS = sorted(
-    {m for cfg in COMPOSED.values() for m in cfg.experiment.models}
+    {m for e in EXPERIMENTS for m in written(e)["models"]}
     | {m for m in catalogue() if model_spec(m).get("baseline")}
     | {f"{s}_laplace" for s in structure_presets()}
     | {f"nb_{e}" for e in ESTIMATORS}
@@ -32,9 +52,11 @@ def test_configs_are_found():
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_experiment_composes(name):
-    cfg = COMPOSED[name]  # composing checks every dataset, model and comparison name
+    cfg = experiment_cfg(name)  # composing checks every dataset, model and comparison name
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
     assert experiment["name"] == name
+    assert experiment["models"] == written(name)["models"]  # MODELS has them all
+    assert experiment["datasets"][0] == written(name)["first_dataset"]
     assert experiment["datasets"] and experiment["models"]
     assert set(experiment["metrics"]) <= {"zero_one_loss", "rmse", "log_loss"}
 
@@ -56,7 +78,7 @@ def test_default_experiment_is_smoke_with_enough_cells():
 
 
 def test_kdb_experiment_compares_each_kdb_with_nb_and_tan():
-    cfg = compose(["experiment=kdb"]).cfg
+    cfg = experiment_cfg("kdb")
     assert len(cfg.experiment.datasets) == 68
     models = list(cfg.experiment.models)
     kdbs = [f"kdb{k}_m_estimate" for k in range(1, 6)]
@@ -67,8 +89,8 @@ def test_kdb_experiment_compares_each_kdb_with_nb_and_tan():
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_model_config_fits(name, weka_missing):
-    experiment = next((e for e in EXPERIMENTS if name in COMPOSED[e].experiment.models), "smoke")
-    first_dataset = COMPOSED[experiment].experiment.datasets[0]  # composing 68 datasets again would add seconds
+    experiment = next((e for e in EXPERIMENTS if name in written(e)["models"]), "smoke")
+    first_dataset = written(experiment)["first_dataset"]  # composing 68 datasets would add seconds
     composed = compose([f"experiment={experiment}", f"experiment.models=[{name}]", "experiment.comparisons=[]",
                         f"experiment.datasets=[{first_dataset}]"])
     assert composed.plan.models == (name,)

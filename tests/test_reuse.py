@@ -128,12 +128,12 @@ def test_the_cell_is_computed_when_reuse_is_off_or_the_configuration_differs(
     assert run.data.params["experiment.name"] == "second"
 
 
-def test_a_sweep_copies_the_cells_another_experiment_finished(tmp_path, run_cli, new_store):
-    """Two real sweeps on one store: the second experiment (same cells, another name) computes none."""
-    uri = new_store(tmp_path)
+def test_a_sweep_copies_the_cells_another_experiment_finished(tmp_path, run_cli, smoke_store, copy_store):
+    """Two real sweeps on one store: the second experiment (cells of the first, another name) computes none.
+    The first is the session's smoke sweep, on a copy of its store."""
+    assert smoke_store.result.returncode == 0, smoke_store.result.output
+    uri = copy_store(smoke_store.cwd / "store", tmp_path / "store")
     cells = ["experiment.datasets=[sklearn-iris,sklearn-wine]", "experiment.models=[nb_laplace]", "executor.n_jobs=1"]
-    first = run_cli(*cells, "experiment.comparisons=[]", f"tracking_uri={uri}", cwd=tmp_path)
-    assert first.returncode == 0, first.output
     second = run_cli(
         *cells, "experiment.comparisons=[]", "experiment.name=smoke_again", f"tracking_uri={uri}", cwd=tmp_path
     )
