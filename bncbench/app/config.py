@@ -88,7 +88,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         models = experiment_models(cfg)
         check_report(cfg)
         check_overrides_apply(overrides, cfg, models)
-        datasets = _dataset_specs(cfg, overrides)
+        datasets = _dataset_specs(cfg, overrides, loader)
     with open_dict(cfg):
         del cfg["hydra"]
     plan = _plan(cfg, overrides, datasets, models)
@@ -96,20 +96,52 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
     return Composed(cfg, plan)
 
 
-def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
-    """Each dataset config of the experiment, resolved, composed in one call as
-    ``+dataset@_cells.dataset<i>=<name>``; where the overrides or the experiment set keys inside
-    ``dataset`` itself, each dataset is composed with them, as one cell's config."""
+def _dataset_specs(cfg: DictConfig, overrides: list[str], loader) -> dict[str, dict]:
+    """Each dataset config of the experiment, resolved in the place of ``dataset`` in ``cfg``.
+
+    A plain dataset file (no defaults list, no ``@package`` header: every one of ``conf/dataset/``) is
+    loaded as Hydra's config repository finds it (``conf/`` or a ``hydra.searchpath`` folder), which is
+    what composing it would give, at a fraction of the cost; any other, or keys the overrides or the
+    experiment set inside ``dataset`` itself, are composed by Hydra (``_composed_dataset_specs``).
+    """
     names = [str(name) for name in cfg.experiment.datasets]
+    if cfg.get("dataset") is not None:
+        return _composed_dataset_specs(names, overrides)
+    _, repository = loader._parse_overrides_and_create_caching_repo(CONFIG_NAME, overrides)
+    loaded = [repository.load_config(f"dataset/{name}") for name in names]
+    if not all(_plain(result) for result in loaded):
+        return _composed_dataset_specs(names, overrides)
+    return _resolved(cfg, names, [result.config for result in loaded])
+
+
+def _plain(result) -> bool:
+    """Whether a loaded config file is a mapping without a defaults list or a package of its own."""
+    return (
+        result is not None and isinstance(result.config, DictConfig) and "defaults" not in result.config
+        and result.header.get("package") is None
+    )
+
+
+def _composed_dataset_specs(names: list[str], overrides: list[str]) -> dict[str, dict]:
+    """The dataset configs ``names`` composed in one call as ``+dataset@_cells.dataset<i>=<name>``; where
+    the overrides or the experiment set keys inside ``dataset`` itself, each composed with them, as one
+    cell's config."""
     root = _compose([*overrides, *(f"+dataset@{_CELLS}.dataset{i}={name}" for i, name in enumerate(names))])
     if root.get("dataset") is not None:
         nodes = [_compose([*overrides, f"dataset={name}"]).dataset for name in names]
     else:
         nodes = [root[_CELLS][f"dataset{i}"] for i in range(len(names))]
+    return _resolved(root, names, nodes)
+
+
+def _resolved(root: DictConfig, names: list[str], nodes: list) -> dict[str, dict]:
+    """Each dataset node, resolved in the place of ``root.dataset`` (interpolations resolve as in a
+    cell's config); ``root`` is left as it was."""
+    root = root.copy()
     specs = {}
     with open_dict(root):
         for name, node in zip(names, nodes, strict=True):
-            root.dataset = node  # in its place: interpolations resolve as in a cell's config
+            root.dataset = node
             specs[name] = OmegaConf.to_container(root.dataset, resolve=True)
     return specs
 
