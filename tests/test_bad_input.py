@@ -541,6 +541,15 @@ def data_dir_with_manifest(root: Path, content: bytes) -> Path:
 CELL = ["experiment.datasets=[sklearn-iris]", "experiment.models=[nb_laplace]", "experiment.comparisons=[]"]
 
 
+@pytest.fixture(scope="module")
+def cell_store(tmp_path_factory, cli_env) -> Path:
+    """A store holding ``CELL``'s finished run, swept once: the export and import cases copy it."""
+    directory = tmp_path_factory.mktemp("cell_store")
+    done = bncbench(cli_env, *CELL, "tracking_uri=sqlite:///store/mlflow.db", "executor.n_jobs=1", cwd=directory)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return directory / "store"
+
+
 @pytest.mark.parametrize(
     ("args", "files", "message"),
     [
@@ -577,7 +586,7 @@ CELL = ["experiment.datasets=[sklearn-iris]", "experiment.models=[nb_laplace]", 
          "override hydra cannot parse",
          "store under a file", "dry run with a bad setting", "lock file a symlink"],
 )
-def test_every_command_answers_bad_input_in_one_line(tmp_path, cli_env, args, files, message):
+def test_every_command_answers_bad_input_in_one_line(tmp_path, cli_env, cell_store, args, files, message):
     data_dir = None
     for name, content in files.items():
         if name == "manifest":
@@ -588,7 +597,7 @@ def test_every_command_answers_bad_input_in_one_line(tmp_path, cli_env, args, fi
         else:
             (tmp_path / name).write_bytes(content)
     if "tracking_uri=sqlite:///store/mlflow.db" in args and args[0] in ("export", "import"):
-        bncbench(cli_env, *CELL, "tracking_uri=sqlite:///store/mlflow.db", "executor.n_jobs=1", cwd=tmp_path)
+        shutil.copytree(cell_store, tmp_path / "store")
     done = bncbench(cli_env, *args, cwd=tmp_path, data_dir=data_dir)
     output = done.stdout + done.stderr
     assert "Traceback" not in output and SECRET not in output, output

@@ -131,7 +131,7 @@ def test_the_cell_is_computed_when_reuse_is_off_or_the_configuration_differs(
 def test_a_sweep_copies_the_cells_another_experiment_finished(tmp_path, run_cli, new_store):
     """Two real sweeps on one store: the second experiment (same cells, another name) computes none."""
     uri = new_store(tmp_path)
-    cells = ["experiment.datasets=[sklearn-iris,sklearn-wine]", "experiment.models=[nb_laplace]"]
+    cells = ["experiment.datasets=[sklearn-iris,sklearn-wine]", "experiment.models=[nb_laplace]", "executor.n_jobs=1"]
     first = run_cli(*cells, "experiment.comparisons=[]", f"tracking_uri={uri}", cwd=tmp_path)
     assert first.returncode == 0, first.output
     second = run_cli(

@@ -15,6 +15,7 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.bnc.estimators.hdp import estimator as hdp
 from bncbench.data import MDLDiscretizer, load_dataset
+from bncbench.bnc import progress
 from bncbench.bnc.progress import CHUNK_SECONDS, iteration_chunks, task
 from bncbench.core.terminal import duration
 from bncbench.app.executors import InProcess, LocalProcesses, cells_at_once, make_executor
@@ -139,17 +140,30 @@ def test_progress_lines_name_their_task():
     assert lines[-1].startswith("HDP sampler: 73/100 iterations, ")
 
 
-def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_terminal_or_not():
+class Clock:
+    """A ``time.monotonic`` that moves only when told, so chunk sizes do not depend on the machine's load."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_terminal_or_not(monkeypatch):
     log = io.StringIO()
     chunks = list(iteration_chunks(5000, "HDP sampler", stream=log, interval=0))
     assert chunks[:4] == [(0, 1), (1, 9), (9, 73), (73, 585)]  # a quick loop: GROWTH times larger each
     assert chunks[-1][1] == 5000 and all(a[1] == b[0] for a, b in zip(chunks, chunks[1:]))
     assert log.getvalue() == ""
-    slow = []
-    for first, last in iteration_chunks(200, "HDP sampler", stream=log, seconds=0.02):
-        time.sleep(0.001 * (last - first))  # 1 ms an iteration: chunks of about 20 iterations
-        slow.append(last - first)
-    assert slow[:2] == [1, 8] and 10 <= slow[2] <= 20 and max(slow) <= 25  # (sleep oversleeps)
+    clock = Clock()
+    with monkeypatch.context() as patched:
+        patched.setattr(progress.time, "monotonic", clock)
+        slow = []
+        for first, last in iteration_chunks(200, "HDP sampler", stream=log, seconds=20 * 2**-10):
+            clock.now += 2**-10 * (last - first)  # about 1 ms an iteration (exact in floating point): chunks of 20
+            slow.append(last - first)
+    assert slow[:3] == [1, 8, 20] and set(slow[3:-1]) == {20} and sum(slow) == 200
     terminal = Terminal()
     chunks = list(iteration_chunks(5000, "HDP sampler", stream=terminal, interval=0))
     lines = terminal.getvalue().splitlines()

@@ -148,6 +148,7 @@ def test_a_value_out_of_range_is_one_line(refused, args, message):
         (["report.counting=votes"], "report.counting must be one of"),
         (["m_estimate.backoff=sideways"], "backoff must be one of ('value', 'value_to_root', 'context'), got 'sideways'"),
         (["experiment.metrics=[accuracy]"], "experiment.metrics names ['accuracy']"),
+        (["experiment.metrics=[]"], "experiment.metrics is empty, so the report would compare nothing"),  # was accepted
         (["report.published=[hdp_table9]"], "unknown published table"),
         (["executor=nope"], "unknown executor 'nope'; valid executor names: local, slurm, submitit_local"),
         (["executor.kind=mpi"], "executor.kind must be one of local, slurm, submitit_local, got 'mpi'."),

@@ -125,19 +125,20 @@ def wait_until_up(server: subprocess.Popen, url: str, log: Path, seconds: float 
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory, run_cli):
+def sweep(tmp_path_factory, run_cli, new_store):
     """A sweep of two cells into a new store: its output and its store's URI."""
     work = tmp_path_factory.mktemp("ui")
+    uri = new_store(work)
     result = run_cli(
         "experiment.datasets=[sklearn-iris]",
         "experiment.models=[nb_laplace,kdb1_m_estimate]",
         "experiment.comparisons=[{a: kdb1_m_estimate, b: nb_laplace}]",
         "executor.n_jobs=1",
-        f"tracking_uri=sqlite:///{work}/mlflow.db",
+        f"tracking_uri={uri}",
         cwd=work,
     )
     assert result.returncode == 0, result.output
-    return result.stdout, f"sqlite:///{work}/mlflow.db"
+    return result.stdout, uri
 
 
 @pytest.fixture(scope="module")

@@ -321,7 +321,12 @@ def check_report_settings(
         a, b = pair(comparison)
         if a == b:
             raise ConfigError(f"comparison {dict(comparison)} compares a model with itself.")
-    known_metrics = list(known_metrics)
+    known_metrics, metrics = list(known_metrics), list(metrics)
+    if not metrics:
+        raise ConfigError(
+            f"experiment.metrics is empty, so the report would compare nothing; name at least one of "
+            f"{', '.join(known_metrics)}."
+        )
     unknown = [metric for metric in metrics if metric not in known_metrics]
     if unknown:
         raise ConfigError(

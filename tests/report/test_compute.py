@@ -74,6 +74,7 @@ def test_valid_report_settings_pass():
         ({"comparisons": [{"a": "x"}]}, r"a comparison must be a mapping \{a: model, b: model\}"),
         ({"comparisons": [{"a": "x", "b": "x"}]}, "compares a model with itself"),
         ({"metrics": ["auc"]}, r"experiment.metrics names \['auc'\]; the metrics of every run are rmse"),
+        ({"metrics": []}, "experiment.metrics is empty, so the report would compare nothing; name at least one of rmse"),
         ({"draws": "half"}, "report.draws must be one of exclude, split, got 'half'"),
         ({"round": -1}, "report.round must be null"),
         ({"alpha": "0.05"}, r"report.alpha must be in \(0, 1\), got '0.05'"),
