@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import get_origin
 
 import yaml
@@ -24,8 +25,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from bncbench.app.checks import (
-    check_cell_sizes,
     MODEL_SETTINGS,
+    check_cell_sizes,
     check_experiment,
     check_model,
     check_overrides,
@@ -34,11 +35,11 @@ from bncbench.app.checks import (
     check_settings,
     experiment_grids,
 )
+from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.app.schema import describe, setting_type, unknown_setting_message
 from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
-from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.data import resolve_data_dir
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
@@ -88,7 +89,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         models = experiment_models(cfg)
         check_report(cfg)
         check_overrides_apply(overrides, cfg, models)
-        datasets = _dataset_specs(cfg, overrides, loader)
+        datasets = _dataset_specs(cfg, overrides)
     with open_dict(cfg):
         del cfg["hydra"]
     plan = _plan(cfg, overrides, datasets, models)
@@ -96,30 +97,49 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
     return Composed(cfg, plan)
 
 
-def _dataset_specs(cfg: DictConfig, overrides: list[str], loader) -> dict[str, dict]:
+def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
     """Each dataset config of the experiment, resolved in the place of ``dataset`` in ``cfg``.
 
-    A plain dataset file (no defaults list, no ``@package`` header: every one of ``conf/dataset/``) is
-    loaded as Hydra's config repository finds it (``conf/`` or a ``hydra.searchpath`` folder), which is
-    what composing it would give, at a fraction of the cost; any other, or keys the overrides or the
-    experiment set inside ``dataset`` itself, are composed by Hydra (``_composed_dataset_specs``).
+    A plain dataset file (``_plain_dataset_file``: every one of ``conf/dataset/``) is loaded as Hydra
+    loads it, from the first config folder that has it, which is what composing it would give at a
+    fraction of the cost; any other (a defaults list, a ``@package`` header, a ``pkg://`` searchpath
+    entry), or keys the overrides or the experiment set inside ``dataset`` itself, are composed by Hydra
+    (``_composed_dataset_specs``).
     """
     names = [str(name) for name in cfg.experiment.datasets]
-    if cfg.get("dataset") is not None:
-        return _composed_dataset_specs(names, overrides)
-    _, repository = loader._parse_overrides_and_create_caching_repo(CONFIG_NAME, overrides)
-    loaded = [repository.load_config(f"dataset/{name}") for name in names]
-    if not all(_plain(result) for result in loaded):
-        return _composed_dataset_specs(names, overrides)
-    return _resolved(cfg, names, [result.config for result in loaded])
+    folders = _config_folders(cfg)
+    if cfg.get("dataset") is None and folders is not None:
+        nodes = [_plain_dataset_file(folders, name) for name in names]
+        if all(node is not None for node in nodes):
+            return _resolved(cfg, names, nodes)
+    return _composed_dataset_specs(names, overrides)
 
 
-def _plain(result) -> bool:
-    """Whether a loaded config file is a mapping without a defaults list or a package of its own."""
-    return (
-        result is not None and isinstance(result.config, DictConfig) and "defaults" not in result.config
-        and result.header.get("package") is None
-    )
+def _config_folders(cfg: DictConfig) -> list[Path] | None:
+    """The folders Hydra reads bncbench's configs from, in its order: ``conf/``, then each
+    ``hydra.searchpath`` folder (``check_config_folder`` refuses any other entry); None if an entry is a
+    ``pkg://`` package, whose files only Hydra finds."""
+    entries = [str(entry) for entry in cfg.hydra.searchpath]
+    if any(entry.startswith("pkg://") for entry in entries):
+        return None
+    return [config_dir(), *(Path(entry.removeprefix("file://")) for entry in entries)]
+
+
+#: A Hydra header line that moves a config file's content elsewhere (``# @package _global_``).
+_PACKAGE_HEADER = re.compile(r"^\s*#\s*@package\b", re.MULTILINE)
+
+
+def _plain_dataset_file(folders: list[Path], name: str) -> DictConfig | None:
+    """``dataset/<name>.yaml`` of the first of ``folders`` that has it, loaded by ``OmegaConf.load`` as
+    Hydra loads it, if composing it gives it as it is: a mapping without a defaults list or a
+    ``@package`` header; else (or if no folder has it) None."""
+    for folder in folders:
+        path = folder / "dataset" / f"{name}.yaml"
+        if path.is_file():
+            node = OmegaConf.load(path)
+            plain = isinstance(node, DictConfig) and "defaults" not in node
+            return node if plain and not _PACKAGE_HEADER.search(path.read_text(encoding="utf-8")) else None
+    return None
 
 
 def _composed_dataset_specs(names: list[str], overrides: list[str]) -> dict[str, dict]:
