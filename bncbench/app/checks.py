@@ -19,15 +19,11 @@ from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
 from bncbench.protocol.cost_features import dataset_features
 from bncbench.protocol.cross_validation import predictions_bytes
-from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
+from bncbench.protocol.models import MODEL_SETTINGS, experiment_comparisons, grid_models, reads_setting
 
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
 #: (``conf/dataset``) and the models (``bncbench.protocol.models``).
 NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
-
-#: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
-#: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
-MODEL_SETTINGS = ("hdp", "m_estimate")
 
 #: Settings of ``cv`` that only ``cv.discretisation=equal_frequency`` reads.
 EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")

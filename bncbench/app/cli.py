@@ -345,13 +345,13 @@ def list_configs(kind: str) -> list[str]:
     if kind == "models":
         from bncbench.protocol.models import catalogue
 
-        grids = _experiment_grids()
+        grids, settings = _experiment_grids(), _model_settings()
         names = sorted(catalogue(grids))
     else:
         names = sorted(path.stem for path in (config_dir() / LISTED_GROUPS[kind]).glob("*.yaml"))
     describe = {
         "experiments": describe_experiment,
-        "models": lambda name: describe_model(name, grids),
+        "models": lambda name: describe_model(name, grids, settings),
         "datasets": _dataset_describer(),
         "suites": lambda name: f"{len(_load('suite', name)['datasets'])} datasets",
     }[kind]
@@ -367,17 +367,16 @@ def _experiment_grids() -> list:
     ]
 
 
-def describe_model(name: str, grids=()) -> str:
+def describe_model(name: str, grids, settings: dict) -> str:
     """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=5000 (hdp.iterations)``.
 
     A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's
-    settings give (``hdp.iterations``) is shown at its default, with the setting that changes it.
+    settings (``_model_settings``) give (``hdp.iterations``) is shown at its default, with the setting
+    that changes it.
     """
-    from bncbench.app.checks import MODEL_SETTINGS
     from bncbench.bnc.structures import structure_uses_k
     from bncbench.protocol.models import model_spec, reads_setting
 
-    settings = {key: value for key, value in _primary().items() if key in MODEL_SETTINGS}
     model = model_spec(name, grids, settings)
     if "baseline" in model:
         baseline = f"baseline={model['baseline']}"
@@ -394,9 +393,12 @@ def describe_model(name: str, grids=()) -> str:
     return f"{structure}  {estimator}"
 
 
-def _primary() -> dict:
-    """``config.yaml`` as written."""
-    return yaml.safe_load(Path(config_dir(), "config.yaml").read_text())
+def _model_settings() -> dict:
+    """The ``MODEL_SETTINGS`` of ``config.yaml`` as written."""
+    from bncbench.protocol.models import MODEL_SETTINGS
+
+    primary = yaml.safe_load(Path(config_dir(), "config.yaml").read_text())
+    return {key: value for key, value in primary.items() if key in MODEL_SETTINGS}
 
 
 def describe_experiment(name: str) -> str:

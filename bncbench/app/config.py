@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import get_origin
 
 import yaml
@@ -24,8 +25,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from bncbench.app.checks import (
-    check_cell_sizes,
     MODEL_SETTINGS,
+    check_cell_sizes,
     check_experiment,
     check_model,
     check_overrides,
@@ -34,11 +35,11 @@ from bncbench.app.checks import (
     check_settings,
     experiment_grids,
 )
+from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.app.schema import describe, setting_type, unknown_setting_message
 from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
-from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.data import resolve_data_dir
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
@@ -97,19 +98,70 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
 
 
 def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
-    """Each dataset config of the experiment, resolved, composed in one call as
-    ``+dataset@_cells.dataset<i>=<name>``; where the overrides or the experiment set keys inside
-    ``dataset`` itself, each dataset is composed with them, as one cell's config."""
+    """Each dataset config of the experiment, resolved in the place of ``dataset`` in ``cfg``.
+
+    A plain dataset file (``_plain_dataset_file``: every one of ``conf/dataset/``) is loaded as Hydra
+    loads it, from the first config folder that has it, which is what composing it would give at a
+    fraction of the cost; any other (a defaults list, a ``@package`` header, a ``pkg://`` searchpath
+    entry), or keys the overrides or the experiment set inside ``dataset`` itself, are composed by Hydra
+    (``_composed_dataset_specs``).
+    """
     names = [str(name) for name in cfg.experiment.datasets]
+    folders = _config_folders(cfg)
+    if cfg.get("dataset") is None and folders is not None:
+        nodes = [_plain_dataset_file(folders, name) for name in names]
+        if all(node is not None for node in nodes):
+            return _resolved(cfg, names, nodes)
+    return _composed_dataset_specs(names, overrides)
+
+
+def _config_folders(cfg: DictConfig) -> list[Path] | None:
+    """The folders Hydra reads bncbench's configs from, in its order: ``conf/``, then each
+    ``hydra.searchpath`` folder (``check_config_folder`` refuses any other entry); None if an entry is a
+    ``pkg://`` package, whose files only Hydra finds."""
+    entries = [str(entry) for entry in cfg.hydra.searchpath]
+    if any(entry.startswith("pkg://") for entry in entries):
+        return None
+    return [config_dir(), *(Path(entry.removeprefix("file://")) for entry in entries)]
+
+
+#: A Hydra header line that moves a config file's content elsewhere (``# @package _global_``).
+_PACKAGE_HEADER = re.compile(r"^\s*#\s*@package\b", re.MULTILINE)
+
+
+def _plain_dataset_file(folders: list[Path], name: str) -> DictConfig | None:
+    """``dataset/<name>.yaml`` of the first of ``folders`` that has it, loaded by ``OmegaConf.load`` as
+    Hydra loads it, if composing it gives it as it is: a mapping without a defaults list or a
+    ``@package`` header; else (or if no folder has it) None."""
+    for folder in folders:
+        path = folder / "dataset" / f"{name}.yaml"
+        if path.is_file():
+            node = OmegaConf.load(path)
+            plain = isinstance(node, DictConfig) and "defaults" not in node
+            return node if plain and not _PACKAGE_HEADER.search(path.read_text(encoding="utf-8")) else None
+    return None
+
+
+def _composed_dataset_specs(names: list[str], overrides: list[str]) -> dict[str, dict]:
+    """The dataset configs ``names`` composed in one call as ``+dataset@_cells.dataset<i>=<name>``; where
+    the overrides or the experiment set keys inside ``dataset`` itself, each composed with them, as one
+    cell's config."""
     root = _compose([*overrides, *(f"+dataset@{_CELLS}.dataset{i}={name}" for i, name in enumerate(names))])
     if root.get("dataset") is not None:
         nodes = [_compose([*overrides, f"dataset={name}"]).dataset for name in names]
     else:
         nodes = [root[_CELLS][f"dataset{i}"] for i in range(len(names))]
+    return _resolved(root, names, nodes)
+
+
+def _resolved(root: DictConfig, names: list[str], nodes: list) -> dict[str, dict]:
+    """Each dataset node, resolved in the place of ``root.dataset`` (interpolations resolve as in a
+    cell's config); ``root`` is left as it was."""
+    root = root.copy()
     specs = {}
     with open_dict(root):
         for name, node in zip(names, nodes, strict=True):
-            root.dataset = node  # in its place: interpolations resolve as in a cell's config
+            root.dataset = node
             specs[name] = OmegaConf.to_container(root.dataset, resolve=True)
     return specs
 

@@ -34,7 +34,7 @@ from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
 from bncbench.core.uris import credentials_to_environment, masked
 from bncbench.protocol.cell import Cell, Plan
-from bncbench.report import write_report
+from bncbench.report import unchanged_report, write_report
 from bncbench.tracking import lease
 
 
@@ -147,7 +147,7 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
         finally:
             progress.stop()
             signal.signal(signal.SIGTERM, previous)
-    report_ok = _write_report(plan, cfg, replace)
+    report_ok = _write_report(plan, cfg, replace, keep_unchanged=not to_run)
     print(browse_hint(cfg.tracking_uri, experiment_id))
     _print_by_reason("skipped", summary.not_applicable)
     _print_by_reason("FAILED", summary.failed)
@@ -309,11 +309,17 @@ def _submitit_folder(cfg, plan: Plan) -> Path:
     return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "submitit" / plan.experiment / started
 
 
-def _write_report(plan: Plan, cfg, replace: bool = False) -> bool:
-    """Write the report of the sweep's plan; say why when it cannot be."""
+def _write_report(plan: Plan, cfg, replace: bool = False, keep_unchanged: bool = False) -> bool:
+    """Write the report of the sweep's plan; say why when it cannot be. With ``keep_unchanged`` (no cell
+    ran), a report made from the same runs, settings and code is left as it is (``unchanged_report``)."""
     try:
+        unchanged = keep_unchanged and unchanged_report(plan, cfg.tracking_uri, report_dir(cfg), cfg.data_dir)
+        if unchanged:
+            print(f"bncbench: report unchanged: {unchanged}")
+            return True
         place = write_report(
-            plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir
+            plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir,
+            manifest=True,
         )
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:

@@ -1,18 +1,20 @@
 """Baselines the papers compare BNCs with, as scikit-learn classifiers over a DataFrame.
 
 Each is registered here by name; a model config with ``baseline: <name>`` and ``baseline_params``
-runs it in an experiment like any BNC, on the same (by default discretised) folds.
+runs it in an experiment like any BNC, on the same (by default discretised) folds. A baseline's
+module (scikit-learn, XGBoost) is imported when the baseline is made, so that naming the baseline models
+(``bncbench list models``, composing an experiment) does without them.
 """
 
-from bncbench.baselines.gradient_boosting import XGBoostBaseline
-from bncbench.baselines.random_forest import RandomForestBaseline
-from bncbench.baselines.weka_forest import WekaRandomForestBaseline
+import importlib
+
 from bncbench.core.errors import ConfigError
 
+#: Each baseline's class, as ``module:class``.
 BASELINES = {
-    "random_forest": RandomForestBaseline,
-    "weka_random_forest": WekaRandomForestBaseline,
-    "xgboost": XGBoostBaseline,
+    "random_forest": "bncbench.baselines.random_forest:RandomForestBaseline",
+    "weka_random_forest": "bncbench.baselines.weka_forest:WekaRandomForestBaseline",
+    "xgboost": "bncbench.baselines.gradient_boosting:XGBoostBaseline",
 }
 
 
@@ -44,12 +46,18 @@ def make_baseline(name: str, params: dict, random_state=None):
     if name not in BASELINES:
         raise ConfigError(f"unknown baseline {name!r}; valid baselines: {', '.join(sorted(BASELINES))}.")
     try:
-        return BASELINES[name](**params, random_state=random_state)
+        return _baseline_class(name)(**params, random_state=random_state)
     except TypeError as err:
         raise ConfigError(f"baseline {name!r}: {err}") from None
 
 
 def baseline_tags(name: str, params: dict) -> dict:
     """Tags naming what else a baseline's runs depend on (a program outside Python, such as Weka)."""
-    tags = getattr(BASELINES.get(name), "provenance_tags", None)
+    tags = getattr(_baseline_class(name), "provenance_tags", None) if name in BASELINES else None
     return tags(params) if tags else {}
+
+
+def _baseline_class(name: str) -> type:
+    """The class of the baseline registered as ``name``, its module imported."""
+    module, cls = BASELINES[name].split(":")
+    return getattr(importlib.import_module(module), cls)

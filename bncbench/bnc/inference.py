@@ -11,7 +11,6 @@ import copy
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import logsumexp
 
 from bncbench.bnc.encoding import MISSING
 from bncbench.core.errors import NotApplicableError
@@ -253,6 +252,8 @@ class MissingSummedOut:
         return out
 
     def _summed(self, codes, enumerated):
+        from scipy.special import logsumexp
+
         cards = [int(self.cards[a]) for a in enumerated]
         n_assignments = int(np.prod(cards, dtype=float)) if cards else 1
         if n_assignments > MAX_ASSIGNMENTS:

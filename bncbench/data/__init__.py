@@ -1,7 +1,23 @@
-"""Datasets: the local store, scikit-learn's bundled data, OpenML, and MDL discretisation."""
+"""Datasets: the local store, scikit-learn's bundled data, OpenML, and MDL discretisation.
 
-from bncbench.data.dataset import Dataset, load_dataset
-from bncbench.data.discretize import MDLDiscretizer
-from bncbench.data.store import resolve_data_dir
+Each name is imported on first use (PEP 562), so that ``resolve_data_dir`` (``bncbench list``,
+composing a config) does not load pandas, scikit-learn and numba.
+"""
 
-__all__ = ["Dataset", "MDLDiscretizer", "load_dataset", "resolve_data_dir"]
+import importlib
+
+#: Where each public name is defined.
+_MODULES = {
+    "Dataset": "bncbench.data.dataset",
+    "load_dataset": "bncbench.data.dataset",
+    "MDLDiscretizer": "bncbench.data.discretize",
+    "resolve_data_dir": "bncbench.data.store",
+}
+
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return getattr(importlib.import_module(_MODULES[name]), name)
+    raise AttributeError(f"module 'bncbench.data' has no attribute {name!r}")

@@ -11,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bncbench.data.sklearn_source import read_sklearn_table
 from bncbench.data.store import (
     DATA_DIR_HINT,
     data_file,
@@ -80,6 +79,8 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
         spec = dataset_config(spec)
     name, source, openml_id, openml_target, drop = _read_spec(spec)
     if source == "sklearn":
+        from bncbench.data.sklearn_source import read_sklearn_table  # scikit-learn's datasets: only these
+
         frame, numeric, class_name = read_sklearn_table(name)
     else:
         store = resolve_data_dir(data_dir)

@@ -19,13 +19,14 @@ import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
-
-import pandas as pd
+from typing import TYPE_CHECKING, BinaryIO
 
 from bncbench.core.errors import DatasetError
 from bncbench.core.files import locked
 from bncbench.core.names import check_path_name
+
+if TYPE_CHECKING:  # pandas is imported where a table is read, so that `bncbench list datasets` does without it
+    import pandas as pd
 
 SCHEMA_FILE = "schema.json"
 #: The name of the class column of every store file (its last).
@@ -300,6 +301,8 @@ def _schema_columns(entry: object, name: str) -> tuple[list[dict], dict]:
 
 def _read_csv(path: Path) -> pd.DataFrame:
     """Read a store file with every value as a string (missing = empty field)."""
+    import pandas as pd
+
     try:
         # The pyarrow engine rejects rows with too few fields; the C engine pads them with NaN.
         return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""], engine="pyarrow")
@@ -331,6 +334,8 @@ def _check_columns(frame: pd.DataFrame, columns: list[str], class_name: str, pat
 
 def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
     """Convert a numeric column, raising on tokens that are not numbers."""
+    import pandas as pd
+
     numbers = pd.to_numeric(values, errors="coerce")
     bad = numbers.isna() & values.notna()
     if bad.any():
@@ -355,6 +360,8 @@ def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
 
 def _check_declared_values(values: pd.Series, declared: list, column: str, path: Path) -> None:
     """Raise when a nominal column holds values its schema entry does not declare."""
+    import pandas as pd
+
     unknown = pd.unique(values[values.notna() & ~values.isin([str(v) for v in declared])])
     if len(unknown):
         raise DatasetError(

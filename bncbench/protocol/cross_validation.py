@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedKFold
 
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.progress import task
@@ -125,6 +124,8 @@ def _class_codes(y) -> tuple[np.ndarray, np.ndarray]:
 
 def _splits(y_codes: np.ndarray, folds, rep_seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """The (train, test) rows of one repetition's stratified ``folds``-fold split."""
+    from sklearn.model_selection import StratifiedKFold  # here: a rerun of finished cells does without it
+
     splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
     with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
         warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)

@@ -24,11 +24,13 @@ import itertools
 from collections.abc import Mapping
 
 from bncbench.baselines import baseline_model, baseline_tags, make_baseline
-from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class
 from bncbench.bnc.structures import structure_presets
 from bncbench.core.errors import ConfigError
 
+#: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
+#: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
+MODEL_SETTINGS = ("hdp", "m_estimate")
 #: Arguments of ``BNClassifier`` read from a BNC's model config.
 MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_params")
 
@@ -36,6 +38,8 @@ MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_para
 def make_model(model: Mapping, random_state=None):
     """The unfitted classifier of a model config: ``baseline: <name>`` with ``baseline_params``, or the
     ``BNClassifier`` arguments."""
+    from bncbench.bnc.classifier import BNClassifier  # scikit-learn and numba's kernels: only to fit
+
     if "baseline" in model:
         return make_baseline(model["baseline"], dict(model.get("baseline_params") or {}), random_state)
     return BNClassifier(**{key: model[key] for key in MODEL_ARGS}, missing=model.get("missing", "value"),

@@ -1,7 +1,8 @@
 """Reports regenerated from what an experiment logged to MLflow.
 
 :func:`compute_report` computes a :class:`Report` from plain arguments, :func:`write_files` renders
-it, and :func:`write_report` does both from a composed config. A report holds win-draw-loss tables
+it, and :func:`write_report` does both from a composed config (:func:`unchanged_report`: unless the
+report there was made from the same runs, settings and code). A report holds win-draw-loss tables
 with sign tests, Wilcoxon and per-dataset 5x2cv tests, Friedman ranks with a critical-difference
 diagram, the published tables beside ours, scatter plots and win-loss curves against iterations.
 """
@@ -12,7 +13,7 @@ from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import LoggedRuns, load_fold_metrics, load_model_params, load_results, read_runs
 from bncbench.report.tables import to_frame, to_latex, to_markdown, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
-from bncbench.report.writer import write_files, write_report
+from bncbench.report.writer import unchanged_report, write_files, write_report
 
 __all__ = [
     "PUBLISHED",
@@ -30,6 +31,7 @@ __all__ = [
     "to_frame",
     "to_latex",
     "to_markdown",
+    "unchanged_report",
     "wdl_table",
     "win_draw_loss",
     "write_files",

@@ -12,8 +12,6 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pandas as pd
-from adjustText import adjust_text
-from autorank import plot_stats
 from matplotlib.axes import Axes
 from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
@@ -212,6 +210,8 @@ LABEL_PLACEMENT_STEPS = 500
 def _name_points(axes: list[Axes], names: list[str], x, y, every_x, every_y) -> None:
     """Name the points ``(x, y)``, each in the last of ``axes`` whose limits hold it (an inset before
     the main axes), and place the names with adjustText, off each other and off the points."""
+    from adjustText import adjust_text  # here, as plot_stats below: each imports matplotlib.pyplot
+
     for place, ax in enumerate(axes):
         inner = axes[place + 1 :]
         held = [
@@ -345,6 +345,8 @@ def critical_difference_plot(ranking: Ranking, path: Path, *, total: int | None 
     # autorank numbers every rank on the axis: a wider figure for many models keeps the numbers apart.
     figure = Figure(figsize=(max(6.4, 0.4 * n_models), 1.2 + 0.3 * np.ceil(n_models / 2)))
     ax = figure.add_subplot()
+    from autorank import plot_stats
+
     plot_stats(ranking.result, allow_insignificant=True, ax=ax)
     significance = "" if ranking.p_value <= ranking.alpha else ", not significant"
     shown = f"{ranking.datasets} of {total}" if total and total > ranking.datasets else str(ranking.datasets)

@@ -12,11 +12,10 @@ import io
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from autorank import autorank
-from autorank.autorank import RankResult
 from scipy.stats import friedmanchisquare
 
 from bncbench.report.paired_tests import (
@@ -25,6 +24,9 @@ from bncbench.report.paired_tests import (
     wilcoxon_signed_rank,
 )
 from bncbench.report.win_draw_loss import paired_means, same_mean
+
+if TYPE_CHECKING:
+    from autorank.autorank import RankResult
 
 #: autorank's lower bound on the number of datasets (its "performance estimations").
 MIN_FRIEDMAN_DATASETS = 5
@@ -215,7 +217,7 @@ class Ranking:
     p_value: float
     critical_difference: float
     alpha: float
-    result: RankResult
+    result: "RankResult"
 
 
 def friedman_nemenyi(
@@ -271,6 +273,8 @@ def friedman_nemenyi(
         )
     table = means.loc[complete].astype(float)
     statistic, p_value = friedmanchisquare(*table.to_numpy().T)
+    from autorank import autorank  # here: it imports matplotlib.pyplot, which only a ranking needs
+
     # autorank prints its choice of test and warns on ties; the report states both.
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -6,9 +6,13 @@ it computes the report (:func:`bncbench.report.compute.compute_report`) and rend
 missing) is left out and the experiment's ``README.md`` says why.
 """
 
+import dataclasses
 import functools
+import hashlib
+import json
 import subprocess
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +74,12 @@ OUTPUTS = (
     "published.csv",
     "ranks.csv",
     "wl_curves.csv",
+    "manifest.json",
 )
+#: What a report was made from (``report_inputs``) and the digest of each of its files.
+MANIFEST = "manifest.json"
+#: The libraries whose versions the report's numbers and figures may depend on.
+LIBRARIES = ("numpy", "pandas", "scipy", "matplotlib")
 
 
 def write_report(
@@ -80,6 +89,7 @@ def write_report(
     replace: bool = False,
     scratch: bool = False,
     data_dir: str | Path | None = None,
+    manifest: bool = False,
 ) -> Path:
     """Write the tables, statistics and figures of an experiment from its MLflow runs.
 
@@ -104,6 +114,10 @@ def write_report(
     data_dir : str, Path or None
         The dataset store (``bncbench.data.resolve_data_dir``), read only for runs that predate their
         folds' error counts, to count their folds' test rows (``bncbench.report.error_counts``).
+    manifest : bool
+        Also write ``manifest.json``: what the report was made from (:func:`report_inputs`) and the
+        digest of each of its files, so that a rerun with nothing new leaves it as it is
+        (:func:`unchanged_report`; ``bncbench run`` writes it, ``bncbench report`` does not).
 
     Returns
     -------
@@ -124,7 +138,8 @@ def write_report(
           of the published tables' scatter plots;
         - ``wl_curves.csv``, ``figures/wl_iterations_<metric>.png``,
           ``figures/wl_tying_<metric>.png``: win-loss against the number of iterations, for
-          models that differ in their ``iterations`` or ``tying`` parameter.
+          models that differ in their ``iterations`` or ``tying`` parameter;
+        - ``manifest.json`` with ``manifest``.
 
     Raises
     ------
@@ -140,6 +155,7 @@ def write_report(
             "(--replace)."
         )
     settings = {key: value for key, value in plan.report.items() if ADDED_LATER.get(key, ...) != value}
+    made_of = report_inputs(plan, tracking_uri, data_dir) if manifest else None
     report = compute_report(
         tracking_uri,
         plan.experiment,
@@ -159,7 +175,51 @@ def write_report(
         test_rows=plan_test_rows(plan, data_dir),
     )
     command = regenerate_command(list(plan.overrides), plan.experiment)
-    return write_files(report, Path(report_dir), settings, command)
+    return write_files(report, Path(report_dir), settings, command, made_of)
+
+
+def report_inputs(plan: Plan, tracking_uri: str, data_dir: str | Path | None = None) -> str:
+    """A digest of everything :func:`write_report` makes a report of ``plan`` from: the experiment's
+    finished runs in the store (all of each: ids, times, tags, params, metrics), the plan (every cell's
+    ``cfg_hash`` and data digest, the comparisons, metrics, report settings and overrides), the store
+    and the data directory, and the code (bncbench's files, the versions of ``LIBRARIES``)."""
+    from bncbench.tracking.record import finished_records  # here: MLflow only when a store is read
+
+    runs = sorted((dataclasses.asdict(run) for run in finished_records(tracking_uri, plan.experiment)),
+                  key=lambda run: run["run_id"])
+    made_of = [runs, repr(plan), tracking_uri, str(resolve_data_dir(data_dir)), _code()]
+    return hashlib.sha256(json.dumps(made_of, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@functools.cache
+def _code() -> str:
+    """A digest of bncbench's files and of the versions of ``LIBRARIES``."""
+    digest = hashlib.sha256(" ".join(version(library) for library in LIBRARIES).encode())
+    package = Path(__file__).resolve().parents[1]
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def unchanged_report(plan: Plan, tracking_uri: str, report_dir: str | Path, data_dir: str | Path | None = None
+                     ) -> Path | None:
+    """The report of ``plan`` in ``report_dir`` if :func:`write_report` would write it as it is: its
+    manifest says it was made from the same ``report_inputs`` and every file it lists is there, as
+    written; else (no report, or no manifest, e.g. an older report's) None."""
+    place = Path(report_dir) / check_path_name("experiment.name", plan.experiment)
+    try:
+        manifest = json.loads((place / MANIFEST).read_text(encoding="utf-8"))
+        files = {name: _file_digest(place / name) for name in manifest["files"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if files != manifest["files"] or manifest["made_of"] != report_inputs(plan, tracking_uri, data_dir):
+        return None
+    return place
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def plan_test_rows(plan: Plan, data_dir: str | Path | None) -> Callable[[str], np.ndarray]:
@@ -226,7 +286,8 @@ def regenerate_command(overrides: list[str] | None, experiment: str) -> str:
 
 
 def write_files(
-    report: Report, report_dir: Path, settings: dict | None = None, command: str | None = None
+    report: Report, report_dir: Path, settings: dict | None = None, command: str | None = None,
+    made_of: str | None = None,
 ) -> Path:
     """Render a report into ``<report_dir>/<experiment>``, replacing the files of an older one.
 
@@ -242,6 +303,9 @@ def write_files(
     command : str, optional
         The command that regenerates the report (default ``bncbench report experiment=<name>``), run
         with the user's own ``tracking_uri`` and folders (``PLACES``).
+    made_of : str, optional
+        :func:`report_inputs` of the report: given, ``manifest.json`` records it with the digest of each
+        file written, which :func:`unchanged_report` checks.
 
     Returns
     -------
@@ -301,6 +365,10 @@ def write_files(
             *left_out_lines(left_out),
         ]
         (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
+        if made_of is not None:
+            files = sorted(path for path in out.rglob("*") if path.is_file())
+            written = {path.relative_to(out).as_posix(): _file_digest(path) for path in files}
+            (out / MANIFEST).write_text(json.dumps({"made_of": made_of, "files": written}, indent=1), encoding="utf-8")
     return place
 
 

@@ -25,7 +25,6 @@ available-case counts of bnclassify are the ordinary counts.
 """
 
 import numpy as np
-from scipy.special import expit, gammaln
 
 from bncbench.bnc.estimators.per_attribute import PerAttributeEstimator
 from bncbench.bnc.parameters import check_number
@@ -86,6 +85,8 @@ class ModelAveragedNaiveBayes(PerAttributeEstimator):
             )
 
     def fit_values(self, network, codes, tables, rng) -> np.ndarray:
+        from scipy.special import expit
+
         log_odds = np.array(
             [_log_marginal(tree.counts[1], self.alpha) - _log_marginal(tree.counts[0], self.alpha)
              for tree in network.trees[1:]]
@@ -106,6 +107,8 @@ class ModelAveragedNaiveBayes(PerAttributeEstimator):
 
 def _log_marginal(counts: np.ndarray, alpha: float) -> float:
     """``log P(D)`` of the rows of ``counts``, each an independent Dirichlet(alpha)-multinomial."""
+    from scipy.special import gammaln
+
     r = counts.shape[1]
     return float(
         np.sum(gammaln(r * alpha) - gammaln(counts.sum(axis=1) + r * alpha))

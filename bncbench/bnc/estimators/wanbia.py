@@ -25,8 +25,6 @@ one product of tables (TAN, kDB, SkDB). AODE, an average of such products, is re
 """
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.special import logsumexp
 
 from bncbench.bnc.estimators.per_attribute import AttributeWeighting
 from bncbench.bnc.inference import PackedNetwork
@@ -82,6 +80,8 @@ class WeightingToAlleviateNaiveBayes(AttributeWeighting):
             )
 
     def fit_values(self, network, codes, tables, rng) -> np.ndarray:
+        from scipy.optimize import minimize
+
         n_weights = len(network.attributes)
         self.optimisation_ = None
         if n_weights == 0:
@@ -145,6 +145,8 @@ class ConditionalLogLikelihood:
 
     def _normalisers(self, weights):
         """Per looked-up (row, class, attribute): ``log Z(w)`` and ``sum_k theta~_k log theta_k``."""
+        from scipy.special import logsumexp
+
         log_z, expected = [], []
         for log_tables, weight in zip(self.attribute_tables, weights):
             for log_table in log_tables:
@@ -157,6 +159,8 @@ class ConditionalLogLikelihood:
 
     def negative_with_gradient(self, weights: np.ndarray) -> tuple[float, np.ndarray]:
         """``-CLL(w)`` and its gradient."""
+        from scipy.special import logsumexp
+
         log_joint = self.log_prior + self.log_theta @ weights
         slope = self.log_theta  # d log_joint / d w
         if self.renormalise:

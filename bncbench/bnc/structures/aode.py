@@ -7,7 +7,6 @@ so any parameter estimator fills them.
 """
 
 import numpy as np
-from scipy.special import logsumexp
 
 from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.network import CountedNetwork
@@ -58,6 +57,8 @@ class AveragedOneDependence(CountedNetwork):
 
     def combine(self, grouped_log_joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Mean of the eligible SPODEs' joint probabilities (Webb et al. 2005, Eq. 8), in log space."""
+        from scipy.special import logsumexp
+
         d = len(self.super_parents)
         value_counts = [self.trees[1 + s].counts[0][0] for s in self.super_parents]  # n(x_s), all classes
         eligible = np.column_stack(

@@ -1,7 +1,6 @@
 """Tree-augmented naive Bayes (Friedman et al. 1997) and its forest with penalised edges (FAN)."""
 
 import numpy as np
-from scipy.sparse.csgraph import breadth_first_order, connected_components, minimum_spanning_tree
 
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.structures.base import Structure, counted, statistics
@@ -49,6 +48,8 @@ class TreeAugmentedStructure(Structure):
         self.score = score
 
     def learn(self, data, cards, n_classes, memory_limit=None):
+        from scipy.sparse.csgraph import breadth_first_order, connected_components, minimum_spanning_tree
+
         found = statistics(data, cards, n_classes, memory_limit=memory_limit)
         d, n = len(cards), found.n_rows
         cmi = found.conditional_mutual_information()

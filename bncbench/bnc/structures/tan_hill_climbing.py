@@ -22,7 +22,6 @@ import warnings
 
 import numpy as np
 from numba import njit
-from sklearn.model_selection import StratifiedKFold
 
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.parameters import check_integer, check_number
@@ -161,6 +160,8 @@ class CrossValidatedAccuracy:
     """
 
     def __init__(self, codes, cards, n_classes, folds, seed, alpha, memory_limit=None):
+        from sklearn.model_selection import StratifiedKFold  # here, so that naming the structures does without it
+
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
         y = codes[:, -1]
