@@ -118,6 +118,7 @@ class Dataset:
     openml_id: int | None
     openml_target: str | None
     drop: list[str]
+    synthetic: dict[str, Any] | None  # checked where it is read (bncbench.data.synthetic.Declaration)
 
 
 @dataclass

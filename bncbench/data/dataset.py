@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,8 @@ import pandas as pd
 import yaml
 
 from bncbench.data.sklearn_source import read_sklearn_table
+from bncbench.data.synthetic import true_posterior as synthetic_posterior
+from bncbench.data.synthetic import write_synthetic
 from bncbench.data.store import (
     DATA_DIR_HINT,
     data_file,
@@ -24,8 +28,8 @@ from bncbench.core.names import check_path_name
 
 logger = logging.getLogger(__name__)
 
-SPEC_KEYS = {"name", "source", "openml_id", "openml_target", "drop"}
-SOURCES = ("store", "sklearn")
+SPEC_KEYS = {"name", "source", "openml_id", "openml_target", "drop", "synthetic"}
+SOURCES = ("store", "sklearn", "synthetic")
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,12 +47,16 @@ class Dataset:
         values written ``1`` and ``1.0`` are one class).
     numeric : list of str
         Names of the numeric columns of ``X``.
+    true_posterior : callable or None
+        Of a synthetic dataset: rows of ``X`` -> their true ``P(y | x)``, a frame with a column per class
+        (``bncbench.data.synthetic.true_posterior``); None for data whose distribution is unknown.
     """
 
     name: str
     X: pd.DataFrame
     y: pd.Series
     numeric: list[str]
+    true_posterior: Callable[[pd.DataFrame], pd.DataFrame] | None = None
 
 
 def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dataset:
@@ -57,7 +65,8 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     Parameters
     ----------
     spec : Mapping or str
-        Keys ``name``; ``source`` ("store" or "sklearn"); ``openml_id`` (int or None) and
+        Keys ``name``; ``source`` ("store", "sklearn" or "synthetic", with its ``synthetic`` declaration:
+        ``bncbench.data.synthetic``); ``openml_id`` (int or None) and
         ``openml_target`` (str or None), used to fetch a store dataset absent from the store;
         ``drop`` (column names to leave out, e.g. ids). A name alone (``"vote"``) stands for its
         config, ``conf/dataset/<name>.yaml``.
@@ -79,8 +88,13 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     if isinstance(spec, str):
         spec = dataset_config(spec)
     name, source, openml_id, openml_target, drop = _read_spec(spec)
+    true_posterior = None
     if source == "sklearn":
         frame, numeric, class_name = read_sklearn_table(name)
+    elif source == "synthetic":
+        store = resolve_data_dir(data_dir)
+        frame, numeric, class_name = read_store_table(store, write_synthetic(store, spec))
+        true_posterior = functools.partial(synthetic_posterior, dict(spec))
     else:
         store = resolve_data_dir(data_dir)
         if not data_file(store, name).is_file():
@@ -126,6 +140,7 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
         X=X,
         y=_class_labels(y, name).rename("class"),
         numeric=[column for column in numeric if column in X.columns],
+        true_posterior=true_posterior,
     )
 
 
