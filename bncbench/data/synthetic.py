@@ -61,7 +61,7 @@ class Declaration:
     sample_seed: int
 
     @classmethod
-    def of(cls, spec: Mapping) -> "Declaration":
+    def of(cls, spec: Mapping) -> Declaration:
         """The declaration of the dataset config ``spec``; a bad one is refused in one line.
 
         Raises
@@ -137,7 +137,7 @@ class SyntheticNetwork:
     tables: list
 
     @classmethod
-    def of(cls, declaration: Declaration, where: str = "a synthetic dataset") -> "SyntheticNetwork":
+    def of(cls, declaration: Declaration, where: str = "a synthetic dataset") -> SyntheticNetwork:
         """Draw the network of ``declaration``: parents, then CPTs, from ``numpy.random.default_rng(seed)``."""
         rng = np.random.default_rng(declaration.seed)
         n_vars = declaration.attributes + 1
