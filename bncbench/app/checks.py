@@ -15,6 +15,7 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from bncbench.app.schema import check_types
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.core.metrics import TRUTH
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
 from bncbench.protocol.cost_features import dataset_features
@@ -32,8 +33,9 @@ MODEL_SETTINGS = ("hdp", "m_estimate")
 #: Settings of ``cv`` that only ``cv.discretisation=equal_frequency`` reads.
 EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")
 
-#: Metrics every run logs (per fold and as means), which an experiment's report may compare.
-RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
+#: Metrics every run logs (per fold and as means), which an experiment's report may compare; and, on a
+#: synthetic dataset, the distances to the true P(y | x) (``bncbench.core.metrics.TRUTH``).
+RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds", *TRUTH)
 
 
 def _default_models(cfg: DictConfig) -> None:

@@ -15,7 +15,7 @@ from sklearn.model_selection import StratifiedKFold
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.progress import task
 from bncbench.core.errors import ConfigError, DatasetError
-from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES
+from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES, TRUTH
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
@@ -98,7 +98,9 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
                    fit_predict) -> CrossValidation:
     """The folds of ``cross_validate`` on rows of class codes ``y_codes`` (among ``classes``): per fold,
     ``fit_predict(train, test, rep_seed, warm_up)`` returns the test rows' class probabilities (a column
-    per class), the timings and the fitted classifier; the losses, counts and predictions follow."""
+    per class), the timings, the fitted classifier and the true ``P(y | x)`` of the test rows (a frame
+    with a column per class label, ``Dataset.true_posterior``) or None; the losses, counts, distances to
+    the truth and predictions follow."""
     seeds = repetition_seeds(seed, repetitions)
     _check_folds(name, np.bincount(y_codes), int(folds))
     fold_metrics, predictions, structures, diagnostics = [], [], [], []
@@ -106,10 +108,10 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
         for train, test in _splits(y_codes, folds, rep_seed):
             index = len(fold_metrics)
             with task(f"{name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
-                proba, seconds, classifier = fit_predict(train, test, rep_seed, index == 0)
+                proba, seconds, classifier, truth = fit_predict(train, test, rep_seed, index == 0)
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             counts = {name: count(proba, y_codes[test]) for name, count in {**CLIPPING, **COUNTS}.items()}
-            fold_metrics.append({**losses, **counts, **seconds})
+            fold_metrics.append({**losses, **counts, **seconds, **truth_distances(proba, classes, truth)})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
             if isinstance(classifier, BNClassifier):
                 parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
@@ -118,6 +120,23 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
     return CrossValidation(
         seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures, diagnostics
     )
+
+
+def truth_distances(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame | None) -> dict:
+    """The ``TRUTH`` distances (``bncbench.core.metrics``) of the test rows' ``proba`` (a column per class of
+    ``classes``) to ``truth``, whose columns are every class the network declares: a class that no row of
+    the dataset has takes probability 0 from the model. Empty when the truth is unknown (None).
+
+    Why ``P(y | x)`` on the test rows rather than the CPTs: it is what a classifier estimates, whatever its
+    structure, so it compares naive Bayes, kDB-5, SkDB and a random forest alike, on the distribution of
+    the data; CPTs of different structures condition on different parents and have no common truth.
+    """
+    if truth is None:
+        return {}
+    labels = np.asarray(truth.columns, dtype=object)
+    model = np.zeros((len(proba), len(labels)))
+    model[:, [list(labels).index(label) for label in classes]] = proba
+    return {name: distance(model, truth.to_numpy()) for name, distance in TRUTH.items()}
 
 
 def fold_test_rows(y, repetitions: int = 5, folds: int = 2, seed: int = 1) -> np.ndarray:
@@ -181,7 +200,8 @@ def _fit_predict(dataset, train, test, model, random_state, classes, warm_up, di
     fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
     proba = np.zeros((len(test), len(classes)))
     proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
-    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier
+    truth = None if dataset.true_posterior is None else dataset.true_posterior(dataset.X.iloc[test])
+    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
 
 def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:

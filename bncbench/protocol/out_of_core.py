@@ -85,17 +85,20 @@ def cross_validate_file(
         (classifier, source), fit_seconds = timed(fit, "fit")
         log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
                  time.perf_counter() - started)
-        parts, predict_seconds = [], 0.0
+        parts, truths, predict_seconds = [], [], 0.0
         for frame in selected_chunks(data.path, chunk_rows, data.numeric, mask(test)):
             X = _attributes(frame, source.discretizer)
             fold_proba, seconds = timed(lambda X=X: classifier.predict_proba(X), "predict_proba")
             parts.append(fold_proba)
             predict_seconds += seconds
+            if data.true_posterior is not None:
+                truths.append(data.true_posterior(frame.drop(columns=[CLASS_COLUMN])))
         proba = np.zeros((len(test), len(classes)))
         proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = np.vstack(parts)
         log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, len(test),
                  time.perf_counter() - started)
-        return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier
+        truth = pd.concat(truths, ignore_index=True) if truths else None
+        return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
     return repeated_folds(data.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
 

@@ -132,3 +132,25 @@ def test_a_bad_declaration_is_refused_in_one_line(tmp_path, declaration, message
     assert message in str(refused.value) and "conf/dataset/toy.yaml" in str(refused.value)
     assert "\n" not in str(refused.value)
     assert not list(tmp_path.glob("*.csv.gz"))
+
+
+def test_cross_validation_logs_the_distance_to_the_truth_which_shrinks_with_the_rows(tmp_path):
+    from bncbench.protocol.cross_validation import cross_validate
+    from bncbench.protocol.models import model_spec
+
+    def distances(rows):
+        dataset = load_dataset(spec(rows=rows, k=0), tmp_path)  # a naive Bayes network, learnt by naive Bayes
+        return cross_validate(dataset, model_spec("nb_laplace"), repetitions=1, folds=2).metrics
+
+    small, large = distances(200), distances(20_000)
+    assert set(small.columns) >= {"kl_to_truth", "tv_to_truth"}
+    assert large["kl_to_truth"].mean() < small["kl_to_truth"].mean() / 10
+    assert large["tv_to_truth"].mean() < 0.02 and large["kl_to_truth"].mean() < 0.01
+
+
+def test_a_dataset_of_unknown_distribution_has_no_distance_to_the_truth(shared_data_dir):
+    from bncbench.protocol.cross_validation import cross_validate
+    from bncbench.protocol.models import model_spec
+
+    metrics = cross_validate(load_dataset("iris", shared_data_dir), model_spec("nb_laplace"), repetitions=1).metrics
+    assert "kl_to_truth" not in metrics and "tv_to_truth" not in metrics
