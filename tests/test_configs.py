@@ -36,7 +36,7 @@ def test_every_experiment_composes(name):
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
     assert experiment["name"] == name
     assert experiment["datasets"] and experiment["models"]
-    assert set(experiment["metrics"]) <= {"zero_one_loss", "rmse", "log_loss"}
+    assert set(experiment["metrics"]) <= {"zero_one_loss", "rmse", "log_loss", "kl_to_truth", "tv_to_truth"}
 
 
 def test_default_experiment_is_smoke_with_enough_cells():

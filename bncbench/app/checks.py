@@ -18,7 +18,7 @@ from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.metrics import TRUTH
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
-from bncbench.protocol.cost_features import dataset_features
+from bncbench.protocol.cost_features import config_features
 from bncbench.protocol.cross_validation import predictions_bytes
 from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
 
@@ -108,6 +108,20 @@ def check_report(cfg: DictConfig) -> None:
         )
     except ConfigError as err:
         raise ConfigError(f"experiment {experiment.get('name')!r}: {err}") from None
+
+
+def check_truth_metrics(cfg: DictConfig, datasets: dict[str, dict]) -> None:
+    """Refuse a report comparing a distance to the true P(y | x) (``TRUTH``) of a dataset whose truth is
+    unknown: the metric exists for synthetic datasets alone."""
+    truth = [metric for metric in cfg.experiment.metrics if metric in TRUTH]
+    unknown = [name for name, spec in datasets.items() if spec.get("source") != "synthetic"]
+    if truth and unknown:
+        raise ConfigError(
+            f"experiment {cfg.experiment.name!r}: experiment.metrics names {', '.join(truth)}, a distance to the "
+            f"true P(y | x), which only a synthetic dataset has (source: synthetic), not {', '.join(unknown[:5])}"
+            f"{' ...' if len(unknown) > 5 else ''}; leave {', '.join(truth)} out of experiment.metrics or run "
+            "synthetic datasets alone."
+        )
 
 
 def check_experiment(cfg: DictConfig, options) -> None:
@@ -311,7 +325,7 @@ def check_cell_sizes(plan: Plan, data_dir: Path, executor: DictConfig) -> None:
     for cell in plan.cells:
         spec = cell.semantic()["dataset"]
         try:
-            size = dataset_features(data_dir, cell.dataset, spec.get("drop") or ())
+            size = config_features(data_dir, spec)
             sizes[cell.dataset] = (size.rows, size.classes)
         except DatasetError:
             sizes[cell.dataset] = (cv.folds, 2)

@@ -32,6 +32,7 @@ from bncbench.app.checks import (
     check_overrides_apply,
     check_report,
     check_settings,
+    check_truth_metrics,
     experiment_grids,
 )
 from bncbench.app.schema import describe, setting_type, unknown_setting_message
@@ -89,6 +90,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         check_report(cfg)
         check_overrides_apply(overrides, cfg, models)
         datasets = _dataset_specs(cfg, overrides)
+        check_truth_metrics(cfg, datasets)
     with open_dict(cfg):
         del cfg["hydra"]
     plan = _plan(cfg, overrides, datasets, models)

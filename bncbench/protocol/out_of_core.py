@@ -32,7 +32,12 @@ from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.data.dataset import DatasetFile
 from bncbench.data.store import CLASS_COLUMN
-from bncbench.protocol.cross_validation import CrossValidation, class_codes, repeated_folds, warm_up_fit
+from bncbench.protocol.cross_validation import (
+    CrossValidation,
+    class_codes,
+    repeated_folds,
+    warm_up_fit,
+)
 from bncbench.protocol.models import make_model
 
 log = logging.getLogger(__name__)
@@ -80,8 +85,11 @@ def cross_validate_file(
         started = time.perf_counter()
         if warm_up:
             _warm_up(data, model, mask(train), chunk_rows, rep_seed)
-        fit = lambda: fit_file(make_model(model, rep_seed), data.path, CLASS_COLUMN, chunk_rows, sample_rows,  # noqa: E731
-                               discretise=bool(data.numeric), numeric=data.numeric, rows=mask(train))
+
+        def fit():
+            return fit_file(make_model(model, rep_seed), data.path, CLASS_COLUMN, chunk_rows, sample_rows,
+                            discretise=bool(data.numeric), numeric=data.numeric, rows=mask(train))
+
         (classifier, source), fit_seconds = timed(fit, "fit")
         log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
                  time.perf_counter() - started)
