@@ -180,6 +180,7 @@ def test_the_default_prices_every_model_of_every_experiment(experiment, shared_d
             f"experiment={experiment}",
             f"experiment.datasets=[{','.join(datasets)}]",
             "experiment.comparisons=[]",
+            "experiment.metrics=[zero_one_loss]",  # learning_curves' distances to the truth need synthetic data
             f"data_dir={shared_data_dir}",
         ]
     ).plan

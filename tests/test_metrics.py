@@ -20,3 +20,28 @@ def test_rows_below_the_floor_are_counted_and_their_part_of_the_log_loss_is_spli
 def test_no_clipped_row_no_clipped_part():
     assert zero_probability_rows(PROBA[:2], Y[:2]) == 0
     assert clipped_log_loss(PROBA[:2], Y[:2]) == 0.0
+
+
+def test_the_distances_to_the_truth_by_hand():
+    from bncbench.core.metrics import kl_to_truth, tv_to_truth
+
+    truth = np.array([[0.5, 0.5], [1.0, 0.0]])
+    model = np.array([[0.25, 0.75], [0.5, 0.5]])
+    # row 1: 0.5 ln(0.5 / 0.25) + 0.5 ln(0.5 / 0.75); row 2: 1 ln(1 / 0.5), the zero of the truth adds nothing
+    assert kl_to_truth(model, truth) == pytest.approx((0.5 * np.log(2) + 0.5 * np.log(2 / 3) + np.log(2)) / 2)
+    assert tv_to_truth(model, truth) == pytest.approx((0.25 + 0.5) / 2)
+    assert kl_to_truth(truth, truth) == 0.0 and tv_to_truth(truth, truth) == 0.0
+    # a model giving 0 to a possible class: clipped at the floor, as the log loss, not infinite
+    assert kl_to_truth(np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]])) == pytest.approx(
+        0.5 * np.log(0.5) + 0.5 * (np.log(0.5) - np.log(PROBABILITY_FLOOR)))
+
+
+def test_a_declared_class_absent_from_the_data_takes_probability_zero_from_the_model():
+    import pandas as pd
+
+    from bncbench.protocol.cross_validation import truth_distances
+
+    truth = pd.DataFrame([[0.5, 0.1, 0.4]], columns=["c0", "c1", "c2"])
+    found = truth_distances(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), truth)
+    assert found["tv_to_truth"] == pytest.approx(0.5 * (0.0 + 0.1 + 0.1))
+    assert truth_distances(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), None) == {}

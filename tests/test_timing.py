@@ -96,7 +96,7 @@ def test_the_warm_up_on_a_few_rows_says_nothing():
 
     import pandas as pd
 
-    from bncbench.protocol.cross_validation import _warm_up
+    from bncbench.protocol.cross_validation import warm_up_fit
 
     rng = np.random.default_rng(0)
     y = pd.Series(np.repeat([f"c{i}" for i in range(60)], 5))
@@ -104,5 +104,5 @@ def test_the_warm_up_on_a_few_rows_says_nothing():
     model = {"structure": "nb", "k": None, "structure_params": {}, "estimator": "m_estimate", "estimator_params": {}}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        _warm_up(model, X, y, X, random_state=0)
+        warm_up_fit(model, X, y, X, random_state=0)
     assert [str(w.message) for w in caught] == []

@@ -15,9 +15,10 @@ from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 from bncbench.app.schema import check_types
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.core.metrics import TRUTH
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
-from bncbench.protocol.cost_features import dataset_features
+from bncbench.protocol.cost_features import config_features
 from bncbench.protocol.cross_validation import predictions_bytes
 from bncbench.protocol.models import MODEL_SETTINGS, experiment_comparisons, grid_models, reads_setting
 
@@ -28,8 +29,9 @@ NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 #: Settings of ``cv`` that only ``cv.discretisation=equal_frequency`` reads.
 EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")
 
-#: Metrics every run logs (per fold and as means), which an experiment's report may compare.
-RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds")
+#: Metrics every run logs (per fold and as means), which an experiment's report may compare; and, on a
+#: synthetic dataset, the distances to the true P(y | x) (``bncbench.core.metrics.TRUTH``).
+RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds", *TRUTH)
 
 
 def _default_models(cfg: DictConfig) -> None:
@@ -102,6 +104,20 @@ def check_report(cfg: DictConfig) -> None:
         )
     except ConfigError as err:
         raise ConfigError(f"experiment {experiment.get('name')!r}: {err}") from None
+
+
+def check_truth_metrics(cfg: DictConfig, datasets: dict[str, dict]) -> None:
+    """Refuse a report comparing a distance to the true P(y | x) (``TRUTH``) of a dataset whose truth is
+    unknown: the metric exists for synthetic datasets alone."""
+    truth = [metric for metric in cfg.experiment.metrics if metric in TRUTH]
+    unknown = [name for name, spec in datasets.items() if spec.get("source") != "synthetic"]
+    if truth and unknown:
+        raise ConfigError(
+            f"experiment {cfg.experiment.name!r}: experiment.metrics names {', '.join(truth)}, a distance to the "
+            f"true P(y | x), which only a synthetic dataset has (source: synthetic), not {', '.join(unknown[:5])}"
+            f"{' ...' if len(unknown) > 5 else ''}; leave {', '.join(truth)} out of experiment.metrics or run "
+            "synthetic datasets alone."
+        )
 
 
 def check_experiment(cfg: DictConfig, options) -> None:
@@ -305,7 +321,7 @@ def check_cell_sizes(plan: Plan, data_dir: Path, executor: DictConfig) -> None:
     for cell in plan.cells:
         spec = cell.semantic()["dataset"]
         try:
-            size = dataset_features(data_dir, cell.dataset, spec.get("drop") or ())
+            size = config_features(data_dir, spec)
             sizes[cell.dataset] = (size.rows, size.classes)
         except DatasetError:
             sizes[cell.dataset] = (cv.folds, 2)

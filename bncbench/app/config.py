@@ -33,6 +33,7 @@ from bncbench.app.checks import (
     check_overrides_apply,
     check_report,
     check_settings,
+    check_truth_metrics,
     experiment_grids,
 )
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
@@ -90,6 +91,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         check_report(cfg)
         check_overrides_apply(overrides, cfg, models)
         datasets = _dataset_specs(cfg, overrides)
+        check_truth_metrics(cfg, datasets)
     with open_dict(cfg):
         del cfg["hydra"]
     plan = _plan(cfg, overrides, datasets, models)

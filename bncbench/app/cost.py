@@ -22,7 +22,7 @@ from bncbench.core.errors import DatasetError
 from bncbench.core.terminal import duration
 from bncbench.protocol.cell import Cell, Plan, canonical_model
 from bncbench.protocol.cost import CostModel, wall_seconds
-from bncbench.protocol.cost_features import FEATURE_COLUMNS, CellFeatures, cell_features, dataset_features
+from bncbench.protocol.cost_features import FEATURE_COLUMNS, CellFeatures, cell_features, config_features
 
 #: Seconds a cell costs besides its fits and predictions (discretisation, the warm-up fit, logging to
 #: the store: a median 0.6 s in the committed bundles' runs, more on a loaded machine).
@@ -156,7 +156,7 @@ def plan_features(plan: Plan, data_dir) -> pd.DataFrame:
 def _features(cell: Cell, data_dir) -> CellFeatures | None:
     dataset = cell.semantic()["dataset"]
     try:
-        size = dataset_features(Path(data_dir), str(dataset["name"]), dataset.get("drop") or ())
+        size = config_features(Path(data_dir), dataset)
     except DatasetError:  # not in the store's manifest (yet): its cells are priced at the median
         return None
     return cell_features(canonical_model(cell.semantic()["model"]), size, cell.cv.repetitions * cell.cv.folds)

@@ -1,5 +1,5 @@
-"""The datasets of a sweep, made present before its first cell: those absent from the data directory are
-fetched from OpenML here, in the launching process, one after another, so that workers never race on
+"""The datasets of a sweep, made present before its first cell: synthetic ones absent from the data
+directory are drawn into it (``bncbench.data.synthetic``), and other absent ones fetched from OpenML here, in the launching process, one after another, so that workers never race on
 OpenML's cache; when they cannot be (offline, no OpenML id), one line says which and how to point
 bncbench at a data directory that holds them, and nothing runs.
 """
@@ -12,6 +12,7 @@ from pathlib import Path
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.data.digest import dataset_digest
 from bncbench.data.store import DATA_DIR_HINT
+from bncbench.data.synthetic import write_synthetic
 from bncbench.protocol.cell import Plan
 
 #: Where a dataset is fetched from, probed once (a few seconds at most) before fetching anything.
@@ -19,26 +20,32 @@ OPENML_HOST = ("www.openml.org", 443)
 PROBE_SECONDS = 5.0
 
 
-def missing_datasets(plan: Plan) -> dict[str, dict]:
-    """The store datasets of ``plan`` with no file in the data directory, by name, with their config."""
+def missing_datasets(plan: Plan, source: str = "store") -> dict[str, dict]:
+    """The datasets of ``source`` (store or synthetic) of ``plan`` with no file in the data directory, by
+    name, with their config."""
     return {
         cell.dataset: cell.semantic()["dataset"]
         for cell in plan.cells
-        if cell.data_digest is None and cell.semantic()["dataset"].get("source", "store") == "store"
+        if cell.data_digest is None and cell.semantic()["dataset"].get("source", "store") == source
     }
 
 
 def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
-    """``plan`` with its datasets absent from ``data_dir`` fetched from OpenML into it, and their digests.
+    """``plan`` with its datasets absent from ``data_dir`` drawn (synthetic ones) or fetched from OpenML
+    into it, and their digests.
 
     Raises
     ------
     ConfigError
         Some cannot be fetched: the message names them, why, and the settings that fix it.
     """
+    drawn = missing_datasets(plan, "synthetic")
+    for name, spec in drawn.items():
+        print(f"bncbench: drawing the synthetic dataset {name} into {data_dir}", flush=True)
+        write_synthetic(data_dir, spec)
     missing = missing_datasets(plan)
     if not missing:
-        return plan
+        return _with_digests(plan, drawn, data_dir)
     names = ", ".join(missing)
     without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
     reason = None
@@ -64,7 +71,14 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
             "original files into it (bncbench data add; their conf/dataset/<name>.yaml says how), or run the "
             "others (experiment.datasets=[...])."
         )
-    digests = {name: dataset_digest(spec, data_dir) for name, spec in missing.items()}
+    return _with_digests(plan, {**drawn, **missing}, data_dir)
+
+
+def _with_digests(plan: Plan, added: dict[str, dict], data_dir: Path) -> Plan:
+    """``plan`` with the digests of the datasets ``added`` to ``data_dir`` (``plan`` itself if none)."""
+    if not added:
+        return plan
+    digests = {name: dataset_digest(spec, data_dir) for name, spec in added.items()}
     cells = tuple(
         replace(cell, data_digest=digests[cell.dataset].digest) if cell.dataset in digests else cell
         for cell in plan.cells

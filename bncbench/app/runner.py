@@ -21,9 +21,11 @@ import yaml
 from bncbench import tracking
 from bncbench.core.errors import BncbenchError, NotApplicableError
 from bncbench.data import load_dataset, resolve_data_dir
+from bncbench.data.dataset import dataset_file
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell
 from bncbench.protocol.cross_validation import cross_validate, repetition_seeds
+from bncbench.protocol.out_of_core import cross_validate_file, in_memory_bytes
 from bncbench.protocol.models import model_tags
 from bncbench.report.figures import heat_map
 from bncbench.tracking import lease, provenance, reuse
@@ -56,6 +58,12 @@ class Destination:
         Threads of the numba kernels in the cell.
     sweep : str or None
         The sweep's name, tagged on its runs (``lease.SWEEP_TAG``).
+    out_of_core_bytes : int or None
+        A dataset whose in-memory cross-validation would need more (``bncbench.protocol.out_of_core``) is
+        learnt out of core; None: never.
+    chunk_rows, sample_rows : int
+        Out of core: rows read at a time, and the uniform sample of a training fold's rows on which the MDL
+        discretiser is fitted.
     """
 
     tracking_uri: str
@@ -65,6 +73,9 @@ class Destination:
     reuse_runs: bool = True
     numba_threads: int = 1
     sweep: str | None = None
+    out_of_core_bytes: int | None = None
+    chunk_rows: int = 100_000
+    sample_rows: int = 100_000
 
 
 @dataclass(frozen=True)
@@ -226,13 +237,20 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
     config = {"experiment": {"name": destination.experiment}, **cell.semantic(), "data_dir": destination.data_dir}
     tracking.log_text(client, run_id, yaml.safe_dump(config, sort_keys=False), "config.yaml")
 
-    spec = cell.semantic()["dataset"]
-    dataset = load_dataset(spec, destination.data_dir)
-    data = dataset_digest(spec, destination.data_dir)  # after loading, which fetches a dataset not yet stored
+    spec, model = cell.semantic()["dataset"], cell.semantic()["model"]
+    stored = dataset_file(spec, destination.data_dir)  # fetched or drawn into the store if absent
+    data = dataset_digest(spec, destination.data_dir)
     tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
     tracking.set_tags(client, run_id, {tag.DATA_DIGEST: data.digest})
-    result = cross_validate(dataset, cell.semantic()["model"], cv.repetitions, cv.folds, cv.seed, cv.discretisation,
-                            **cv.discretiser_params())
+    if _out_of_core(stored, destination):
+        tracking.set_tags(client, run_id, {tag.OUT_OF_CORE: "true"})
+        log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
+        result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
+                                     destination.chunk_rows, destination.sample_rows)
+    else:
+        dataset = load_dataset(spec, destination.data_dir)
+        result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
+                                **cv.discretiser_params())
 
     metrics = [
         (f"fold/{name}", value, fold)
@@ -247,6 +265,13 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
         tracking.log_artifacts(client, run_id, path)
     tracking.log_dict(client, run_id, {"folds": result.structures}, "structure.json")
     _log_diagnostics(client, run_id, result.diagnostics)
+
+
+def _out_of_core(stored, destination: Destination) -> bool:
+    """Whether the dataset of the file ``stored`` (None: scikit-learn's) is too large to learn in memory."""
+    if stored is None or stored.shape is None or destination.out_of_core_bytes is None:
+        return False
+    return in_memory_bytes(*stored.shape) > destination.out_of_core_bytes
 
 
 def _log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:

@@ -118,6 +118,7 @@ class Dataset:
     openml_id: int | None
     openml_target: str | None
     drop: list[str]
+    synthetic: dict[str, Any] | None  # checked where it is read (bncbench.data.synthetic.Declaration)
 
 
 @dataclass
@@ -152,6 +153,13 @@ class SlurmExecutor:
 
 
 @dataclass
+class OutOfCore:
+    memory_gb: Annotated[float, AtLeast(0)] | Literal["auto"]
+    chunk_rows: Annotated[int, AtLeast(1)]
+    sample_rows: Annotated[int, AtLeast(1)]
+
+
+@dataclass
 class Settings:
     """The composed config without Hydra's node: ``config.yaml`` and the groups it chooses."""
 
@@ -162,6 +170,7 @@ class Settings:
     report_dir: Folder | None
     numba_threads: Annotated[int, AtLeast(1)] | Literal["auto"]
     reuse_runs: bool
+    out_of_core: OutOfCore
     hdp: Hdp
     m_estimate: MEstimate
     cv: CrossValidation

@@ -120,7 +120,7 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
         threads = _cell_threads(cfg.numba_threads, executor_settings, workers, cores)
-        destination = destination_of(cfg, plan, threads, sweep)
+        destination = destination_of(cfg, plan, threads, sweep, workers)
         executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
         if isinstance(executor, LocalProcesses):  # the workers' numba pool, sized when a worker starts
             os.environ["NUMBA_NUM_THREADS"] = str(destination.numba_threads)
@@ -171,6 +171,10 @@ def show_plan(composed: Composed) -> int:
     rerun = sorted({"/".join(record.key) for record in _of_plan(incomplete, plan) if record.key not in finished})
     if rerun:
         print(f"bncbench: {len(rerun)} cells would run again, their FINISHED runs missing metrics: {_names(rerun)}.")
+    drawn = missing_datasets(plan, "synthetic")
+    if drawn:
+        print(f"bncbench: the sweep draws the synthetic datasets {', '.join(drawn)} into the data directory "
+              f"{resolve_data_dir(cfg.data_dir)} before its first cell.")
     missing = missing_datasets(plan)
     if missing:
         without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
@@ -193,10 +197,10 @@ def _cell_threads(setting, executor: dict, workers: int, cores: int) -> int:
     return numba_threads(setting, workers, cores)
 
 
-def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) -> Destination:
-    """Where the cells of ``plan`` log, by the settings of ``cfg`` (a composed config): a password of
-    ``tracking_uri`` is not in it (a cluster's job files hold it) but in this process's environment,
-    which the workers inherit (``bncbench.core.uris``)."""
+def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None, workers: int = 1) -> Destination:
+    """Where and how the cells of ``plan`` run, by the settings of ``cfg`` (a composed config), ``workers``
+    cells at once: a password of ``tracking_uri`` is not in it (a cluster's job files hold it) but in this
+    process's environment, which the workers inherit (``bncbench.core.uris``)."""
     return Destination(
         tracking_uri=credentials_to_environment(str(cfg.tracking_uri)),
         experiment=plan.experiment,
@@ -205,7 +209,20 @@ def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None) 
         reuse_runs=bool(cfg.reuse_runs),
         numba_threads=threads,
         sweep=sweep,
+        out_of_core_bytes=out_of_core_bytes(cfg.out_of_core.memory_gb, dict(cfg.executor), workers),
+        chunk_rows=int(cfg.out_of_core.chunk_rows),
+        sample_rows=int(cfg.out_of_core.sample_rows),
     )
+
+
+def out_of_core_bytes(memory_gb, executor: dict, workers: int) -> int:
+    """The memory above which a cell learns its dataset out of core: ``memory_gb`` GiB, or for ``auto`` half
+    a cell's share of the memory (a SLURM task's ``mem_gb``, else this machine's over the cells at once)."""
+    if memory_gb != "auto":
+        return int(float(memory_gb) * 2**30)
+    if executor["kind"] == "slurm":
+        return int(executor["mem_gb"]) * 2**30 // 2
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (2 * max(1, workers))
 
 
 def finished_before(logged, plan: Plan) -> set[tuple[str, str]]:

@@ -42,14 +42,28 @@ def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Ite
         yield chunk
 
 
+def selected_chunks(path: Path, chunk_rows: int, numeric: list | None, rows: np.ndarray | None) -> Iterator[pd.DataFrame]:
+    """``read_chunks``, keeping the rows of the file whose entry of the boolean mask ``rows`` is true (all
+    when None); a chunk with none left is skipped."""
+    start = 0
+    for frame in read_chunks(path, chunk_rows, numeric):
+        if rows is not None:
+            keep = rows[start : start + len(frame)]
+            start += len(frame)
+            frame = frame[keep]
+            if frame.empty:
+                continue
+        yield frame
+
+
 class ChunkedCodes:
     """Training data read from a file: every call of ``chunks`` is one pass over it, yielding codes.
 
     ``sample`` holds the codes of the first pass's uniform sample; ``passes`` counts the passes made.
     """
 
-    def __init__(self, path, target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample):
-        self.path, self.target, self.chunk_rows, self.numeric = path, target, chunk_rows, numeric
+    def __init__(self, path, target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows=None):
+        self.path, self.target, self.chunk_rows, self.numeric, self.rows = path, target, chunk_rows, numeric, rows
         self.discretizer, self.encoder, self.class_encoder = discretizer, encoder, class_encoder
         self.passes = 1  # the first pass, which found the values and the sample
         self.sample = self.codes(sample)
@@ -62,15 +76,15 @@ class ChunkedCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         self.passes += 1
-        for frame in read_chunks(self.path, self.chunk_rows, self.numeric):
+        for frame in selected_chunks(self.path, self.chunk_rows, self.numeric, self.rows):
             yield self.codes(frame)
 
 
-def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None):
+def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None):
     """Column types (``numeric`` given, or columns that parse as numbers), the values of every column
-    (missing included) and a uniform sample of rows."""
+    (missing included) and a uniform sample of rows (of those ``rows`` selects)."""
     values, missing, sample, keys, n_rows = {}, {}, None, None, 0
-    for frame in read_chunks(path, chunk_rows):
+    for frame in selected_chunks(path, chunk_rows, None, rows):
         if target not in frame.columns:
             raise DatasetError(f"{path}: no class column {target!r}; the columns are {list(frame.columns)}.")
         if numeric is None:
@@ -98,8 +112,8 @@ def _looks_numeric(column: pd.Series) -> bool:
 
 
 def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: int = 100_000,
-             sample_rows: int = 100_000, discretise: bool = True, numeric: list | None = None
-             ) -> tuple[BNClassifier, ChunkedCodes]:
+             sample_rows: int = 100_000, discretise: bool = True, numeric: list | None = None,
+             rows: np.ndarray | None = None) -> tuple[BNClassifier, ChunkedCodes]:
     """Fit ``classifier`` from the file at ``path`` without holding it in memory.
 
     Parameters
@@ -120,6 +134,9 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
     numeric : list of str, optional
         The numeric columns of a CSV file (default: those whose values in the first chunk all parse as
         numbers; give them when nominal values look like numbers).
+    rows : boolean array, optional
+        One entry per row of the file: fit on the rows whose entry is true (a training fold), as if the
+        file held those alone. Default: every row.
 
     Returns
     -------
@@ -134,7 +151,7 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         )
     estimator = make_estimator(classifier.estimator, dict(classifier.estimator_params or {}))
     rng = np.random.default_rng(classifier.random_state)
-    numeric, values, missing, sample = _first_pass(Path(path), target, chunk_rows, sample_rows, rng, numeric)
+    numeric, values, missing, sample = _first_pass(Path(path), target, chunk_rows, sample_rows, rng, numeric, rows)
     discretizer = MDLDiscretizer().fit(sample.drop(columns=[target]), sample[target]) if discretise and numeric else None
     columns = [c for c in sample.columns if c != target]
     encoder = CategoryEncoder.from_values(
@@ -143,7 +160,7 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         [missing[c] and c not in numeric for c in columns],  # a discretised column's missing is its last bin
     )
     class_encoder = CategoryEncoder.from_values([target], [values[target]], [False])
-    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample)
+    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows)
     classifier.encoder_, classifier.class_encoder_ = encoder, class_encoder
     classifier.classes_ = np.asarray(list(class_encoder.categories_[0]))
     classifier.n_features_in_ = len(encoder.columns_)

@@ -65,3 +65,24 @@ CLIPPING = {"zero_probability_rows": zero_probability_rows, "clipped_log_loss": 
 #: Per-fold counts of whole rows: the report compares total ``errors`` to tell a draw on 0-1 loss
 #: (``bncbench.report.error_counts``), since mean fold rates of equal totals can differ.
 COUNTS = {"errors": errors, "test_rows": test_rows}
+
+
+def kl_to_truth(proba: np.ndarray, truth: np.ndarray) -> float:
+    """Mean over the rows of the Kullback-Leibler divergence ``KL(P(y | x) || Q(y | x))`` of the model's class
+    distribution ``proba`` from the true one ``truth`` (same columns), in nats: ``0 log 0 = 0``, and the
+    model's probabilities clipped at PROBABILITY_FLOOR, as ``log_loss``."""
+    q = np.clip(proba, PROBABILITY_FLOOR, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(truth > 0, truth * (np.log(truth) - np.log(q)), 0.0)
+    return float(np.mean(terms.sum(axis=1)))
+
+
+def tv_to_truth(proba: np.ndarray, truth: np.ndarray) -> float:
+    """Mean over the rows of the total variation distance ``max_A |P(A | x) - Q(A | x)|`` =
+    ``0.5 sum_y |P(y | x) - Q(y | x)|`` between the true class distribution and the model's, in [0, 1]."""
+    return float(np.mean(0.5 * np.abs(truth - proba).sum(axis=1)))
+
+
+#: Distances of the model's ``P(y | x)`` on the test rows to the true one, of datasets drawn from a known
+#: network (``bncbench.data.synthetic``): ``(proba, truth) -> float``, lower is better.
+TRUTH = {"kl_to_truth": kl_to_truth, "tv_to_truth": tv_to_truth}

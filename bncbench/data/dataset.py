@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
+from bncbench.data.synthetic import Declaration, write_synthetic
+from bncbench.data.synthetic import true_posterior as synthetic_posterior
 from bncbench.data.store import (
     DATA_DIR_HINT,
     data_file,
+    read_manifest,
+    read_schema,
     read_store_table,
     resolve_data_dir,
 )
@@ -23,8 +29,8 @@ from bncbench.core.names import check_path_name
 
 logger = logging.getLogger(__name__)
 
-SPEC_KEYS = {"name", "source", "openml_id", "openml_target", "drop"}
-SOURCES = ("store", "sklearn")
+SPEC_KEYS = {"name", "source", "openml_id", "openml_target", "drop", "synthetic"}
+SOURCES = ("store", "sklearn", "synthetic")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,12 +48,84 @@ class Dataset:
         values written ``1`` and ``1.0`` are one class).
     numeric : list of str
         Names of the numeric columns of ``X``.
+    true_posterior : callable or None
+        Of a synthetic dataset: rows of ``X`` -> their true ``P(y | x)``, a frame with a column per class
+        (``bncbench.data.synthetic.true_posterior``); None for data whose distribution is unknown.
     """
 
     name: str
     X: pd.DataFrame
     y: pd.Series
     numeric: list[str]
+    true_posterior: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+
+
+@dataclass(frozen=True)
+class DatasetFile:
+    """A store dataset as its file, for reading it a chunk at a time (``bncbench.protocol.out_of_core``).
+
+    Attributes
+    ----------
+    name : str
+        The dataset's name (its config name).
+    path : Path
+        Its ``.csv.gz`` file in the store (class column ``class``, last).
+    numeric : list of str
+        Its numeric attributes.
+    numeric_class : bool
+        Whether its class is declared numeric.
+    drop : list of str
+        The columns its config leaves out.
+    shape : (int, int) or None
+        Its rows and columns (with the class), from the declaration of a synthetic dataset or the store's
+        ``manifest.csv``; None when neither gives them.
+    true_posterior : callable or None
+        As ``Dataset.true_posterior``.
+    """
+
+    name: str
+    path: Path
+    numeric: list[str]
+    numeric_class: bool
+    drop: list[str]
+    shape: tuple[int, int] | None
+    true_posterior: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+
+
+def dataset_file(spec: Mapping, data_dir: str | Path | None = None) -> DatasetFile | None:
+    """The file of the store or synthetic dataset ``spec`` describes, fetched or drawn into the store
+    when absent, as ``load_dataset`` does; None for a dataset of scikit-learn's, which has no file."""
+    name, source, *_, drop = _read_spec(spec)
+    if source == "sklearn":
+        return None
+    store = resolve_data_dir(data_dir)
+    stored = _stored(spec, store)
+    entry = read_schema(store)[stored]
+    numeric = [a["name"] for a in entry["attributes"] if a.get("type") == "numeric"]
+    if source == "synthetic":
+        declaration = Declaration.of(spec)
+        shape = (declaration.rows, declaration.attributes + 1)
+        true_posterior = functools.partial(synthetic_posterior, dict(spec))
+    else:
+        listed = read_manifest(store).get(stored)
+        shape = (listed["rows"], len(entry["attributes"]) + 1) if listed else None
+        true_posterior = None
+    numeric_class = (entry.get("class") or {}).get("type") == "numeric"
+    return DatasetFile(name, data_file(store, stored), numeric, numeric_class, drop, shape, true_posterior)
+
+
+def _stored(spec: Mapping, store: Path) -> str:
+    """The name in ``store`` of the store or synthetic dataset ``spec``, drawn or fetched if absent."""
+    name, source, openml_id, openml_target, _ = _read_spec(spec)
+    if source == "synthetic":
+        return write_synthetic(store, spec)
+    if not data_file(store, name).is_file():
+        if openml_id is None:
+            raise DatasetError(_not_found_message(name, store))
+        from bncbench.data.openml_source import fetch_openml_into_store
+
+        fetch_openml_into_store(name, openml_id, openml_target, store)
+    return name
 
 
 def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dataset:
@@ -56,7 +134,8 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     Parameters
     ----------
     spec : Mapping or str
-        Keys ``name``; ``source`` ("store" or "sklearn"); ``openml_id`` (int or None) and
+        Keys ``name``; ``source`` ("store", "sklearn" or "synthetic", with its ``synthetic`` declaration:
+        ``bncbench.data.synthetic``); ``openml_id`` (int or None) and
         ``openml_target`` (str or None), used to fetch a store dataset absent from the store;
         ``drop`` (column names to leave out, e.g. ids). A name alone (``"vote"``) stands for its
         config, ``conf/dataset/<name>.yaml``.
@@ -77,20 +156,17 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     """
     if isinstance(spec, str):
         spec = dataset_config(spec)
-    name, source, openml_id, openml_target, drop = _read_spec(spec)
+    name, source, *_, drop = _read_spec(spec)
+    true_posterior = None
     if source == "sklearn":
         from bncbench.data.sklearn_source import read_sklearn_table  # scikit-learn's datasets: only these
 
         frame, numeric, class_name = read_sklearn_table(name)
     else:
         store = resolve_data_dir(data_dir)
-        if not data_file(store, name).is_file():
-            if openml_id is None:
-                raise DatasetError(_not_found_message(name, store))
-            from bncbench.data.openml_source import fetch_openml_into_store
-
-            fetch_openml_into_store(name, openml_id, openml_target, store)
-        frame, numeric, class_name = read_store_table(store, name)
+        frame, numeric, class_name = read_store_table(store, _stored(spec, store))
+    if source == "synthetic":
+        true_posterior = functools.partial(synthetic_posterior, dict(spec))
     unknown = [column for column in drop if column not in frame.columns or column == class_name]
     if unknown:
         raise ConfigError(
@@ -127,6 +203,7 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
         X=X,
         y=_class_labels(y, name).rename("class"),
         numeric=[column for column in numeric if column in X.columns],
+        true_posterior=true_posterior,
     )
 
 

@@ -3,7 +3,8 @@
 A store dataset's digest is the sha256 of its file ``<data_dir>/<name>.csv.gz`` followed by its
 ``schema.json`` entry (as canonical JSON, so a change of a declared type or value counts too); a
 dataset fetched from OpenML is a store dataset whose entry also records the OpenML id and version.
-A dataset bundled with scikit-learn is named by the scikit-learn version and its name.
+A synthetic dataset is a store dataset under its store name (``bncbench.data.synthetic``), whose entry
+records its declaration. A dataset bundled with scikit-learn is named by the scikit-learn version and its name.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import sklearn
 
 from bncbench.data.store import data_file, read_schema, resolve_data_dir
+from bncbench.data.synthetic import Declaration
 
 #: Hex digits kept of the sha256: MLflow stores at most 36 characters of a dataset's digest.
 DIGEST_LENGTH = 32
@@ -33,7 +35,8 @@ class DataDigest:
     digest : str
         The first ``DIGEST_LENGTH`` hex digits of the sha256 (see the module docstring).
     source : str
-        ``"store"``, ``"openml"`` (a store file fetched from OpenML) or ``"sklearn"``.
+        ``"store"``, ``"openml"`` (a store file fetched from OpenML), ``"synthetic"`` (a store file drawn
+        from a declared network) or ``"sklearn"``.
     details : dict of str to str
         The store file's ``path`` (and ``openml_id`` and ``openml_version``), or
         ``sklearn_version``.
@@ -54,14 +57,19 @@ def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | N
     Parameters
     ----------
     spec : Mapping
-        The dataset config: ``name`` and ``source`` ("store", the default, or "sklearn").
+        The dataset config: ``name`` and ``source`` ("store", the default, "synthetic" or "sklearn").
     data_dir : str, Path or None
         The store directory, as :func:`bncbench.data.load_dataset` takes it.
 
     Returns
     -------
     DataDigest or None
-        None when the store has no file for the dataset yet (it is fetched when loaded).
+        None when the store has no file for the dataset yet (it is fetched or drawn when loaded).
+
+    Raises
+    ------
+    ConfigError
+        A synthetic dataset's declaration is malformed.
     """
     name = str(spec.get("name"))
     if spec.get("source", "store") == "sklearn":
@@ -74,10 +82,12 @@ def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | N
             {"sklearn_version": version},
         )
     store = resolve_data_dir(data_dir)
-    path = data_file(store, name)
+    synthetic = spec.get("source") == "synthetic"
+    stored = Declaration.of(spec).store_name(name) if synthetic else name
+    path = data_file(store, stored)
     if not path.is_file():
         return None
-    entry = read_schema(store).get(name)
+    entry = read_schema(store).get(stored)
     with open(path, "rb") as file:
         sha = hashlib.file_digest(file, "sha256")
     sha.update(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
@@ -91,5 +101,5 @@ def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | N
     fetched = entry.get("openml_id") is not None
     if fetched:
         details.update(openml_id=str(entry["openml_id"]), openml_version=str(entry.get("openml_version")))
-    source = "openml" if fetched else "store"
+    source = "synthetic" if synthetic else "openml" if fetched else "store"
     return DataDigest(name, sha.hexdigest()[:DIGEST_LENGTH], source, details, columns)

@@ -145,6 +145,26 @@ def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) 
     return DatasetFeatures(rows, len(attributes), mean_values, entry["n_classes"])
 
 
+def config_features(data_dir: str | Path, spec: Mapping) -> DatasetFeatures:
+    """The features of the dataset a ``conf/dataset/<name>.yaml`` describes: a synthetic one's from its
+    declaration (``bncbench.data.synthetic``), which needs no file; others by :func:`dataset_features`.
+
+    Raises
+    ------
+    DatasetError
+        As :func:`dataset_features`.
+    ConfigError
+        A synthetic dataset's declaration is malformed.
+    """
+    if spec.get("source") == "synthetic":
+        from bncbench.data.synthetic import Declaration  # here: the data package loads scikit-learn
+
+        declaration = Declaration.of(spec)
+        return DatasetFeatures(declaration.rows, declaration.attributes, float(np.mean(declaration.values)),
+                               declaration.classes)
+    return dataset_features(data_dir, str(spec["name"]), spec.get("drop") or ())
+
+
 @functools.cache
 def _store_entries(data_dir: str) -> tuple[dict, dict]:
     """The manifest rows (by slug) and the schema of a store, read once; an absent file reads as empty."""

@@ -14,7 +14,7 @@ import pandas as pd
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.progress import task
 from bncbench.core.errors import ConfigError, DatasetError
-from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES
+from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES, TRUTH
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
@@ -64,7 +64,7 @@ def cross_validate(
     ``fit_seconds`` times the classifier's ``fit``, ``predict_seconds`` its ``predict_proba`` (the
     predicted class is the arg-max), both by ``time.perf_counter``; discretisation is timed by neither,
     and neither holds numba's compilation (``bncbench.core.timing.timed``, after an untimed warm-up fit on
-    a few rows of the first fold, ``_warm_up``).
+    a few rows of the first fold, ``warm_up_fit``).
 
     The losses (``bncbench.core.metrics``) are computed over all classes of the dataset: a class missing
     from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
@@ -82,21 +82,35 @@ def cross_validate(
         With ``discretiser_params`` (``bins``, ``sample_rows``); see ``discretiser``.
     """
     discretiser(discretisation, 0, **discretiser_params)  # a bad setting fails before any fold
+
+    def fit_predict(train, test, rep_seed, warm_up):
+        return _fit_predict(
+            dataset, train, test, model, rep_seed, classes, warm_up=warm_up,
+            discretise=lambda: discretiser(discretisation, rep_seed, **discretiser_params),
+        )
+
+    classes, y_codes = class_codes(dataset.y)
+    return repeated_folds(dataset.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
+
+
+def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, folds: int, seed: int,
+                   fit_predict) -> CrossValidation:
+    """The folds of ``cross_validate`` on rows of class codes ``y_codes`` (among ``classes``): per fold,
+    ``fit_predict(train, test, rep_seed, warm_up)`` returns the test rows' class probabilities (a column
+    per class), the timings, the fitted classifier and the true ``P(y | x)`` of the test rows (a frame
+    with a column per class label, ``Dataset.true_posterior``) or None; the losses, counts, distances to
+    the truth and predictions follow."""
     seeds = repetition_seeds(seed, repetitions)
-    classes, y_codes = _class_codes(dataset.y)
-    _check_folds(dataset.name, np.bincount(y_codes), int(folds))
+    _check_folds(name, np.bincount(y_codes), int(folds))
     fold_metrics, predictions, structures, diagnostics = [], [], [], []
     for repetition, rep_seed in enumerate(seeds):
         for train, test in _splits(y_codes, folds, rep_seed):
             index = len(fold_metrics)
-            with task(f"{dataset.name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
-                proba, seconds, classifier = _fit_predict(
-                    dataset, train, test, model, rep_seed, classes, warm_up=index == 0,
-                    discretise=lambda seed=rep_seed: discretiser(discretisation, seed, **discretiser_params),
-                )
+            with task(f"{name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
+                proba, seconds, classifier, truth = fit_predict(train, test, rep_seed, index == 0)
             losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
             counts = {name: count(proba, y_codes[test]) for name, count in {**CLIPPING, **COUNTS}.items()}
-            fold_metrics.append({**losses, **counts, **seconds})
+            fold_metrics.append({**losses, **counts, **seconds, **truth_distances(proba, classes, truth)})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
             if isinstance(classifier, BNClassifier):
                 parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
@@ -107,16 +121,33 @@ def cross_validate(
     )
 
 
+def truth_distances(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame | None) -> dict:
+    """The ``TRUTH`` distances (``bncbench.core.metrics``) of the test rows' ``proba`` (a column per class of
+    ``classes``) to ``truth``, whose columns are every class the network declares: a class that no row of
+    the dataset has takes probability 0 from the model. Empty when the truth is unknown (None).
+
+    Why ``P(y | x)`` on the test rows rather than the CPTs: it is what a classifier estimates, whatever its
+    structure, so it compares naive Bayes, kDB-5, SkDB and a random forest alike, on the distribution of
+    the data; CPTs of different structures condition on different parents and have no common truth.
+    """
+    if truth is None:
+        return {}
+    labels = np.asarray(truth.columns, dtype=object)
+    model = np.zeros((len(proba), len(labels)))
+    model[:, [list(labels).index(label) for label in classes]] = proba
+    return {name: distance(model, truth.to_numpy()) for name, distance in TRUTH.items()}
+
+
 def fold_test_rows(y, repetitions: int = 5, folds: int = 2, seed: int = 1) -> np.ndarray:
     """The number of test rows of each fold of ``cross_validate`` on labels ``y``, fold ``i`` at
     entry ``i``: what a run that predates the ``test_rows`` count had (``bncbench.report.error_counts``)."""
-    y_codes = _class_codes(y)[1]
+    y_codes = class_codes(y)[1]
     return np.array(
         [len(test) for rep_seed in repetition_seeds(seed, repetitions) for _, test in _splits(y_codes, folds, rep_seed)]
     )
 
 
-def _class_codes(y) -> tuple[np.ndarray, np.ndarray]:
+def class_codes(y) -> tuple[np.ndarray, np.ndarray]:
     """The classes of labels ``y`` in sorted order, and each label's index among them."""
     classes = np.array(sorted(pd.unique(np.asarray(y, dtype=object))), dtype=object)
     return classes, np.searchsorted(classes, np.asarray(y, dtype=object))
@@ -164,16 +195,17 @@ def _fit_predict(dataset, train, test, model, random_state, classes, warm_up, di
         discretizer = discretise().set_params(missing=missing).fit(X_train, y_train)
         X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
     if warm_up:
-        _warm_up(model, X_train, y_train, X_test, random_state)
+        warm_up_fit(model, X_train, y_train, X_test, random_state)
     classifier = make_model(model, random_state)
     _, fit_seconds = timed(lambda: classifier.fit(X_train, y_train), "fit")
     fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
     proba = np.zeros((len(test), len(classes)))
     proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
-    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier
+    truth = None if dataset.true_posterior is None else dataset.true_posterior(dataset.X.iloc[test])
+    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
 
-def _warm_up(model, X_train, y_train, X_test, random_state) -> None:
+def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:
     """Fit and predict the model untimed on at most ``WARM_UP_ROWS`` training rows (every class among
     them), so that numba compiles or loads the kernels of the timed calls before they are timed.
 

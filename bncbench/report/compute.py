@@ -16,6 +16,8 @@ from bncbench.core.errors import ConfigError
 from bncbench.report.best_of import best_of as hindsight_picks
 from bncbench.report.best_of import check_best_of
 from bncbench.report.error_counts import with_total_errors
+from bncbench.report.learning_curves import COLUMNS as LEARNING_CURVE_COLUMNS
+from bncbench.report.learning_curves import learning_curves
 from bncbench.report.published import published_tables
 from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import Cells, read_runs
@@ -89,6 +91,8 @@ class Report:
         named after their figure); ``missing_scatters`` lists those whose models were not run.
     missing_scatters : list of str
     curves : list of Curves
+    learning_curves : pandas.DataFrame
+        The points of the learning curves of the metrics on synthetic datasets (:mod:`bncbench.report.learning_curves`).
     settings : dict
         Settings and versions of the runs read (:func:`bncbench.report.run_settings.run_settings`).
     left_out : pandas.DataFrame or None
@@ -115,6 +119,7 @@ class Report:
     scatters: dict[tuple[str, str, str], str] = field(default_factory=dict)
     missing_scatters: list[str] = field(default_factory=list)
     curves: list[Curves] = field(default_factory=list)
+    learning_curves: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEARNING_CURVE_COLUMNS))
     settings: dict[str, dict[str, int]] = field(default_factory=dict)
     left_out: pd.DataFrame | None = None
     compared_results: pd.DataFrame | None = None
@@ -274,6 +279,7 @@ def compute_report(
             for metric in metrics
         }
         report.curves.append(Curves(kind, reference, paper, by_metric))
+    report.learning_curves = learning_curves(results, runs.dataset_params(), metrics)
     return report
 
 

@@ -321,6 +321,29 @@ def win_loss_figure(
     return figure
 
 
+def learning_curve_plot(curve: pd.DataFrame, path: Path, *, title: str, colours: Colours | None = None) -> Path:
+    """The learning curves of one network (:func:`bncbench.report.learning_curves.learning_curves`, its rows):
+    a panel per metric, a line per model, the mean loss against the training rows (log scale), written to
+    ``path`` (a PNG), which is returned."""
+    colours = colours or Colours()
+    metrics = list(dict.fromkeys(curve["metric"]))
+    figure = Figure(figsize=(4.6 * len(metrics) + 1.8, 4.0))
+    axes = figure.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, metrics):
+        for model, points in curve[curve["metric"] == metric].groupby("model", sort=False):
+            ax.plot(points["training_rows"], points["value"], marker="o", markersize=4, label=model,
+                    color=colours(model))
+        ax.set_xscale("log")
+        ticks = sorted(curve["training_rows"].unique())
+        ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
+        ax.minorticks_off()
+        ax.set(xlabel="training rows (log scale)", ylabel=f"{metric}, mean over the folds", title=metric)
+        ax.grid(True, alpha=0.3)
+    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    figure.suptitle(title, fontsize=10)
+    return _save(figure, path)
+
+
 def critical_difference_plot(ranking: Ranking, path: Path, *, total: int | None = None) -> Path:
     """Demsar's critical-difference diagram of a :class:`Ranking` (autorank's drawing).
 

@@ -225,7 +225,7 @@ def ranking_section(report: Report, figures: Figures) -> Section:
 
 
 def figure_sections(figures: Figures) -> list[Section]:
-    """The scatter plots and the win-loss curves, and why some were not drawn."""
+    """The scatter plots and the win-loss curves, and why some were not drawn; the learning curves where drawn."""
     sections = []
     for section, title, data in (
         ("scatter", "Per-dataset scatter plots", "[results.csv](results.csv)"),
@@ -234,6 +234,9 @@ def figure_sections(figures: Figures) -> list[Section]:
         images = _images(figures, section)
         body = [f"Data: {data}.", "", *images] if images else []
         sections.append(Section(title, body, [why for s, why in figures.skipped if s == section]))
+    curves = _images(figures, "learning curves")
+    if curves:  # on synthetic datasets alone: other experiments have no such section, not even left out
+        sections.append(Section("Learning curves", ["Data: [learning_curves.csv](learning_curves.csv).", "", *curves]))
     return sections
 
 

@@ -102,6 +102,15 @@ class LoggedRuns:
             return pd.DataFrame(index=pd.Index([], name="model"))
         return params.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
 
+    def dataset_params(self) -> pd.DataFrame:
+        """The logged config of each dataset (``dataset.source``, ``dataset.synthetic.rows``, ...) and the
+        cross-validation's ``cv.folds``, from the dataset's latest cell read; indexed by dataset name,
+        string values, NaN where a dataset's config has no such key."""
+        params = self._latest(_dataset_params_row)
+        if params.empty:
+            return pd.DataFrame(index=pd.Index([], name="dataset"))
+        return params.drop_duplicates("dataset").set_index("dataset").drop(columns="model").sort_index()
+
     def provenance(self) -> pd.DataFrame:
         """What produced the runs :meth:`results` reads: their settings and code and data versions.
 
@@ -301,6 +310,10 @@ def _params_row(run: "CellRecord") -> dict:
         for key, value in run.params.items()
         if key.startswith(MODEL_PARAM_PREFIX) and key != MODEL_PARAM_PREFIX + "name"
     }
+
+
+def _dataset_params_row(run: "CellRecord") -> dict:
+    return {key: value for key, value in run.params.items() if key.startswith("dataset.") or key == "cv.folds"}
 
 
 def _provenance_row(run: "CellRecord") -> dict:

@@ -29,6 +29,7 @@ from bncbench.report.differences import differences_section
 from bncbench.report.figures import (
     Colours,
     critical_difference_plot,
+    learning_curve_plot,
     line_names,
     scatter_plot,
     win_loss_plot,
@@ -74,6 +75,7 @@ OUTPUTS = (
     "published.csv",
     "ranks.csv",
     "wl_curves.csv",
+    "learning_curves.csv",
     "manifest.json",
 )
 #: What a report was made from (``report_inputs``) and the digest of each of its files.
@@ -338,6 +340,7 @@ def write_files(
         _write_rankings(out, figures, report, total)
         _draw_scatters(figures, report, colours, total)
         _write_curves(out, figures, report, colours, total)
+        _write_learning_curves(out, figures, report, colours)
 
         results = report.results
         sections, left_out = render_sections(
@@ -449,6 +452,23 @@ def _draw_scatters(figures: Figures, report: Report, colours: Colours, total: in
             f"scatter_{metric}_{a}_vs_{b}.png",
             lambda path, a=a, b=b, metric=metric: scatter_plot(
                 report.results, a, b, metric, path, datasets=report.datasets, colours=colours, total=total
+            ),
+        )
+
+
+def _write_learning_curves(out: Path, figures: Figures, report: Report, colours: Colours) -> None:
+    """A figure per network of the report's learning curves, and their points as ``learning_curves.csv``."""
+    curves = report.learning_curves
+    if curves.empty:
+        return
+    csv_safe(curves).to_csv(out / "learning_curves.csv", index=False)
+    for number, (network, curve) in enumerate(curves.groupby("network", sort=True), start=1):
+        figures.draw(
+            "learning curves",
+            network,
+            f"learning_curves_{number}.png",
+            lambda path, curve=curve, network=network: learning_curve_plot(
+                curve, path, title=f"Learning curves (as the SkDB paper's Fig. 1): {network}", colours=colours
             ),
         )
 

@@ -3,7 +3,8 @@
 
 A cell's run is named ``<dataset>/<model>`` and tagged with ``DATASET``, ``MODEL`` and ``CFG_HASH``
 (``bncbench.protocol.cell``); once it read its data, ``DATA_DIGEST``. A failed run carries ``ERROR``,
-a model that cannot run on the data ``NOT_APPLICABLE``; a run copied from another experiment
+a model that cannot run on the data ``NOT_APPLICABLE``; one whose dataset was learnt out of core
+(``bncbench.protocol.out_of_core``) ``OUT_OF_CORE``; a run copied from another experiment
 ``COPIED_FROM`` (``bncbench.tracking.reuse``), one imported from a bundle ``ORIGIN_RUN`` and
 ``ORIGIN_BUNDLE`` (``bncbench.bundles``). Its params are the cell's semantic config flattened
 (``model.estimator_params.iterations``), its metrics the mean over the folds as ``<metric>`` and each
@@ -16,6 +17,7 @@ CFG_HASH = "cfg_hash"
 DATA_DIGEST = "data_digest"
 ERROR = "error"
 NOT_APPLICABLE = "not_applicable"
+OUT_OF_CORE = "out_of_core"
 COPIED_FROM = "bncbench.copied_from"
 ORIGIN_RUN = "bncbench.origin.run_id"
 ORIGIN_BUNDLE = "bncbench.origin.bundle"

@@ -73,3 +73,18 @@ def test_parquet_is_read_in_batches(tmp_path):
     clf, source = fit_file(BNClassifier(structure="kdb", k=1, estimator="laplace"), tmp_path / "d.parquet", chunk_rows=64)
     assert clf.score(source.discretizer.transform(frame[["a", "b"]]), frame["class"]) == 1.0  # b looks numeric: binned
     assert source.passes == 3
+
+
+def test_a_row_mask_fits_the_rows_it_selects_as_in_memory(hepatitis_csv):
+    path, data = hepatitis_csv
+    rows = np.random.default_rng(3).random(len(data.y)) < 0.5
+    model = dict(structure="kdb", k=2, estimator="m_estimate", random_state=0)
+    chunked, source = fit_file(BNClassifier(**model), path, chunk_rows=40, sample_rows=10**6,
+                               numeric=data.numeric, rows=rows)
+    X, y = data.X[rows], data.y[rows]
+    discretizer = MDLDiscretizer().fit(X, y)
+    in_memory = BNClassifier(**model).fit(discretizer.transform(X), y)
+    assert chunked.network_.n_rows == rows.sum() and len(source.sample) == rows.sum()
+    assert chunked.parents_ == in_memory.parents_
+    X_all = discretizer.transform(data.X)
+    np.testing.assert_allclose(chunked.predict_proba(X_all), in_memory.predict_proba(X_all), rtol=1e-9)

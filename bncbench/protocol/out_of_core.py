@@ -1,0 +1,153 @@
+"""The cross-validation of a cell whose dataset is learnt out of core: read from its file a chunk of rows at
+a time, never held in memory, with the folds, losses and predictions of ``cross_validate``.
+
+The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with these differences:
+
+- the class column is read in one pass first, and the stratified folds are drawn from it as in memory:
+  the same folds;
+- each training fold is fitted by ``bncbench.bnc.out_of_core.fit_file`` on the fold's rows of the file
+  (a row mask): one pass for the values and a uniform sample of ``sample_rows`` rows, then the
+  structure's counting passes. The MDL discretiser is fitted on that sample, so with at most
+  ``sample_rows`` training rows (or no numeric attribute) every number equals the in-memory one;
+  beyond, the cut points are those of the sample. Only count-based estimators (``Estimator.count_based``)
+  and BNCs can learn so; a baseline, another estimator, equal-frequency discretisation, ``missing:
+  ignore``, a config that drops columns or a numeric class is refused with the reason (``NotApplicableError``);
+- the test fold is predicted a chunk at a time; ``fit_seconds`` includes reading the file, which an
+  out-of-core fit cannot separate from counting;
+- the untimed warm-up fit is made on the training rows of the file's first chunk.
+
+Memory holds the class column, the model, one chunk, the sample and the test fold's probabilities.
+"""
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+
+from bncbench.bnc.estimators import ESTIMATORS
+from bncbench.bnc.out_of_core import fit_file, read_chunks, selected_chunks
+from bncbench.core.errors import NotApplicableError
+from bncbench.core.timing import timed
+from bncbench.data import MDLDiscretizer
+from bncbench.data.dataset import DatasetFile
+from bncbench.data.store import CLASS_COLUMN
+from bncbench.protocol.cross_validation import (
+    CrossValidation,
+    class_codes,
+    repeated_folds,
+    warm_up_fit,
+)
+from bncbench.protocol.models import make_model
+
+log = logging.getLogger(__name__)
+
+#: Bytes a value of a dataset takes in an in-memory cross-validation, about: the frame (about 10 bytes a
+#: value with pandas' Arrow strings, measured on adult and on synthetic data), the copies of a fold's
+#: training and test parts, their discretised copies and the int64 codes, with a margin.
+BYTES_PER_VALUE = 48
+
+
+def in_memory_bytes(rows: int, columns: int) -> int:
+    """About the memory an in-memory cross-validation of a dataset of ``rows`` x ``columns`` values needs
+    for its data (its predictions aside: ``bncbench.protocol.cross_validation.predictions_bytes``)."""
+    return int(rows) * int(columns) * BYTES_PER_VALUE
+
+
+def cross_validate_file(
+    data: DatasetFile, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1,
+    discretisation: str = "mdl", chunk_rows: int = 100_000, sample_rows: int = 100_000,
+) -> CrossValidation:
+    """``cross_validate`` of ``model`` on the dataset of the file ``data``, out of core (module docstring).
+
+    Raises
+    ------
+    NotApplicableError
+        The model, the discretisation or the dataset's config cannot be learnt out of core.
+    """
+    _check_out_of_core(data, model, discretisation)
+    labels = np.concatenate([
+        chunk[CLASS_COLUMN].to_numpy(dtype=object)
+        for chunk in pd.read_csv(data.path, usecols=[CLASS_COLUMN], dtype=str, keep_default_na=False,
+                                 na_values=[""], chunksize=chunk_rows)
+    ])
+    present = pd.notna(labels)
+    file_rows = np.flatnonzero(present)  # the in-memory dataset drops the rows whose class is missing
+    classes, y_codes = class_codes(labels[present])
+    name = f"{data.name}/{model.get('name', 'model')}"
+
+    def mask(rows):
+        selected = np.zeros(len(labels), dtype=bool)
+        selected[file_rows[rows]] = True
+        return selected
+
+    def fit_predict(train, test, rep_seed, warm_up):
+        started = time.perf_counter()
+        if warm_up:
+            _warm_up(data, model, mask(train), chunk_rows, rep_seed)
+
+        def fit():
+            return fit_file(make_model(model, rep_seed), data.path, CLASS_COLUMN, chunk_rows, sample_rows,
+                            discretise=bool(data.numeric), numeric=data.numeric, rows=mask(train))
+
+        (classifier, source), fit_seconds = timed(fit, "fit")
+        log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
+                 time.perf_counter() - started)
+        parts, truths, predict_seconds = [], [], 0.0
+        for frame in selected_chunks(data.path, chunk_rows, data.numeric, mask(test)):
+            X = _attributes(frame, source.discretizer)
+            fold_proba, seconds = timed(lambda X=X: classifier.predict_proba(X), "predict_proba")
+            parts.append(fold_proba)
+            predict_seconds += seconds
+            if data.true_posterior is not None:
+                truths.append(data.true_posterior(frame.drop(columns=[CLASS_COLUMN])))
+        proba = np.zeros((len(test), len(classes)))
+        proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = np.vstack(parts)
+        log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, len(test),
+                 time.perf_counter() - started)
+        truth = pd.concat(truths, ignore_index=True) if truths else None
+        return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
+
+    return repeated_folds(data.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
+
+
+def _attributes(frame: pd.DataFrame, discretizer) -> pd.DataFrame:
+    """The attributes of a chunk, discretised as the training fold was."""
+    X = frame.drop(columns=[CLASS_COLUMN])
+    return X if discretizer is None else discretizer.transform(X)
+
+
+def _warm_up(data: DatasetFile, model: dict, train: np.ndarray, chunk_rows: int, random_state) -> None:
+    """``warm_up_fit`` on the training rows of the file's first chunk (MDL-discretised on themselves)."""
+    frame = next(read_chunks(data.path, chunk_rows, data.numeric))
+    frame = frame[train[: len(frame)]]
+    if frame.empty:
+        return
+    X, y = frame.drop(columns=[CLASS_COLUMN]), frame[CLASS_COLUMN]
+    if data.numeric:
+        X = MDLDiscretizer().fit(X, y).transform(X)
+    warm_up_fit(model, X, y, X, random_state)
+
+
+def _check_out_of_core(data: DatasetFile, model: dict, discretisation: str) -> None:
+    """Refuse, with the reason, what ``fit_file`` cannot learn or this protocol cannot read."""
+    count_based = sorted(name for name, cls in ESTIMATORS.items() if cls.count_based)
+    problem = None
+    if "baseline" in model:
+        problem = f"the baseline {model['baseline']} needs its training rows in memory"
+    elif model.get("estimator") not in count_based:
+        problem = (f"the estimator {model.get('estimator')} needs its training rows in memory (out of core: "
+                   f"{', '.join(count_based)})")
+    elif model.get("missing", "value") != "value":
+        problem = f"missing: {model['missing']} is not learnt out of core (missing: value is)"
+    elif discretisation != "mdl":
+        problem = f"cv.discretisation={discretisation} is not learnt out of core (mdl is)"
+    elif data.drop:
+        problem = f"its config drops columns {data.drop}, which out-of-core reading does not"
+    elif data.numeric_class:
+        problem = "its class is declared numeric; out-of-core reading takes a nominal class"
+    if problem:
+        raise NotApplicableError(
+            f"dataset {data.name!r} is learnt out of core (larger than out_of_core.memory_gb) and {problem}; "
+            "raise out_of_core.memory_gb to learn it in memory, or run another model on it."
+        )

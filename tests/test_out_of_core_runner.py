@@ -1,0 +1,91 @@
+"""A cell whose dataset is larger than out_of_core.memory_gb is learnt from its file a chunk at a time, with
+the numbers of the in-memory cross-validation."""
+
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bncbench.app.runner import run_cell
+from bncbench.core.errors import NotApplicableError
+from bncbench.data import load_dataset
+from bncbench.data.dataset import dataset_config, dataset_file
+from bncbench.protocol.cross_validation import cross_validate
+from bncbench.protocol.models import model_spec
+from bncbench.protocol.out_of_core import cross_validate_file
+from bncbench.tracking import tags as tag
+
+SYNTHETIC = {"name": "toy", "source": "synthetic", "openml_id": None, "openml_target": None, "drop": [],
+             "synthetic": {"rows": 1500, "attributes": 6, "values": [2, 3, 4, 3, 2, 3], "classes": 3, "k": 2,
+                           "alpha": 1.0, "seed": 3, "sample_seed": 4}}
+NUMBERS = ["zero_one_loss", "rmse", "log_loss", "errors", "test_rows", "zero_probability_rows"]
+TRUTH = ["kl_to_truth", "tv_to_truth"]
+
+
+def both_ways(spec, data_dir, model, chunk_rows):
+    model = model_spec(model)
+    in_memory = cross_validate(load_dataset(spec, data_dir), model, repetitions=2, folds=2, seed=5)
+    chunked = cross_validate_file(dataset_file(spec, data_dir), model, repetitions=2, folds=2, seed=5,
+                                  chunk_rows=chunk_rows)
+    return in_memory, chunked
+
+
+@pytest.mark.parametrize("model", ["nb_laplace", "kdb2_m_estimate", "skdb_m_estimate", "tan_hdp"])
+def test_out_of_core_equals_in_memory_on_a_synthetic_dataset(tmp_path, model):
+    in_memory, chunked = both_ways(SYNTHETIC, tmp_path, model, chunk_rows=97)
+    assert chunked.seeds == in_memory.seeds
+    pd.testing.assert_frame_equal(chunked.metrics[NUMBERS + TRUTH], in_memory.metrics[NUMBERS + TRUTH], rtol=1e-9)
+    probabilities = [c for c in in_memory.predictions.columns if c.startswith("proba_")]
+    pd.testing.assert_frame_equal(chunked.predictions.drop(columns=probabilities),
+                                  in_memory.predictions.drop(columns=probabilities))
+    np.testing.assert_allclose(chunked.predictions[probabilities], in_memory.predictions[probabilities], rtol=1e-9)
+    assert chunked.structures == in_memory.structures
+
+
+def test_out_of_core_equals_in_memory_with_numeric_attributes_and_missing_values(shared_data_dir):
+    """hepatitis: MDL discretisation per training fold (its sample is the whole fold), missing values."""
+    spec = dataset_config("hepatitis")
+    in_memory, chunked = both_ways(spec, shared_data_dir, "kdb1_m_estimate", chunk_rows=33)
+    pd.testing.assert_frame_equal(chunked.metrics[NUMBERS], in_memory.metrics[NUMBERS], rtol=1e-9)
+    probabilities = [c for c in in_memory.predictions.columns if c.startswith("proba_")]
+    np.testing.assert_allclose(chunked.predictions[probabilities], in_memory.predictions[probabilities], rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "model, reason",
+    [("nb_awnb", "the estimator awnb needs its training rows in memory"),
+     ("random_forest", "the baseline random_forest needs its training rows in memory")],
+)
+def test_what_cannot_be_learnt_out_of_core_is_refused_with_the_reason(tmp_path, model, reason):
+    with pytest.raises(NotApplicableError) as refused:
+        cross_validate_file(dataset_file(SYNTHETIC, tmp_path), model_spec(model))
+    assert reason in str(refused.value) and "out_of_core.memory_gb" in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def run_and_read(plan_cell, new_store, directory, memory_gb):
+    uri = new_store(directory)
+    cell, destination = plan_cell("synthetic-kdb4-1e4", "kdb2_m_estimate", f"tracking_uri={uri}",
+                                  f"data_dir={directory.parent / 'data'}", f"out_of_core.memory_gb={memory_gb}",
+                                  "out_of_core.chunk_rows=3000", "cv.repetitions=1")
+    assert run_cell(cell, destination).status == "finished"
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    return client.search_runs([client.get_experiment_by_name(destination.experiment).experiment_id])[0]
+
+
+def test_the_runner_learns_a_dataset_above_the_threshold_out_of_core_with_the_same_numbers(
+    plan_cell, new_store, tmp_path, caplog
+):
+    with caplog.at_level(logging.INFO, logger="bncbench"):
+        chunked = run_and_read(plan_cell, new_store, tmp_path / "chunked", 0)
+    in_memory = run_and_read(plan_cell, new_store, tmp_path / "in_memory", 1000)
+    assert chunked.data.tags.get(tag.OUT_OF_CORE) == "true" and tag.OUT_OF_CORE not in in_memory.data.tags
+    assert chunked.data.tags[tag.DATA_DIGEST] == in_memory.data.tags[tag.DATA_DIGEST]
+    for name in NUMBERS + TRUTH:
+        assert chunked.data.metrics[name] == pytest.approx(in_memory.data.metrics[name], rel=1e-9), name
+    lines = [record.getMessage() for record in caplog.records]
+    assert any("learnt out of core (10000 rows x 13 columns)" in line for line in lines)
+    assert sum("fitted out of core on 5000 rows" in line for line in lines) == 2  # one per fold
