@@ -16,8 +16,9 @@ again wherever it is needed, such as the true ``P(y | x)`` of test rows (``true_
 are drawn by ancestral sampling (``synthetic_kernels.sample_rows``): row ``r`` depends on
 ``sample_seed`` and ``r`` alone, so a file of 10^4 rows is the first 10^4 rows of one of 10^6 rows with
 the same declaration otherwise, and the chunk size of the writing changes nothing. The rows are written
-once into the store, in its format, under ``<name>-<12 hex digits of the declaration's hash>``: a
-dataset of another declaration (or of another ``SAMPLER``) is another file, never a stale one.
+once into the store, in its format, under ``<name>-<12 hex digits of a hash>`` of the declaration, of
+``SAMPLER`` and of the network's arrays: a dataset of another declaration, sampler or network (NumPy
+drawing the same seed otherwise) is another file, never a stale one.
 """
 
 from __future__ import annotations
@@ -90,9 +91,16 @@ class Declaration:
         return cls(**fields)
 
     def store_name(self, name: str) -> str:
-        """The dataset's name in the store: ``name`` and a hash of the declaration and of ``SAMPLER``."""
+        """The dataset's name in the store: ``name`` and a hash of the declaration, of ``SAMPLER`` and of
+        the network drawn from them. NumPy does not promise ``Generator``'s draws across versions
+        (NEP 19): a network drawn otherwise names another file, so rows are never scored against the
+        truth of a network they were not drawn from."""
         text = json.dumps({"sampler": SAMPLER, **asdict(self)}, sort_keys=True)
-        return f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+        digest = hashlib.sha256(text.encode())
+        network = _network(self, f"conf/dataset/{name}.yaml")
+        for array in (network.parents, network.n_parents, *network.tables):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return f"{name}-{digest.hexdigest()[:12]}"
 
 
 def _integer(minimum: int):
@@ -187,9 +195,9 @@ class SyntheticNetwork:
 
 
 @functools.lru_cache(maxsize=4)
-def _network(declaration: Declaration) -> SyntheticNetwork:
+def _network(declaration: Declaration, where: str = "a synthetic dataset") -> SyntheticNetwork:
     """The network of a declaration, drawn once per process for the folds that ask for it."""
-    return SyntheticNetwork.of(declaration)
+    return SyntheticNetwork.of(declaration, where)
 
 
 def attribute_names(declaration: Declaration) -> list[str]:

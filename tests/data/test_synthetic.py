@@ -9,6 +9,7 @@ from bncbench.core.errors import ConfigError
 from bncbench.data import load_dataset
 from bncbench.data.digest import dataset_digest
 from bncbench.data.store import data_file, read_schema
+from bncbench.data import synthetic
 from bncbench.data.synthetic import Declaration, SyntheticNetwork, write_synthetic
 
 NETWORK = {"rows": 3000, "attributes": 4, "values": [2, 3, 2, 4], "classes": 3, "k": 2, "alpha": 1.0,
@@ -98,6 +99,21 @@ def test_another_declaration_is_another_file_never_the_stale_one(tmp_path):
     assert not changed.X.equals(load_dataset(spec(), tmp_path).X)
     schema = read_schema(tmp_path)
     assert {entry["synthetic"]["alpha"] for entry in schema.values()} == {1.0, 0.5}
+
+
+def test_a_network_numpy_draws_otherwise_is_another_file_never_rows_of_the_old_one(tmp_path, monkeypatch):
+    """NumPy may change ``Generator``'s draws between versions (NEP 19): the same declaration then draws
+    another network, whose truth the old rows must not be scored against."""
+    load_dataset(spec(), tmp_path)
+    before = dataset_digest(spec(), tmp_path)
+    synthetic._network.cache_clear()
+    monkeypatch.setattr(synthetic.np.random, "default_rng", lambda seed: np.random.Generator(np.random.MT19937(seed)))
+    try:
+        assert dataset_digest(spec(), tmp_path) is None  # not the file drawn from the other network
+        load_dataset(spec(), tmp_path)
+        assert dataset_digest(spec(), tmp_path).details["path"] != before.details["path"]
+    finally:
+        synthetic._network.cache_clear()
 
 
 def test_the_dataset_knows_its_true_posterior(tmp_path):
