@@ -26,10 +26,12 @@ def experiment_cfg(experiment: str):
 
 def written(experiment: str) -> dict:
     """The experiment's file as written, read without composing: its ``models`` (those its grids give where
-    it names none) and its first dataset (of its suite)."""
+    it names none) and its first dataset (its own, or its suite's)."""
     text = yaml.safe_load((config_dir() / "experiment" / f"{experiment}.yaml").read_text())
-    suite = next(entry["override /suite"] for entry in text["defaults"] if "override /suite" in entry)
-    datasets = yaml.safe_load((config_dir() / "suite" / f"{suite}.yaml").read_text())["datasets"]
+    datasets = text["experiment"]["datasets"]
+    if datasets == "${suite.datasets}":
+        suite = next(entry["override /suite"] for entry in text["defaults"] if "override /suite" in entry)
+        datasets = yaml.safe_load((config_dir() / "suite" / f"{suite}.yaml").read_text())["datasets"]
     models = text["experiment"].get("models") or list(grid_models(text["experiment"]["grids"]))
     return {"models": models, "first_dataset": datasets[0]}
 
