@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from bncbench.bnc.classifier import BNClassifier
@@ -35,11 +37,29 @@ def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Ite
         for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
             yield batch.to_pandas()
         return
-    reader = pd.read_csv(path, chunksize=chunk_rows, dtype=str, keep_default_na=False, na_values=[""])
-    for chunk in reader:
+    for table in _csv_tables(path, chunk_rows):
+        chunk = table.to_pandas()
         for column in numeric or []:
             chunk[column] = pd.to_numeric(chunk[column])
         yield chunk
+
+
+def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
+    """The rows of a CSV file as strings (missing = empty field), ``chunk_rows`` at a time, read by pyarrow's
+    streaming reader (about four times as fast as pandas' chunked ``read_csv``, with the same strings)."""
+    columns = pa_csv.open_csv(path).schema.names
+    convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(columns, pa.string()), strings_can_be_null=True,
+                                    null_values=[""])
+    pending = []
+    for batch in pa_csv.open_csv(path, convert_options=convert):
+        pending.append(batch)
+        table = pa.Table.from_batches(pending)
+        while table.num_rows >= chunk_rows:
+            yield table.slice(0, chunk_rows)
+            table = table.slice(chunk_rows)
+        pending = table.to_batches()
+    if pending and sum(batch.num_rows for batch in pending):
+        yield pa.Table.from_batches(pending)
 
 
 def selected_chunks(path: Path, chunk_rows: int, numeric: list | None, rows: np.ndarray | None) -> Iterator[pd.DataFrame]:

@@ -1,0 +1,42 @@
+"""read_chunks on CSV files: the same strings, missing values and chunks as pandas' chunked read_csv."""
+
+import numpy as np
+import pandas as pd
+import pandas.testing as pdt
+
+from bncbench.bnc.out_of_core import read_chunks
+
+
+def pandas_chunks(path, chunk_rows):
+    return list(pd.read_csv(path, chunksize=chunk_rows, dtype=str, keep_default_na=False, na_values=[""]))
+
+
+def test_tricky_values_read_as_pandas_reads_them(tmp_path):
+    path = tmp_path / "tricky.csv"
+    path.write_text('a,b,class\n"x, y",NA,1\n,null,0\n" padded ",,1\n007,1.50,0\n"say ""hi""",-,1\n\n3,4,0\n')
+    ours = list(read_chunks(path, chunk_rows=2))
+    expected = pandas_chunks(path, 2)
+    assert [len(chunk) for chunk in ours] == [2, 2, 2]
+    for got, want in zip(ours, expected):
+        pdt.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    assert pd.isna(ours[0]["a"].iloc[1])  # an empty field is missing
+    assert ours[0]["b"].iloc[0] == "NA"  # "NA" is a value, not missing
+
+
+def test_chunks_span_the_reader_blocks_exactly(tmp_path):
+    """Over a megabyte, the streaming reader's blocks and the chunks differ; each chunk still has chunk_rows rows."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{i}": rng.integers(0, 5, 120_001).astype(str) for i in range(5)})
+    path = tmp_path / "big.csv"
+    frame.to_csv(path, index=False)
+    ours = list(read_chunks(path, chunk_rows=50_000, numeric=["x0"]))
+    assert [len(chunk) for chunk in ours] == [50_000, 50_000, 20_001]
+    read = pd.concat(ours, ignore_index=True)
+    pdt.assert_frame_equal(read.drop(columns=["x0"]), frame.drop(columns=["x0"]).astype(read["x1"].dtype))
+    assert (read["x0"].to_numpy() == frame["x0"].astype(int).to_numpy()).all()
+
+
+def test_header_only_file_has_no_chunks(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("a,b,class\n")
+    assert list(read_chunks(path, chunk_rows=10)) == []
