@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
@@ -65,15 +66,20 @@ def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
 def selected_chunks(path: Path, chunk_rows: int, numeric: list | None, rows: np.ndarray | None) -> Iterator[pd.DataFrame]:
     """``read_chunks``, keeping the rows of the file whose entry of the boolean mask ``rows`` is true (all
     when None); a chunk with none left is skipped."""
+    return _selected(read_chunks(path, chunk_rows, numeric), rows)
+
+
+def _selected(chunks, rows: np.ndarray | None):
+    """The rows of each chunk (DataFrame or pyarrow Table) whose entry of ``rows`` is true; empty chunks skipped."""
     start = 0
-    for frame in read_chunks(path, chunk_rows, numeric):
+    for chunk in chunks:
         if rows is not None:
-            keep = rows[start : start + len(frame)]
-            start += len(frame)
-            frame = frame[keep]
-            if frame.empty:
+            keep = rows[start : start + len(chunk)]
+            start += len(chunk)
+            chunk = chunk.filter(pa.array(keep)) if isinstance(chunk, pa.Table) else chunk[keep]
+            if not len(chunk):
                 continue
-        yield frame
+        yield chunk
 
 
 class ChunkedCodes:
@@ -96,8 +102,24 @@ class ChunkedCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         self.passes += 1
-        for frame in selected_chunks(self.path, self.chunk_rows, self.numeric, self.rows):
-            yield self.codes(frame)
+        if self.path.suffix == ".parquet" or self.numeric:
+            for frame in selected_chunks(self.path, self.chunk_rows, self.numeric, self.rows):
+                yield self.codes(frame)
+            return
+        for table in _selected(_csv_tables(self.path, self.chunk_rows), self.rows):
+            yield self.table_codes(table)
+
+    def table_codes(self, table: pa.Table) -> np.ndarray:
+        """``codes`` of a CSV chunk of strings read by pyarrow, without pandas: each column dictionary-encoded,
+        its few distinct strings looked up."""
+        codes = np.empty((table.num_rows, len(self.encoder.columns_) + 1), dtype=np.int64)
+        for j, (encoder, k, column) in enumerate(
+            [(self.encoder, k, c) for k, c in enumerate(self.encoder.columns_)] + [(self.class_encoder, 0, self.target)]
+        ):
+            encoded = pc.dictionary_encode(table.column(column).combine_chunks())
+            lookup = encoder.lookup(k, encoded.dictionary.to_numpy(zero_copy_only=False))
+            codes[:, j] = lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy()]
+        return codes
 
 
 def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None):

@@ -1,10 +1,13 @@
-"""read_chunks on CSV files: the same strings, missing values and chunks as pandas' chunked read_csv."""
+"""Reading CSV files out of core: the same strings, missing values and chunks as pandas' chunked read_csv,
+and the same codes as the encoder gives."""
 
 import numpy as np
 import pandas as pd
 import pandas.testing as pdt
+import pytest
 
-from bncbench.bnc.out_of_core import read_chunks
+from bncbench import BNClassifier
+from bncbench.bnc.out_of_core import fit_file, read_chunks, selected_chunks
 
 
 def pandas_chunks(path, chunk_rows):
@@ -40,3 +43,23 @@ def test_header_only_file_has_no_chunks(tmp_path):
     path = tmp_path / "empty.csv"
     path.write_text("a,b,class\n")
     assert list(read_chunks(path, chunk_rows=10)) == []
+
+
+@pytest.mark.parametrize("with_rows", [False, True])
+def test_codes_read_without_pandas_equal_the_encoders(tmp_path, with_rows):
+    """The counting passes over a nominal CSV code each chunk as the encoder codes its DataFrame: missing
+    values (a value of their own), the class last, rows of a fold selected."""
+    rng = np.random.default_rng(1)
+    n = 2_500
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z", ""], n), "b": rng.choice(["1", "02", "NA"], n),
+                          "class": rng.choice(["yes", "no"], n)})
+    path = tmp_path / "nominal.csv"
+    frame.to_csv(path, index=False)
+    rows = rng.random(n) < 0.5 if with_rows else None
+    _, data = fit_file(BNClassifier(structure="nb", estimator="m_estimate"), path, chunk_rows=700, numeric=[], rows=rows)
+    got = list(data.chunks())
+    expected = [data.codes(chunk) for chunk in selected_chunks(path, 700, [], rows)]
+    assert len(got) == len(expected) == 4
+    for ours, theirs in zip(got, expected):
+        np.testing.assert_array_equal(ours, theirs)
+    assert (np.concatenate(got)[:, 0] == 3).any()  # the missing value of "a" has its own code
