@@ -25,7 +25,7 @@ without one, plus its ``.pmeta`` listing the values). Petal smooths with a fixed
 Each model then runs ours and Petal's in turns (``--repeats`` rounds, the median kept), so that a change of
 the machine's load weighs on both alike. Petal's fit is its whole process with a one-row test file; its
 predict time is the whole process with the test file minus that. Ratios are Petal's time over ours: above
-1, ours is faster.
+1, ours is faster. Processes are measured with GNU time (``/usr/bin/time``), which must be installed.
 """
 
 import argparse
@@ -81,17 +81,17 @@ def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> d
 
 
 def run_measured(command: list) -> dict:
-    """Run ``command``: its wall time, CPU time (user + system) and peak resident memory (MiB), the child's own
-    (``os.wait4``), not the maximum over every child."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    stdout = process.stdout.read()
-    stderr = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if status:
-        raise RuntimeError(f"{' '.join(map(str, command[:3]))} failed: {stderr.decode().strip()[-500:]}")
-    return dict(wall=wall, cpu=usage.ru_utime + usage.ru_stime, peak_mib=usage.ru_maxrss / 1024, stdout=stdout.decode())
+    """Run ``command`` under GNU time: its wall time, CPU time (user + system) and peak resident memory (MiB).
+    GNU time, a small process, forks it: measured with ``os.wait4`` from here, the peak would include this
+    process's memory (Linux carries the forked copy's high-water mark across ``exec``)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as usage:
+        start = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", usage.name, *map(str, command)], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(map(str, command[:3]))} failed: {done.stderr.strip()[-500:]}")
+        user, system, peak_kib = usage.read().split()[-3:]
+    return dict(wall=wall, cpu=float(user) + float(system), peak_mib=int(peak_kib) / 1024, stdout=done.stdout)
 
 
 _WORKER = """
