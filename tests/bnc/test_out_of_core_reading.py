@@ -63,3 +63,12 @@ def test_codes_read_without_pandas_equal_the_encoders(tmp_path, with_rows):
     for ours, theirs in zip(got, expected):
         np.testing.assert_array_equal(ours, theirs)
     assert (np.concatenate(got)[:, 0] == 3).any()  # the missing value of "a" has its own code
+
+
+def test_gzip_compressed_csv_reads_as_the_plain_file(tmp_path):
+    frame = pd.DataFrame({"a": ["x", "", "y"] * 100, "class": ["p", "q", "p"] * 100})
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    frame.to_csv(tmp_path / "packed.csv.gz", index=False)
+    plain, packed = (pd.concat(read_chunks(tmp_path / name, 128)) for name in ("plain.csv", "packed.csv.gz"))
+    pdt.assert_frame_equal(packed, plain)
+    assert packed["a"].isna().sum() == 100
