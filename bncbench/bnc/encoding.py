@@ -158,13 +158,19 @@ class CategoryEncoder:
             When a column holds a kind of values it did not hold in training (e.g. strings for numbers).
         """
         codes = np.empty((len(X), len(self.columns_)), dtype=np.int64)
-        for j, (column, values, kinds) in enumerate(zip(self.columns_, self.categories_, self.kinds_)):
-            known = _known(values)
+        for j, column in enumerate(self.columns_):
             local_codes, uniques = pd.factorize(X[column])
-            _check_kinds(column, kinds, known, uniques)
-            missing_code = (len(values) - 1 if len(known) < len(values) else UNSEEN) if self._missing_is_value else MISSING
-            codes[:, j] = _training_codes(known, uniques, missing_code)[local_codes]
+            codes[:, j] = self.lookup(j, uniques)[local_codes]
         return codes
+
+    def lookup(self, j: int, uniques) -> np.ndarray:
+        """The codes of column ``j`` for the distinct values ``uniques`` (a factorisation's), then a missing
+        value's code last (picked by the factorisation's -1); refuses values of another kind."""
+        values = self.categories_[j]
+        known = _known(values)
+        _check_kinds(self.columns_[j], self.kinds_[j], known, uniques)
+        missing_code = (len(values) - 1 if len(known) < len(values) else UNSEEN) if self._missing_is_value else MISSING
+        return _training_codes(known, uniques, missing_code)
 
 
 def _training_codes(known: np.ndarray, uniques, missing_code: int) -> np.ndarray:

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from bncbench.bnc.classifier import BNClassifier
@@ -35,25 +38,48 @@ def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Ite
         for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
             yield batch.to_pandas()
         return
-    reader = pd.read_csv(path, chunksize=chunk_rows, dtype=str, keep_default_na=False, na_values=[""])
-    for chunk in reader:
+    for table in _csv_tables(path, chunk_rows):
+        chunk = table.to_pandas()
         for column in numeric or []:
             chunk[column] = pd.to_numeric(chunk[column])
         yield chunk
 
 
+def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
+    """The rows of a CSV file as strings (missing = empty field), ``chunk_rows`` at a time, read by pyarrow's
+    streaming reader (about four times as fast as pandas' chunked ``read_csv``, with the same strings)."""
+    columns = pa_csv.open_csv(path).schema.names
+    convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(columns, pa.string()), strings_can_be_null=True,
+                                    null_values=[""])
+    pending = []
+    for batch in pa_csv.open_csv(path, convert_options=convert):
+        pending.append(batch)
+        table = pa.Table.from_batches(pending)
+        while table.num_rows >= chunk_rows:
+            yield table.slice(0, chunk_rows)
+            table = table.slice(chunk_rows)
+        pending = table.to_batches()
+    if pending and sum(batch.num_rows for batch in pending):
+        yield pa.Table.from_batches(pending)
+
+
 def selected_chunks(path: Path, chunk_rows: int, numeric: list | None, rows: np.ndarray | None) -> Iterator[pd.DataFrame]:
     """``read_chunks``, keeping the rows of the file whose entry of the boolean mask ``rows`` is true (all
     when None); a chunk with none left is skipped."""
+    return _selected(read_chunks(path, chunk_rows, numeric), rows)
+
+
+def _selected(chunks, rows: np.ndarray | None):
+    """The rows of each chunk (DataFrame or pyarrow Table) whose entry of ``rows`` is true; empty chunks skipped."""
     start = 0
-    for frame in read_chunks(path, chunk_rows, numeric):
+    for chunk in chunks:
         if rows is not None:
-            keep = rows[start : start + len(frame)]
-            start += len(frame)
-            frame = frame[keep]
-            if frame.empty:
+            keep = rows[start : start + len(chunk)]
+            start += len(chunk)
+            chunk = chunk.filter(pa.array(keep)) if isinstance(chunk, pa.Table) else chunk[keep]
+            if not len(chunk):
                 continue
-        yield frame
+        yield chunk
 
 
 class ChunkedCodes:
@@ -76,8 +102,24 @@ class ChunkedCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         self.passes += 1
-        for frame in selected_chunks(self.path, self.chunk_rows, self.numeric, self.rows):
-            yield self.codes(frame)
+        if self.path.suffix == ".parquet" or self.numeric:
+            for frame in selected_chunks(self.path, self.chunk_rows, self.numeric, self.rows):
+                yield self.codes(frame)
+            return
+        for table in _selected(_csv_tables(self.path, self.chunk_rows), self.rows):
+            yield self.table_codes(table)
+
+    def table_codes(self, table: pa.Table) -> np.ndarray:
+        """``codes`` of a CSV chunk of strings read by pyarrow, without pandas: each column dictionary-encoded,
+        its few distinct strings looked up."""
+        codes = np.empty((table.num_rows, len(self.encoder.columns_) + 1), dtype=np.int64)
+        for j, (encoder, k, column) in enumerate(
+            [(self.encoder, k, c) for k, c in enumerate(self.encoder.columns_)] + [(self.class_encoder, 0, self.target)]
+        ):
+            encoded = pc.dictionary_encode(table.column(column).combine_chunks())
+            lookup = encoder.lookup(k, encoded.dictionary.to_numpy(zero_copy_only=False))
+            codes[:, j] = lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy()]
+        return codes
 
 
 def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None):

@@ -1,0 +1,74 @@
+"""Reading CSV files out of core: the same strings, missing values and chunks as pandas' chunked read_csv,
+and the same codes as the encoder gives."""
+
+import numpy as np
+import pandas as pd
+import pandas.testing as pdt
+import pytest
+
+from bncbench import BNClassifier
+from bncbench.bnc.out_of_core import fit_file, read_chunks, selected_chunks
+
+
+def pandas_chunks(path, chunk_rows):
+    return list(pd.read_csv(path, chunksize=chunk_rows, dtype=str, keep_default_na=False, na_values=[""]))
+
+
+def test_tricky_values_read_as_pandas_reads_them(tmp_path):
+    path = tmp_path / "tricky.csv"
+    path.write_text('a,b,class\n"x, y",NA,1\n,null,0\n" padded ",,1\n007,1.50,0\n"say ""hi""",-,1\n\n3,4,0\n')
+    ours = list(read_chunks(path, chunk_rows=2))
+    expected = pandas_chunks(path, 2)
+    assert [len(chunk) for chunk in ours] == [2, 2, 2]
+    for got, want in zip(ours, expected):
+        pdt.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+    assert pd.isna(ours[0]["a"].iloc[1])  # an empty field is missing
+    assert ours[0]["b"].iloc[0] == "NA"  # "NA" is a value, not missing
+
+
+def test_chunks_span_the_reader_blocks_exactly(tmp_path):
+    """Over a megabyte, the streaming reader's blocks and the chunks differ; each chunk still has chunk_rows rows."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({f"x{i}": rng.integers(0, 5, 120_001).astype(str) for i in range(5)})
+    path = tmp_path / "big.csv"
+    frame.to_csv(path, index=False)
+    ours = list(read_chunks(path, chunk_rows=50_000, numeric=["x0"]))
+    assert [len(chunk) for chunk in ours] == [50_000, 50_000, 20_001]
+    read = pd.concat(ours, ignore_index=True)
+    pdt.assert_frame_equal(read.drop(columns=["x0"]), frame.drop(columns=["x0"]).astype(read["x1"].dtype))
+    assert (read["x0"].to_numpy() == frame["x0"].astype(int).to_numpy()).all()
+
+
+def test_header_only_file_has_no_chunks(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("a,b,class\n")
+    assert list(read_chunks(path, chunk_rows=10)) == []
+
+
+@pytest.mark.parametrize("with_rows", [False, True])
+def test_codes_read_without_pandas_equal_the_encoders(tmp_path, with_rows):
+    """The counting passes over a nominal CSV code each chunk as the encoder codes its DataFrame: missing
+    values (a value of their own), the class last, rows of a fold selected."""
+    rng = np.random.default_rng(1)
+    n = 2_500
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z", ""], n), "b": rng.choice(["1", "02", "NA"], n),
+                          "class": rng.choice(["yes", "no"], n)})
+    path = tmp_path / "nominal.csv"
+    frame.to_csv(path, index=False)
+    rows = rng.random(n) < 0.5 if with_rows else None
+    _, data = fit_file(BNClassifier(structure="nb", estimator="m_estimate"), path, chunk_rows=700, numeric=[], rows=rows)
+    got = list(data.chunks())
+    expected = [data.codes(chunk) for chunk in selected_chunks(path, 700, [], rows)]
+    assert len(got) == len(expected) == 4
+    for ours, theirs in zip(got, expected):
+        np.testing.assert_array_equal(ours, theirs)
+    assert (np.concatenate(got)[:, 0] == 3).any()  # the missing value of "a" has its own code
+
+
+def test_gzip_compressed_csv_reads_as_the_plain_file(tmp_path):
+    frame = pd.DataFrame({"a": ["x", "", "y"] * 100, "class": ["p", "q", "p"] * 100})
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+    frame.to_csv(tmp_path / "packed.csv.gz", index=False)
+    plain, packed = (pd.concat(read_chunks(tmp_path / name, 128)) for name in ("plain.csv", "packed.csv.gz"))
+    pdt.assert_frame_equal(packed, plain)
+    assert packed["a"].isna().sum() == 100
