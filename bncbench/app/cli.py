@@ -222,9 +222,10 @@ def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str
     ``command`` is the command line as the user typed it, which resumes an interrupted sweep.
     """
     from bncbench.app.config import compose
+
+    composed = compose(overrides)  # a wrong setting stops here, before the sweep's libraries load
     from bncbench.app.sweep import run_plan, show_plan
 
-    composed = compose(overrides)
     if show == "job":
         print(masked(OmegaConf.to_yaml(composed.cfg)))
         return 0
