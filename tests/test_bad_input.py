@@ -103,6 +103,7 @@ def run_main(monkeypatch, capsys, *args):
         (["cv.seed=-1"], "cv.seed must be an integer >= 0, got -1."),
         (["numba_threads=many"], "numba_threads must be an integer >= 1 or auto"),
         (["executor.n_jobs=0"], "executor.n_jobs must be a positive number of processes"),
+        (["executor.n_jobs=-1000"], "executor.n_jobs=-1000 leaves no process on this machine's"),  # not 1, silently
         (["report.draws=maybe"], "report.draws must be one of exclude, split, got 'maybe'"),  # found after the run, before
         (["report.alpha=2"], "report.alpha must be in (0, 1), got 2"),
         (["experiment.metrics=[accuracy]"], "experiment.metrics names ['accuracy']; the metrics of every run are"),

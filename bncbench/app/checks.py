@@ -67,13 +67,22 @@ def check_settings(cfg: DictConfig) -> None:
 
 
 def check_executor(executor: dict, tracking_uri: str) -> None:
-    """Check what the schema cannot: a local executor's ``n_jobs`` is not 0, and a cluster's cells log to
-    a server, not to SQLite."""
+    """Check what the schema cannot: a local executor's ``n_jobs`` is not 0 and, counted from the cores when
+    negative, leaves a process; a cluster's cells log to a server, not to SQLite."""
     if executor["kind"] == "local" and executor["n_jobs"] == 0:
         raise ConfigError(
             "executor.n_jobs must be a positive number of processes, or -1 for one per core "
             "(-2 all but one, ...), got 0."
         )
+    if executor["kind"] == "local" and executor["n_jobs"] < 0:
+        import joblib  # the executors' count of this machine's cores
+
+        cores = joblib.cpu_count()
+        if cores + 1 + executor["n_jobs"] < 1:
+            raise ConfigError(
+                f"executor.n_jobs={executor['n_jobs']} leaves no process on this machine's {cores} cores "
+                f"(-1 is one per core, -{cores} one process); give a number between -{cores} and -1, or a positive one."
+            )
     if executor["kind"] == "slurm" and tracking_uri.startswith("sqlite:"):
         raise ConfigError(
             f"tracking_uri={tracking_uri} with cells on a cluster: SQLite on a network file system "
