@@ -93,6 +93,9 @@ def test_a_value_of_the_wrong_type_is_one_line(refused, args, message):
                                    "executor are: executor.kind, executor.n_jobs.")),  # a slurm setting, not local's
         (["executor=slurm", "tracking_uri=http://127.0.0.1:1", "+executor.n_jobs=2"],
          "unknown setting 'executor.n_jobs'"),
+        (["dataset.drop=[x]"], "dataset.drop is a setting of each cell's dataset, which the configuration composes per "
+                               "cell: add it for every dataset of the sweep with a plus: +dataset.drop=[x]."),
+        (["dataset.dorp=[x]"], "unknown setting 'dataset.dorp' (did you mean dataset.drop?); the settings are"),
         (["+dataset.foo=1"], "unknown setting 'dataset.foo' (did you mean dataset.drop?); the settings of dataset are: dataset.drop,"),
         (["experiment.comparisons=[{a: nb_laplace, c: tan_laplace}]"], "unknown setting 'experiment.comparisons[0].c'"),
         (["+suite.name=x"], "unknown setting 'suite.name'"),

@@ -37,7 +37,7 @@ from bncbench.app.checks import (
     experiment_grids,
 )
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
-from bncbench.app.schema import describe, setting_type, unknown_setting_message
+from bncbench.app.schema import describe, setting_names, setting_type, unknown_setting_message
 from bncbench.bnc.estimators.base import estimator_defaults
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
@@ -276,10 +276,16 @@ def _composition_message(err: Exception) -> str:
     unknown = re.match(r"Could not override '([^']+)'", str(err))
     if unknown:
         key = inner or unknown.group(1)
+        if unknown.group(1).startswith(f"{key}."):  # OmegaConf stopped at a group left null: name the whole key
+            key = unknown.group(1)
         parent = key.rpartition(".")[0]
+        given = re.search(r"use \+(.*)$", str(err), re.MULTILINE)
         if get_origin(setting_type(parent)) is dict:  # an open mapping: all its keys are new
-            given = re.search(r"use \+(.*)$", str(err), re.MULTILINE)
             return f"Hydra adds keys to {parent} ({key}) only with ++: write ++{given.group(1)}."
+        if given and unknown.group(1) in setting_names():  # a setting of a group this config leaves null
+            group = unknown.group(1).split(".")[0]
+            return (f"{unknown.group(1)} is a setting of each cell's {group}, which the configuration composes per "
+                    f"cell: add it for every {group} of the sweep with a plus: +{given.group(1)}.")
         return unknown_setting_message(key, setting_type(parent))
     merging = re.match(r"Error merging override [^=]+=(.*)", str(err))
     if merging and setting_type(inner or "") is not None:
