@@ -12,8 +12,8 @@ import gzip
 import json
 import os
 import shutil
-import sqlite3
 import signal
+import sqlite3
 import subprocess
 import sys
 from multiprocessing.connection import Connection
@@ -78,7 +78,8 @@ class Zygote:
         """Run the command as ``subprocess.run(..., capture_output=True, text=True, timeout=timeout)`` does."""
         command = [sys.executable, "-m", module, *args]
         if fresh or self.reads_at_import_apart(env):
-            return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+            return subprocess.run(command, check=False, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
         if self.process is None:
             self._start()
         stdout, stderr = self.folder / "stdout", self.folder / "stderr"

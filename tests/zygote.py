@@ -30,11 +30,11 @@ def preload() -> None:
 
     cli._quiet_libraries()
     import hydra  # noqa: F401
-    import mlflow  # noqa: F401
+    import mlflow
     import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
     import sklearn  # noqa: F401
 
-    import bncbench.app.runner  # noqa: F401
+    import bncbench.app.runner
     import bncbench.app.sweep  # noqa: F401
 
 
@@ -84,7 +84,7 @@ def run_command(request: dict) -> None:
     except KeyboardInterrupt:
         sys.excepthook(*sys.exc_info())
         status = -signal.SIGINT  # Python ends itself by SIGINT then
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - what Python itself does with an uncaught exception
         sys.excepthook(*sys.exc_info())
         status = 1
     threading._shutdown()  # what the interpreter does at exit: join the threads, then the atexit functions
