@@ -16,6 +16,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import SimpleNamespace
@@ -72,6 +73,7 @@ class Zygote:
     def __init__(self, env: dict, folder: Path):
         self.env, self.folder = env, folder
         self.process = self.requests = self.replies = None
+        self.serving = threading.Lock()  # one command at a time: the pipes and output files are shared
 
     def run(self, module: str, args, cwd: Path, env: dict, timeout: float,
             fresh: bool = False) -> subprocess.CompletedProcess:
@@ -80,6 +82,10 @@ class Zygote:
         if fresh or self.reads_at_import_apart(env):
             return subprocess.run(command, check=False, cwd=cwd, env=env, capture_output=True, text=True,
                                   timeout=timeout)
+        with self.serving:
+            return self._run_child(command, module, args, cwd, env, timeout)
+
+    def _run_child(self, command, module, args, cwd, env, timeout) -> subprocess.CompletedProcess:
         if self.process is None:
             self._start()
         stdout, stderr = self.folder / "stdout", self.folder / "stderr"
