@@ -1,7 +1,9 @@
 """Fixtures shared by the runner, tracking, config and CLI tests.
 
 The datasets come from ``$BNCBENCH_DATA_DIR``, else from ``../shared/datasets`` beside the repository;
-CLI tests run ``python -m bncbench`` in a subprocess with that directory in the environment.
+CLI tests run ``python -m bncbench`` in a process of its own with that directory in the environment: a
+child of the pytest worker's zygote (tests/zygote.py), which starts with bncbench's libraries imported,
+or a fresh Python process where the process itself is tested.
 """
 
 import contextlib
@@ -10,9 +12,12 @@ import gzip
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+from multiprocessing.connection import Connection
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -53,25 +58,112 @@ def cli_env() -> dict:
     return env
 
 
+#: The environment variables read when the zygote's modules load (by Python at start-up, numba, MLflow's
+#: logging, joblib, the BLAS and OpenMP thread pools), by prefix: a command whose environment differs from the
+#: zygote's in one of them runs in a fresh process, which reads them.
+READ_AT_IMPORT = ("PYTHON", "LANG", "LC_", "NUMBA_", "MLFLOW_LOGGING_LEVEL", "MLFLOW_CONFIGURE_LOGGING", "JOBLIB_",
+                  "OMP_", "OPENBLAS_", "MKL_")
+
+
+class Zygote:
+    """``python -m <module> <args>`` run in a child of tests/zygote.py, which imported bncbench's libraries
+    once (started at the first command, in the environment ``env``), or in a fresh process where the command's
+    environment differs from ``env`` in a variable read at import (``READ_AT_IMPORT``) or where asked."""
+
+    def __init__(self, env: dict, folder: Path):
+        self.env, self.folder = env, folder
+        self.process = self.requests = self.replies = None
+        self.serving = threading.Lock()  # one command at a time: the pipes and output files are shared
+
+    def run(self, module: str, args, cwd: Path, env: dict, timeout: float,
+            fresh: bool = False) -> subprocess.CompletedProcess:
+        """Run the command as ``subprocess.run(..., capture_output=True, text=True, timeout=timeout)`` does."""
+        command = [sys.executable, "-m", module, *args]
+        if fresh or self.reads_at_import_apart(env):
+            return subprocess.run(command, check=False, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        with self.serving:
+            return self._run_child(command, module, args, cwd, env, timeout)
+
+    def _run_child(self, command, module, args, cwd, env, timeout) -> subprocess.CompletedProcess:
+        if self.process is None:
+            self._start()
+        stdout, stderr = self.folder / "stdout", self.folder / "stderr"
+        stdout.write_bytes(b"")
+        stderr.write_bytes(b"")
+        self.requests.send_bytes(json.dumps({
+            "module": module, "argv": list(args), "cwd": str(Path(cwd).absolute()), "env": env,
+            "stdout": str(stdout), "stderr": str(stderr),
+        }).encode())
+        pid = self._reply()["pid"]
+        ended = self._reply(timeout)
+        if ended is None:
+            os.kill(pid, signal.SIGKILL)
+            self._reply()
+            raise subprocess.TimeoutExpired(command, timeout, output=stdout.read_text(), stderr=stderr.read_text())
+        return subprocess.CompletedProcess(command, ended["returncode"], stdout.read_text(), stderr.read_text())
+
+    def reads_at_import_apart(self, env: dict) -> bool:
+        """Whether ``env`` and the zygote's differ in a variable read at import."""
+        return any(env.get(name) != self.env.get(name) for name in {*env, *self.env} if name.startswith(READ_AT_IMPORT))
+
+    def close(self) -> None:
+        """End the zygote (its request pipe closed, it returns; killed if it does not within seconds)."""
+        if self.process is None:
+            return
+        self.requests.close()
+        self.replies.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def _start(self) -> None:
+        request_reader, request_writer = os.pipe()
+        reply_reader, reply_writer = os.pipe()
+        with open(self.folder / "zygote.log", "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(Path(__file__).with_name("zygote.py")), str(request_reader), str(reply_writer)],
+                pass_fds=(request_reader, reply_writer), env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=log,
+            )
+        os.close(request_reader)
+        os.close(reply_writer)
+        self.requests = Connection(request_writer, readable=False)
+        self.replies = Connection(reply_reader, writable=False)
+        self._reply()  # ready: the libraries imported
+
+    def _reply(self, timeout: float | None = None) -> dict | None:
+        """The zygote's next message, or None if none came within ``timeout`` seconds."""
+        if not self.replies.poll(timeout):
+            return None
+        try:
+            return json.loads(self.replies.recv_bytes())
+        except EOFError:
+            raise RuntimeError(f"the zygote ended: {(self.folder / 'zygote.log').read_text()}") from None
+
+
 @pytest.fixture(scope="session")
-def run_cli(cli_env):
-    """``run_cli(*args, cwd=..., module="bncbench")``: run a bncbench command, return the CompletedProcess.
+def zygote(cli_env, tmp_path_factory):
+    """This pytest worker's ``Zygote``, in the ``cli_env`` environment; ended with the session."""
+    server = Zygote(cli_env, tmp_path_factory.mktemp("zygote"))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def run_cli(cli_env, zygote):
+    """``run_cli(*args, cwd=..., module="bncbench", env=cli_env, fresh=False)``: run a bncbench command in a
+    process of its own, a child of the zygote unless ``fresh`` (a new Python process, for a test of the process
+    itself: its signals, start-up, pipes); return the CompletedProcess.
 
     ``result.output`` is stdout and stderr together.
     """
-    env = cli_env
 
-    def run(
-        *args: str, cwd: Path, module: str = "bncbench", timeout: float = 300
-    ) -> subprocess.CompletedProcess:
-        result = subprocess.run(
-            [sys.executable, "-m", module, *args],
-            cwd=cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    def run(*args: str, cwd: Path, module: str = "bncbench", timeout: float = 300, env: dict | None = None,
+            fresh: bool = False) -> subprocess.CompletedProcess:
+        result = zygote.run(module, args, cwd, cli_env if env is None else env, timeout, fresh)
         result.output = result.stdout + result.stderr
         return result
 

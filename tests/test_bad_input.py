@@ -524,12 +524,15 @@ NO_SERVER = f"http://alice:{SECRET}@127.0.0.1:9"  # nothing listens on port 9 (d
 MANIFEST = "slug,rows,n_attributes,n_classes\n"
 
 
-def bncbench(env, *args, cwd, data_dir=None):
-    """Run ``python -m bncbench`` in a process of its own, with ``env`` (``cli_env``) and the data
-    directory ``data_dir`` if given."""
-    environment = {**env, **({"BNCBENCH_DATA_DIR": str(data_dir)} if data_dir else {})}
-    return subprocess.run([sys.executable, "-m", "bncbench", *args], cwd=cwd, env=environment, capture_output=True,
-                          text=True, timeout=300)
+@pytest.fixture(scope="session")
+def bncbench(run_cli, cli_env):
+    """``bncbench(*args, cwd=..., data_dir=None)``: run ``python -m bncbench`` in a process of its own
+    (``run_cli``), with the data directory ``data_dir`` if given."""
+
+    def run(*args, cwd, data_dir=None):
+        return run_cli(*args, cwd=cwd, env={**cli_env, **({"BNCBENCH_DATA_DIR": str(data_dir)} if data_dir else {})})
+
+    return run
 
 
 def data_dir_with_manifest(root: Path, content: bytes) -> Path:
@@ -543,10 +546,10 @@ CELL = ["experiment.datasets=[sklearn-iris]", "experiment.models=[nb_laplace]", 
 
 
 @pytest.fixture(scope="module")
-def cell_store(tmp_path_factory, cli_env) -> Path:
+def cell_store(tmp_path_factory, bncbench) -> Path:
     """A store holding ``CELL``'s finished run, swept once: the export and import cases copy it."""
     directory = tmp_path_factory.mktemp("cell_store")
-    done = bncbench(cli_env, *CELL, "tracking_uri=sqlite:///store/mlflow.db", "executor.n_jobs=1", cwd=directory)
+    done = bncbench(*CELL, "tracking_uri=sqlite:///store/mlflow.db", "executor.n_jobs=1", cwd=directory)
     assert done.returncode == 0, done.stdout + done.stderr
     return directory / "store"
 
@@ -587,7 +590,7 @@ def cell_store(tmp_path_factory, cli_env) -> Path:
          "override hydra cannot parse",
          "store under a file", "dry run with a bad setting", "lock file a symlink"],
 )
-def test_every_command_answers_bad_input_in_one_line(tmp_path, cli_env, cell_store, args, files, message):
+def test_every_command_answers_bad_input_in_one_line(tmp_path, bncbench, cell_store, args, files, message):
     data_dir = None
     for name, content in files.items():
         if name == "manifest":
@@ -599,7 +602,7 @@ def test_every_command_answers_bad_input_in_one_line(tmp_path, cli_env, cell_sto
             (tmp_path / name).write_bytes(content)
     if "tracking_uri=sqlite:///store/mlflow.db" in args and args[0] in ("export", "import"):
         shutil.copytree(cell_store, tmp_path / "store")
-    done = bncbench(cli_env, *args, cwd=tmp_path, data_dir=data_dir)
+    done = bncbench(*args, cwd=tmp_path, data_dir=data_dir)
     output = done.stdout + done.stderr
     assert "Traceback" not in output and SECRET not in output, output
     assert done.returncode == 2, output
@@ -621,13 +624,13 @@ def test_a_closed_pipe_ends_a_listing_quietly(tmp_path):
     assert (done.returncode, done.stderr) == (0, "")
 
 
-def test_a_password_in_the_tracking_uri_is_printed_nowhere_and_kept_out_of_the_workers_jobs(tmp_path, cli_env,
+def test_a_password_in_the_tracking_uri_is_printed_nowhere_and_kept_out_of_the_workers_jobs(tmp_path, bncbench,
                                                                                             monkeypatch):
     import pickle
 
     from bncbench.app.sweep import destination_of
 
-    shown = bncbench(cli_env, "run", "--cfg", "job", *CELL, f"tracking_uri={NO_SERVER}", cwd=tmp_path)
+    shown = bncbench("run", "--cfg", "job", *CELL, f"tracking_uri={NO_SERVER}", cwd=tmp_path)
     assert shown.returncode == 0 and "tracking_uri: http://alice:***@127.0.0.1:9" in shown.stdout, shown.stderr
     assert SECRET not in shown.stdout + shown.stderr
     monkeypatch.delenv("MLFLOW_TRACKING_USERNAME", raising=False)
