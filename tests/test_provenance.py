@@ -35,6 +35,16 @@ def git(directory, *args) -> str:
     ).stdout.strip()
 
 
+def test_versions_name_the_installed_distributions_and_what_is_absent(monkeypatch):
+    from importlib import metadata
+
+    found = provenance.versions()
+    assert list(found) == list(VERSIONS)
+    assert found["xgboost"] == metadata.version("xgboost-cpu")  # what pyproject.toml installs
+    monkeypatch.setitem(provenance.PACKAGES, "no-such-package", "no_such_module")
+    assert provenance.versions()["no-such-package"] == "not installed"
+
+
 def test_the_git_state_of_a_checkout_and_of_code_outside_one(tmp_path):
     repo = tmp_path / "repo"
     package = repo / "pkg"

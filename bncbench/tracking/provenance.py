@@ -15,6 +15,7 @@ import os
 import platform
 from dataclasses import dataclass
 from functools import cache
+import importlib.util
 from importlib import metadata
 from pathlib import Path
 
@@ -49,6 +50,8 @@ PACKAGES = {
     "mlflow": "mlflow",
     "xgboost": "xgboost",
 }
+#: The distributions that install a package of ``PACKAGES`` under another name, tried before scanning them all.
+OTHER_DISTRIBUTIONS = {"xgboost": ("xgboost-cpu",)}
 UNKNOWN = "unknown"
 #: The checkout the package is imported from (its parent directory holds ``bncbench/``).
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -85,12 +88,21 @@ def versions() -> dict[str, str]:
     """Python's version and the installed version of each of ``PACKAGES``."""
     found = {"python": platform.python_version()}
     for name, module in PACKAGES.items():
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:  # scanning every distribution takes a second: only here
-            installed = metadata.packages_distributions().get(module)
-            found[name] = metadata.version(installed[0]) if installed else "not installed"
+        found[name] = _version(name, module)
     return found
+
+
+def _version(name: str, module: str) -> str:
+    """The installed version of the package ``name`` (imported as ``module``), or "not installed"."""
+    for distribution in (name, *OTHER_DISTRIBUTIONS.get(name, ())):
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            pass
+    if importlib.util.find_spec(module) is None:
+        return "not installed"
+    installed = metadata.packages_distributions().get(module)  # scanning every distribution takes a second
+    return metadata.version(installed[0]) if installed else "not installed"
 
 
 def cpu_model() -> str:
