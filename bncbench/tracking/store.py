@@ -38,8 +38,9 @@ SERVER_LIMITS = {
     "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
     "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
 }
-#: Seconds of the one request that checks a store before anything runs (no retry).
-FIRST_REQUEST_TIMEOUT = "10"
+#: Seconds of the one request that checks a store before anything runs (no retry), or fewer if
+#: ``MLFLOW_HTTP_REQUEST_TIMEOUT`` says so.
+FIRST_REQUEST_TIMEOUT = 10
 #: Logs a failed write to a database store with its traceback, before raising it: where bncbench turns
 #: that error into a message of its own, the log is left out.
 _STORE_LOGGER = "mlflow.store.db.utils"
@@ -58,7 +59,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     """A client on ``tracking_uri``, creating a SQLite database (and its directory) when absent.
 
     With ``check``, one request is made at once, without MLflow's retries and limited to
-    ``FIRST_REQUEST_TIMEOUT`` seconds, so that a store that cannot be opened (a server down, or one
+    ``FIRST_REQUEST_TIMEOUT`` seconds (or MLflow's ``MLFLOW_HTTP_REQUEST_TIMEOUT`` if lower), so that a store that cannot be opened (a server down, or one
     that never answers) is reported before anything runs. With an mlflow server, every later request
     of this process and of the workers it starts is bounded by ``SERVER_LIMITS``.
 
@@ -99,9 +100,7 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         with creation:
             client = MlflowClient(tracking_uri=str(tracking_uri))
             if check:
-                with environment(
-                    MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=FIRST_REQUEST_TIMEOUT
-                ):
+                with environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=_first_request_timeout()):
                     client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
@@ -206,6 +205,16 @@ def _reason(err: Exception) -> str:
     """The first line of an error's message (a password in a URI masked), or its type when it has none."""
     text = masked(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
+
+
+def _first_request_timeout() -> str:
+    """``FIRST_REQUEST_TIMEOUT``, or the user's ``MLFLOW_HTTP_REQUEST_TIMEOUT`` (whole seconds, as MLflow
+    reads it) if it is lower."""
+    try:
+        asked = max(1, int(os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"]))
+    except (KeyError, ValueError):
+        asked = FIRST_REQUEST_TIMEOUT
+    return str(min(asked, FIRST_REQUEST_TIMEOUT))
 
 
 @contextmanager
