@@ -23,8 +23,9 @@ from pathlib import Path
 from bncbench.app.runner import Destination, Outcome, run_cell
 from bncbench.protocol.cell import Cell
 
-#: Seconds between two looks at a cluster's jobs.
-POLL_SECONDS = 5.0
+#: Seconds between two looks at a cluster's jobs: SLURM's accounting is asked each time (submitit
+#: caches its answers), a local job's process is only looked at.
+POLL_SECONDS = {"slurm": 5.0, "local": 0.5}
 
 
 class Executor(abc.ABC):
@@ -118,7 +119,7 @@ class Submitit(Executor):
                 self.running = list(pending.values())
                 yield _outcome_of_job(job, cell)
             if pending:
-                time.sleep(POLL_SECONDS)
+                time.sleep(POLL_SECONDS[self.cluster])
 
     def stop(self):
         for job, _ in self._jobs:
