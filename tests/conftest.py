@@ -52,8 +52,11 @@ def shared_data_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def cli_env() -> dict:
-    """The environment of a bncbench command run by a test: the shared datasets, Hydra's short errors."""
-    env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets())}
+    """The environment of a bncbench command run by a test: the shared datasets, Hydra's short errors, and
+    one core as joblib counts them (``LOKY_MAX_CPU_COUNT``): the pytest workers already take every core, so a
+    sweep at the default ``executor.n_jobs=-1`` runs its cells in its own process instead of starting worker
+    processes; the tests of the workers ask for ``executor.n_jobs=2``."""
+    env = {**os.environ, "BNCBENCH_DATA_DIR": str(shared_datasets()), "LOKY_MAX_CPU_COUNT": "1"}
     env.pop("HYDRA_FULL_ERROR", None)
     return env
 
@@ -100,7 +103,9 @@ class Zygote:
         if ended is None:
             os.kill(pid, signal.SIGKILL)
             self._reply()
+            self._reply()  # reaped
             raise subprocess.TimeoutExpired(command, timeout, output=stdout.read_text(), stderr=stderr.read_text())
+        self._reply()  # reaped
         return subprocess.CompletedProcess(command, ended["returncode"], stdout.read_text(), stderr.read_text())
 
     def reads_at_import_apart(self, env: dict) -> bool:

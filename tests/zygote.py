@@ -7,7 +7,8 @@ pytest worker and talks to it).
 ``{"module", "argv", "cwd", "env", "stdout", "stderr"}``; the zygote forks a child that runs
 ``python -m <module> <argv>`` with exactly that environment and working directory, its output in the files
 ``stdout`` and ``stderr`` and its input /dev/null, and answers ``{"pid"}`` at once, then ``{"returncode"}``
-(minus the signal's number if a signal ended it, as ``subprocess`` says). The zygote is single-threaded
+(minus the signal's number if a signal ended it, as ``subprocess`` says), then ``{"reaped"}`` once the pid is
+free. The zygote is single-threaded
 (forking a process with threads of Python is unsafe) and serves one request at a time, until its request
 pipe closes.
 """
@@ -62,6 +63,7 @@ def serve(requests: Connection, replies: Connection) -> None:
         code = ended.si_status if ended.si_code == os.CLD_EXITED else -ended.si_status
         replies.send_bytes(json.dumps({"returncode": code}).encode())
         os.waitpid(pid, 0)
+        replies.send_bytes(json.dumps({"reaped": pid}).encode())
 
 
 def run_command(request: dict) -> None:
