@@ -10,12 +10,12 @@ resume and the report filter (see ``bncbench.data.digest``).
 from __future__ import annotations
 
 import getpass
+import importlib.util
 import json
 import os
 import platform
 from dataclasses import dataclass
 from functools import cache
-import importlib.util
 from importlib import metadata
 from pathlib import Path
 

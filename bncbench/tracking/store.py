@@ -59,8 +59,8 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     """A client on ``tracking_uri``, creating a SQLite database (and its directory) when absent.
 
     With ``check``, one request is made at once, without MLflow's retries and limited to
-    ``FIRST_REQUEST_TIMEOUT`` seconds (or MLflow's ``MLFLOW_HTTP_REQUEST_TIMEOUT`` if lower), so that a store that cannot be opened (a server down, or one
-    that never answers) is reported before anything runs. With an mlflow server, every later request
+    ``FIRST_REQUEST_TIMEOUT`` seconds (MLflow's ``MLFLOW_HTTP_REQUEST_TIMEOUT`` if lower), so that a store
+    that cannot be opened (a server down, or one that never answers) is reported before anything runs. With an mlflow server, every later request
     of this process and of the workers it starts is bounded by ``SERVER_LIMITS``.
 
     Raises
@@ -100,7 +100,9 @@ def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
         with creation:
             client = MlflowClient(tracking_uri=str(tracking_uri))
             if check:
-                with environment(MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=_first_request_timeout()):
+                with environment(
+                    MLFLOW_HTTP_REQUEST_MAX_RETRIES="0", MLFLOW_HTTP_REQUEST_TIMEOUT=_first_request_timeout()
+                ):
                     client.search_experiments(max_results=1)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
