@@ -141,8 +141,8 @@ def test_a_failing_cell_is_logged_failed_with_its_error(tmp_path, new_store, pla
     data_dir = write_store(tmp_path / "store", {"gone": (simple_table(), simple_schema)})
     uri = new_store(tmp_path)
     cell, destination = plan_cell("iris", "nb_laplace", f"tracking_uri={uri}", f"data_dir={data_dir}")
-    cell = type(cell).of("gone", "nb_laplace", {**cell.semantic()["dataset"], "name": "gone"},
-                         cell.semantic()["model"], cell.cv, None)
+    cell = type(cell).of("gone", "nb_laplace", {**cell.semantic()["dataset"], "name": "gone", "openml_id": None},
+                         cell.semantic()["model"], cell.cv, None)  # not on OpenML either: not fetched
     (data_dir / "gone.csv.gz").unlink()
     client = tracking.open_store(uri)
     exp = tracking.prepare_experiment(client, destination.experiment, None)

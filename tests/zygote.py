@@ -14,6 +14,7 @@ pipe closes.
 """
 
 import atexit
+import importlib
 import json
 import os
 import runpy
@@ -23,20 +24,41 @@ import threading
 from multiprocessing.connection import Connection
 
 
+#: Modules a sweep's command imports as it goes (its store, a dataset of scikit-learn's, the metrics, the
+#: report's tables and figures, the code's git commit), found by the modules a child of ``preload`` alone
+#: imported while it ran ``experiment=smoke``: imported here, once, instead of in every child.
+IMPORTED_AS_IT_GOES = (
+    "alembic.command", "alembic.config", "git", "narwhals.stable.v2", "narwhals._pandas_like.dataframe",
+    "pandas.io.formats.style", "pyarrow.pandas_compat", "sklearn.metrics",
+    "sklearn.model_selection", "sqlalchemy.dialects.sqlite", "bncbench.data.sklearn_source",
+    "bncbench.report.writer", "bncbench.tracking.record", "bncbench.tracking.runs", "bncbench.tracking.store",
+)
+
+
 def preload() -> None:
     """Import what a command imports; MLflow sets its log level from the environment as
     ``bncbench.app.cli`` sets it before MLflow loads. ``bncbench.__main__`` itself is left out: runpy warns
-    when the module it runs as ``__main__`` is already imported."""
+    when the module it runs as ``__main__`` is already imported. Then what a first use costs each process:
+    Hydra's search for its plugins, and numba's set-up of its CPU target (its typing and lowering registries),
+    made by compiling a function of one line; no kernel of bncbench runs here (numba's OpenMP threads must
+    not start before a fork)."""
     from bncbench.app import cli
 
     cli._quiet_libraries()
     import hydra  # noqa: F401
     import mlflow
     import mlflow.store.tracking.sqlalchemy_store  # noqa: F401
+    import numba
     import sklearn  # noqa: F401
+    from hydra.core.plugins import Plugins
 
     import bncbench.app.runner
     import bncbench.app.sweep  # noqa: F401
+
+    for module in IMPORTED_AS_IT_GOES:
+        importlib.import_module(module)
+    Plugins.instance()
+    numba.njit(lambda x: x + 1)(1)
 
 
 def serve(requests: Connection, replies: Connection) -> None:
