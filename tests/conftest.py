@@ -9,6 +9,7 @@ or a fresh Python process where the process itself is tested.
 import contextlib
 import fcntl
 import gzip
+import itertools
 import json
 import os
 import shutil
@@ -69,48 +70,33 @@ READ_AT_IMPORT = ("PYTHON", "LANG", "LC_", "NUMBA_", "MLFLOW_LOGGING_LEVEL", "ML
 
 
 class Zygote:
-    """``python -m <module> <args>`` run in a child of tests/zygote.py, which imported bncbench's libraries
-    once (started at the first command, in the environment ``env``), or in a fresh process where the command's
-    environment differs from ``env`` in a variable read at import (``READ_AT_IMPORT``) or where asked."""
+    """One process of tests/zygote.py, which imported bncbench's libraries once (started at its first command, in
+    the environment ``env``) and runs one command at a time in a child of its own."""
 
     def __init__(self, env: dict, folder: Path):
         self.env, self.folder = env, folder
         self.process = self.requests = self.replies = None
-        self.serving = threading.Lock()  # one command at a time: the pipes and output files are shared
 
-    def run(self, module: str, args, cwd: Path, env: dict, timeout: float,
-            fresh: bool = False) -> subprocess.CompletedProcess:
-        """Run the command as ``subprocess.run(..., capture_output=True, text=True, timeout=timeout)`` does."""
-        command = [sys.executable, "-m", module, *args]
-        if fresh or self.reads_at_import_apart(env):
-            return subprocess.run(command, check=False, cwd=cwd, env=env, capture_output=True, text=True,
-                                  timeout=timeout)
-        with self.serving:
-            return self._run_child(command, module, args, cwd, env, timeout)
-
-    def _run_child(self, command, module, args, cwd, env, timeout) -> subprocess.CompletedProcess:
+    def start(self, module: str, args, cwd: Path, env: dict, stdout: Path, stderr: Path | str,
+              session: bool) -> int:
+        """Start ``python -m <module> <args>`` in a child; return its pid."""
         if self.process is None:
             self._start()
-        stdout, stderr = self.folder / "stdout", self.folder / "stderr"
-        stdout.write_bytes(b"")
-        stderr.write_bytes(b"")
         self.requests.send_bytes(json.dumps({
             "module": module, "argv": list(args), "cwd": str(Path(cwd).absolute()), "env": env,
-            "stdout": str(stdout), "stderr": str(stderr),
+            "stdout": str(stdout), "stderr": str(stderr), "session": session,
         }).encode())
-        pid = self._reply()["pid"]
+        return self._reply()["pid"]
+
+    def wait(self, pid: int, timeout: float | None) -> int | None:
+        """The exit status of the child ``pid`` (minus the signal's number if a signal ended it), once the
+        zygote has reaped it; None if it still ran after ``timeout`` seconds: then it is killed and reaped."""
         ended = self._reply(timeout)
         if ended is None:
             os.kill(pid, signal.SIGKILL)
             self._reply()
-            self._reply()  # reaped
-            raise subprocess.TimeoutExpired(command, timeout, output=stdout.read_text(), stderr=stderr.read_text())
-        self._reply()  # reaped
-        return subprocess.CompletedProcess(command, ended["returncode"], stdout.read_text(), stderr.read_text())
-
-    def reads_at_import_apart(self, env: dict) -> bool:
-        """Whether ``env`` and the zygote's differ in a variable read at import."""
-        return any(env.get(name) != self.env.get(name) for name in {*env, *self.env} if name.startswith(READ_AT_IMPORT))
+        self._reply()  # reaped: the pid is free
+        return None if ended is None else ended["returncode"]
 
     def close(self) -> None:
         """End the zygote (its request pipe closed, it returns; killed if it does not within seconds)."""
@@ -149,12 +135,105 @@ class Zygote:
             raise RuntimeError(f"the zygote ended: {(self.folder / 'zygote.log').read_text()}") from None
 
 
+class Command:
+    """A command ``Zygotes.start`` started: a child of ``zygote``, or a fresh process (``process``); its output in
+    the files ``stdout`` and ``stderr`` (None where it went elsewhere: the same file, a terminal)."""
+
+    def __init__(self, args: list, stdout: Path, stderr: Path | None, zygotes: "Zygotes",
+                 zygote: Zygote | None = None, pid: int | None = None, process: subprocess.Popen | None = None):
+        self.args, self.stdout, self.stderr = args, stdout, stderr
+        self.zygotes, self.zygote, self.process = zygotes, zygote, process
+        self.pid = process.pid if process else pid
+
+    def wait(self, timeout: float | None = 300) -> subprocess.CompletedProcess:
+        """Its end, as ``subprocess.run(..., capture_output=True, text=True, timeout=timeout)`` says it: killed
+        and ``subprocess.TimeoutExpired`` raised if it still ran after ``timeout`` seconds."""
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                code = None
+        else:
+            try:
+                code = self.zygote.wait(self.pid, timeout)
+            finally:
+                self.zygotes.idle.append(self.zygote)
+        stdout, stderr = self.stdout.read_text(), self.stderr.read_text() if self.stderr else ""
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout, output=stdout, stderr=stderr)
+        return subprocess.CompletedProcess(self.args, code, stdout, stderr)
+
+
+class Zygotes:
+    """``python -m <module> <args>`` run in a child of a ``Zygote`` (started in the environment ``env``: one per
+    command running at once, kept for the next), or in a fresh process where the command's environment differs
+    from ``env`` in a variable read at import (``READ_AT_IMPORT``) or where asked."""
+
+    def __init__(self, env: dict, folder: Path):
+        self.env, self.folder = env, folder
+        self.idle: list[Zygote] = []  # list.pop and .append are atomic: threads of a test may start commands
+        self.started: list[Zygote] = []
+        self.commands = itertools.count()
+
+    def start(self, module: str, args, cwd: Path, env: dict, *, stderr: str | Path = "own", session: bool = False,
+              fresh: bool = False) -> Command:
+        """Start the command; its stderr in a file of its own (``"own"``), in its stdout's (``"stdout"``), or at
+        a path (a terminal's); in a new session if ``session``."""
+        folder = self.folder / f"command-{next(self.commands)}"
+        folder.mkdir()
+        stdout = folder / "stdout"
+        stdout.write_bytes(b"")
+        own = folder / "stderr" if stderr == "own" else None
+        if own:
+            own.write_bytes(b"")
+        command = [sys.executable, "-m", module, *args]
+        if fresh or self.reads_at_import_apart(env):
+            with contextlib.ExitStack() as files:
+                out = files.enter_context(open(stdout, "wb"))
+                err = subprocess.STDOUT if stderr == "stdout" else files.enter_context(open(own or stderr, "wb"))
+                process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                           stderr=err, start_new_session=session)
+            return Command(command, stdout, own, self, process=process)
+        zygote = self._idle_zygote()
+        try:
+            pid = zygote.start(module, args, cwd, env, stdout, own or (stdout if stderr == "stdout" else stderr),
+                               session)
+        except BaseException:
+            self.idle.append(zygote)
+            raise
+        return Command(command, stdout, own, self, zygote=zygote, pid=pid)
+
+    def run(self, module: str, args, cwd: Path, env: dict, timeout: float,
+            fresh: bool = False) -> subprocess.CompletedProcess:
+        """Run the command as ``subprocess.run(..., capture_output=True, text=True, timeout=timeout)`` does."""
+        return self.start(module, args, cwd, env, fresh=fresh).wait(timeout)
+
+    def reads_at_import_apart(self, env: dict) -> bool:
+        """Whether ``env`` and the zygotes' differ in a variable read at import."""
+        return any(env.get(name) != self.env.get(name) for name in {*env, *self.env} if name.startswith(READ_AT_IMPORT))
+
+    def close(self) -> None:
+        for zygote in self.started:
+            zygote.close()
+
+    def _idle_zygote(self) -> Zygote:
+        try:
+            return self.idle.pop()
+        except IndexError:
+            folder = self.folder / f"zygote-{len(self.started)}"
+            folder.mkdir()
+            self.started.append(Zygote(self.env, folder))
+            return self.started[-1]
+
+
 @pytest.fixture(scope="session")
 def zygote(cli_env, tmp_path_factory):
-    """This pytest worker's ``Zygote``, in the ``cli_env`` environment; ended with the session."""
-    server = Zygote(cli_env, tmp_path_factory.mktemp("zygote"))
-    yield server
-    server.close()
+    """This pytest worker's ``Zygotes``, in the ``cli_env`` environment; ended with the session."""
+    zygotes = Zygotes(cli_env, tmp_path_factory.mktemp("zygote"))
+    yield zygotes
+    zygotes.close()
 
 
 @pytest.fixture(scope="session")
@@ -173,6 +252,20 @@ def run_cli(cli_env, zygote):
         return result
 
     return run
+
+
+@pytest.fixture(scope="session")
+def start_cli(cli_env, zygote):
+    """``start_cli(*args, cwd=..., stderr="own", session=False, env=cli_env)``: start a bncbench command as
+    ``run_cli`` runs one, without waiting: several may run at once (a zygote each), and a test may signal one
+    (``session``: in a new session, as ``subprocess``'s ``start_new_session``). Returns a ``Command``: its
+    ``pid``, and ``wait(timeout)`` for the CompletedProcess; ``stderr`` as ``Zygotes.start`` takes it."""
+
+    def start(*args: str, cwd: Path, stderr: str | Path = "own", session: bool = False,
+              env: dict | None = None) -> Command:
+        return zygote.start("bncbench", args, cwd, cli_env if env is None else env, stderr=stderr, session=session)
+
+    return start
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,6 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -213,13 +211,12 @@ def test_a_malformed_bundle_is_one_line_from_the_command(origin, tmp_path, capsy
     assert "Traceback" not in said and not store.exists()
 
 
-def test_a_manifest_that_does_not_parse_is_one_line_from_the_python_command(origin, tmp_path, cli_env):
+def test_a_manifest_that_does_not_parse_is_one_line_from_the_python_command(origin, tmp_path, run_cli):
     """Through ``python -m bncbench`` in its own process: no traceback reaches the user."""
     uri, bundle = origin
     bad = Path(shutil.copytree(bundle, tmp_path / "bad"))
     (bad / MANIFEST).write_text('{"format": "bncbench-bundle", ')
-    done = subprocess.run([sys.executable, "-m", "bncbench", "import", str(bad), f"tracking_uri=sqlite:///{tmp_path}/s.db"],
-                          env=cli_env, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    done = run_cli("import", str(bad), f"tracking_uri=sqlite:///{tmp_path}/s.db", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert [line for line in done.stderr.splitlines() if "error" in line] == [done.stderr.strip().splitlines()[-1]]
     assert "manifest.json does not parse" in done.stderr
@@ -405,16 +402,15 @@ def test_an_imported_run_holds_its_cell_as_a_sweep_does(origin, tmp_path, new_st
     assert run_cell(*plan_cell(dataset, model, f"tracking_uri={store}")).status == "running elsewhere"
 
 
-def test_a_sweep_and_an_import_at_once_give_each_cell_one_finished_run(origin, tmp_path, new_store, cli_env):
+def test_a_sweep_and_an_import_at_once_give_each_cell_one_finished_run(origin, tmp_path, new_store, start_cli):
     uri, bundle = origin
     store = new_store(tmp_path / "store")
-    sweep = subprocess.Popen(
-        [sys.executable, "-m", "bncbench", *REPORT, f"tracking_uri={store}", "executor.n_jobs=1", "reuse_runs=false"],
-        cwd=tmp_path, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    sweep = start_cli(*REPORT, f"tracking_uri={store}", "executor.n_jobs=1", "reuse_runs=false", cwd=tmp_path,
+                      stderr="stdout")
     imported = import_bundles(store, [bundle])
-    output = sweep.communicate(timeout=600)[0]
-    assert sweep.returncode == 0, output
+    ended = sweep.wait(timeout=600)
+    output = ended.stdout
+    assert ended.returncode == 0, output
     with sqlite3.connect(store.removeprefix("sqlite:///")) as connection:
         finished = connection.execute(
             "select name, count(*) from runs where status = 'FINISHED' and lifecycle_stage = 'active' group by name"

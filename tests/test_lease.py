@@ -163,20 +163,16 @@ def runs_by_status(db) -> dict:
 
 
 @pytest.mark.parametrize("store", ["new", "existing"])
-def test_two_launchers_on_one_store_run_every_cell_once(store, tmp_path, new_store, cli_env):
+def test_two_launchers_on_one_store_run_every_cell_once(store, tmp_path, new_store, start_cli):
     uri = new_store(tmp_path / "store") if store == "existing" else f"sqlite:///{tmp_path / 'store' / 'mlflow.db'}"
     args = [
-        sys.executable, "-m", "bncbench", f"experiment.datasets=[{','.join(DATASETS)}]",
-        f"experiment.models=[{','.join(MODELS)}]", "experiment.comparisons=[]", f"tracking_uri={uri}",
-        "executor.n_jobs=1",
+        f"experiment.datasets=[{','.join(DATASETS)}]", f"experiment.models=[{','.join(MODELS)}]",
+        "experiment.comparisons=[]", f"tracking_uri={uri}", "executor.n_jobs=1",
     ]
-    launchers = [
-        subprocess.Popen(args, cwd=tmp_path, env=cli_env,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        for i in range(2)
-    ]
-    outputs = [launcher.communicate(timeout=600)[0] for launcher in launchers]
-    for launcher, output in zip(launchers, outputs):
+    launchers = [start_cli(*args, cwd=tmp_path, stderr="stdout") for _ in range(2)]
+    ended = [launcher.wait(timeout=600) for launcher in launchers]
+    outputs = [launcher.stdout for launcher in ended]
+    for launcher, output in zip(ended, outputs):
         assert launcher.returncode == 0, output
     assert runs_by_status(tmp_path / "store" / "mlflow.db") == {"FINISHED": len(DATASETS) * len(MODELS)}
     assert not any("interrupted process" in output or "Traceback" in output for output in outputs)

@@ -9,8 +9,6 @@ import os
 import pty
 import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -36,50 +34,53 @@ def statuses(db) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def killed_and_resumed(tmp_path_factory, new_store, cli_env):
+def killed_and_resumed(tmp_path_factory, new_store, start_cli):
     cwd = tmp_path_factory.mktemp("resume")
     uri = new_store(cwd / "store")
     db = cwd / "store" / "mlflow.db"
     args = [
-        sys.executable,
-        "-m",
-        "bncbench",
         f"experiment.datasets=[{','.join(DATASETS)}]",
         f"experiment.models=[{','.join(MODELS)}]",
         "experiment.comparisons=[{a: skdb_m_estimate, b: nb_laplace}]",
         f"tracking_uri={uri}",
         "executor.n_jobs=1",
     ]
-    first = subprocess.Popen(
-        args, cwd=cwd, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    first = start_cli(*args, cwd=cwd, stderr="stdout", session=True)
     deadline = time.monotonic() + START_TIMEOUT
     try:
         while True:
             seen = statuses(db)
             if seen.get("FINISHED", 0) >= 2 and seen.get("RUNNING", 0) >= 1:
                 break
-            assert first.poll() is None, f"the experiment ended before it could be killed: {seen}"
+            assert not ended(first.pid), f"the experiment ended before it could be killed: {seen}"
             assert time.monotonic() < deadline, f"no cell finished in {START_TIMEOUT} s: {seen}"
             time.sleep(0.05)
     finally:
         os.killpg(first.pid, signal.SIGKILL)
-        first_output = first.communicate(timeout=60)[0].decode()
+        first_output = first.wait(timeout=60).stdout
     client = MlflowClient(uri)
     experiment_id = client.get_experiment_by_name("smoke").experiment_id
     at_kill = {r.info.run_id: r for r in client.search_runs([experiment_id])}
 
-    again = run_in_terminal(args, cwd, cli_env)
+    again = run_in_terminal(start_cli, args, cwd)
     return SimpleNamespace(
         cwd=cwd, client=client, experiment_id=experiment_id, at_kill=at_kill, first_output=first_output, again=again
     )
 
 
-def run_in_terminal(args, cwd, env, timeout=300):
+def ended(pid: int) -> bool:
+    """Whether the process ``pid`` (a child of a zygote: this process cannot wait for it) has ended: it is gone,
+    or a zombie its parent has not reaped yet."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def run_in_terminal(start_cli, args, cwd, timeout=300):
     """Run with stderr on a pseudo-terminal (read as it comes, so the child never blocks on it)."""
     controller, terminal = pty.openpty()
-    process = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=terminal)
-    os.close(terminal)
     chunks = []
 
     def drain():
@@ -94,12 +95,15 @@ def run_in_terminal(args, cwd, env, timeout=300):
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    stdout = process.communicate(timeout=timeout)[0].decode()
+    try:
+        done = start_cli(*args, cwd=cwd, stderr=os.ttyname(terminal)).wait(timeout)
+    finally:
+        os.close(terminal)  # the child's end closed too: the reader sees the terminal close
     reader.join(timeout=10)
     os.close(controller)
-    process.terminal = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
-    process.stdout_text = stdout
-    return process
+    done.terminal = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    done.stdout_text = done.stdout
+    return done
 
 
 def test_the_kill_left_some_cells_finished_and_one_running(killed_and_resumed):

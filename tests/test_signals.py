@@ -41,7 +41,7 @@ def live_processes(group: int) -> list[str]:
 
 
 @pytest.mark.parametrize(("signum", "to_group"), [(signal.SIGINT, True), (signal.SIGTERM, False)])
-def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp_path, new_store, cli_env):
+def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp_path, new_store, cli_env, run_cli):
     uri = new_store(tmp_path / "store")
     args = [
         f"experiment.datasets=[{','.join(DATASETS)}]",
@@ -79,10 +79,7 @@ def test_a_signal_stops_the_workers_and_says_how_to_resume(signum, to_group, tmp
     # The same command plans exactly the cells that did not finish (its dry run reads the store); running
     # them again after a kill is test_runner_resume's.
     done = finished(tmp_path / "store" / "mlflow.db")
-    plan = subprocess.run(
-        [sys.executable, "-m", "bncbench", "run", "--dry-run", *args], cwd=tmp_path, env=cli_env,
-        capture_output=True, text=True, timeout=300,
-    )
+    plan = run_cli("run", "--dry-run", *args, cwd=tmp_path)
     cells = len(DATASETS) * len(MODELS)
     assert plan.returncode == 0 and done >= 2, plan.stdout + plan.stderr
     assert f"{cells} cells ({len(DATASETS)} datasets x {len(MODELS)} models): {cells - done} to run, {done} finished before." \

@@ -113,3 +113,35 @@ def test_a_command_after_a_failing_one_runs_in_a_clean_child(tmp_path, zygote, c
     assert zygote.run(name, [], tmp_path, cli_env, 60).returncode == 3
     after = zygote.run("bncbench", ["list", "suites"], tmp_path, cli_env, 60)
     assert after.returncode == 0 and after.stderr == "", after.stderr
+
+
+RENDEZVOUS = """\
+import os, pathlib, sys, time
+pathlib.Path(sys.argv[1]).touch()
+deadline = time.monotonic() + 60
+while not pathlib.Path(sys.argv[2]).exists():
+    if time.monotonic() > deadline:
+        sys.exit(3)
+    time.sleep(0.05)
+print(os.getpgid(0) == os.getpid(), os.getppid(), flush=True)
+print("err", file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["children", "fresh processes"])
+def test_commands_at_once_each_run_as_started(tmp_path, zygote, cli_env, fresh):
+    """Two commands that wait for each other: each in a zygote of its own (or a fresh process); in a new session,
+    its stderr in its stdout, when asked."""
+    name = module(tmp_path, "rendezvous", RENDEZVOUS)
+    first = zygote.start(name, ["a", "b"], tmp_path, cli_env, stderr="stdout", session=True, fresh=fresh)
+    second = zygote.start(name, ["b", "a"], tmp_path, cli_env, fresh=fresh)
+    ended = [first.wait(60), second.wait(60)]
+    assert [done.returncode for done in ended] == [0, 0], [done.stdout + done.stderr for done in ended]
+    (leader, parent), err = ended[0].stdout.split("\n")[0].split(), ended[0].stdout.split("\n")[1]
+    assert (leader, err, ended[0].stderr) == ("True", "err", "")
+    (leader, other_parent) = ended[1].stdout.split()
+    assert (leader, ended[1].stderr) == ("False", "err\n")
+    if fresh:
+        assert int(parent) == int(other_parent) == os.getpid()
+    else:
+        assert len({int(parent), int(other_parent), os.getpid()}) == 3  # two zygotes

@@ -4,9 +4,11 @@ pytest worker and talks to it).
 
 ``python tests/zygote.py REQUESTS REPLIES``: reads requests from the pipe ``REQUESTS`` and answers on
 ``REPLIES`` (file descriptors, ``multiprocessing.connection`` messages of JSON). A request is
-``{"module", "argv", "cwd", "env", "stdout", "stderr"}``; the zygote forks a child that runs
+``{"module", "argv", "cwd", "env", "stdout", "stderr", "session"}``; the zygote forks a child that runs
 ``python -m <module> <argv>`` with exactly that environment and working directory, its output in the files
-``stdout`` and ``stderr`` and its input /dev/null, and answers ``{"pid"}`` at once, then ``{"returncode"}``
+``stdout`` and ``stderr`` (one file when they are the same path; a terminal's path is a path too), its input
+/dev/null, in a new session (``setsid``, as ``subprocess``'s ``start_new_session``) if ``session``, and answers
+``{"pid"}`` at once, then ``{"returncode"}``
 (minus the signal's number if a signal ended it, as ``subprocess`` says), then ``{"reaped"}`` once the pid is
 free. The zygote is single-threaded
 (forking a process with threads of Python is unsafe) and serves one request at a time, until its request
@@ -90,13 +92,18 @@ def serve(requests: Connection, replies: Connection) -> None:
 
 def run_command(request: dict) -> None:
     """In the forked child: run the request's command as ``python -m`` would, then exit with its status."""
+    if request["session"]:
+        os.setsid()
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
     sys.path[0] = os.getcwd()  # where ``python -m`` puts the working directory
     for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
                             (2, request["stderr"], os.O_WRONLY)):
-        opened = os.open(path, flags)
+        if fd == 2 and path == request["stdout"]:
+            os.dup2(1, 2)  # as ``stderr=subprocess.STDOUT``: one file, one offset
+            continue
+        opened = os.open(path, flags | os.O_NOCTTY)
         os.dup2(opened, fd)
         os.close(opened)
     sys.argv = [sys.argv[0], *request["argv"]]  # runpy puts the module's file first, as ``-m`` does
