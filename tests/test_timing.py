@@ -106,3 +106,17 @@ def test_the_warm_up_on_a_few_rows_says_nothing():
         warnings.simplefilter("always")
         warm_up_fit(model, X, y, X, random_state=0)
     assert [str(w.message) for w in caught] == []
+
+
+def test_the_warm_ups_fit_a_sampler_at_a_few_iterations_and_other_models_as_they_are():
+    """Warmed up at its own 50000 iterations, an HDP model sampled for about a second on the warm-up's rows,
+    before each cell and again for each HDP model before a sweep's first cell: the warm-ups take the
+    estimator's ``warm_up_params``."""
+    from bncbench.protocol.cross_validation import warm_up_model
+
+    hdp = {"structure": "tan", "k": None, "estimator": "hdp", "estimator_params": {"iterations": 50000, "tying": "single"}}
+    assert warm_up_model(hdp)["estimator_params"] == {"iterations": 20, "burn_in": 10, "tying": "single"}
+    assert hdp["estimator_params"] == {"iterations": 50000, "tying": "single"}  # the cell's own config unchanged
+    m_estimate = {"structure": "nb", "k": None, "estimator": "m_estimate", "estimator_params": {"m": 1.0}}
+    baseline = {"baseline": "random_forest", "baseline_params": {}}
+    assert warm_up_model(m_estimate) is m_estimate and warm_up_model(baseline) is baseline

@@ -19,6 +19,7 @@ import pandas as pd
 from numba.core import event
 
 from bncbench.data.discretize import MDLDiscretizer
+from bncbench.protocol.cross_validation import warm_up_model
 from bncbench.protocol.models import make_model
 
 log = logging.getLogger(__name__)
@@ -42,8 +43,8 @@ def synthetic_data(rows: int = 90, seed: int = 0) -> tuple[pd.DataFrame, pd.Seri
 
 def warm_kernels(models: Iterable[Mapping]) -> tuple[int, float]:
     """Fit and predict each BNC among ``models`` (resolved model configs; baselines are skipped) on
-    ``synthetic_data``, discretised as the runner does. A model that cannot fit those rows is left to
-    its cells' own warm-up.
+    ``synthetic_data``, discretised as the runner does, at its ``warm_up_model`` settings (a sampler's few
+    iterations). A model that cannot fit those rows is left to its cells' own warm-up.
 
     Returns
     -------
@@ -59,7 +60,7 @@ def warm_kernels(models: Iterable[Mapping]) -> tuple[int, float]:
             if "baseline" in model:
                 continue
             try:
-                make_model(model, random_state=0).fit(X_codes, y).predict_proba(X_codes)
+                make_model(warm_up_model(model), random_state=0).fit(X_codes, y).predict_proba(X_codes)
             except Exception as err:  # its cells report the model's errors; this only saves their time
                 log.debug("kernels of %s not warmed: %s", model.get("name", "model"), err)
     compiled = sum(1 for _, record in recorder.buffer if record.is_start)

@@ -8,6 +8,7 @@ sweep runs the cells smallest first: datasets in increasing order of their cells
 dataset's cells together.
 """
 
+import functools
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -60,8 +61,7 @@ class Costs:
     def order(self, cell: Cell) -> tuple:
         """The sweep's order: datasets by their cells' total cost, smallest first, then each dataset's
         cells smallest first."""
-        totals = self._dataset_totals()
-        return totals[cell.dataset], cell.dataset, self.seconds[cell.key]
+        return self.dataset_totals[cell.dataset], cell.dataset, self.seconds[cell.key]
 
     def lines(self, plan: Plan, to_run: Sequence[Cell], workers: int) -> list[str]:
         """What the sweep prints before its first cell (``to_run`` in the order it runs them)."""
@@ -85,7 +85,9 @@ class Costs:
             lines.append(self._lighter(plan, to_run))
         return lines
 
-    def _dataset_totals(self) -> dict[str, float]:
+    @functools.cached_property
+    def dataset_totals(self) -> dict[str, float]:
+        """The cost of each dataset's cells, summed once (``order`` reads it per cell)."""
         totals: dict[str, float] = {}
         for (dataset, _), seconds in self.seconds.items():
             totals[dataset] = totals.get(dataset, 0.0) + seconds

@@ -6,6 +6,7 @@ of a package is defined once ``Registry.discover`` has imported each module unde
 with no list to edit.
 """
 
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -76,7 +77,14 @@ class Registered:
     @classmethod
     def defaults(cls) -> dict:
         """The constructor's parameters and their defaults."""
-        return {name: p.default for name, p in inspect.signature(cls).parameters.items()}
+        return dict(_constructor_defaults(cls))
+
+
+@functools.cache
+def _constructor_defaults(cls) -> tuple:
+    """``(name, default)`` of each parameter of ``cls``'s constructor, read from its signature once (a plan's
+    cells ask thousands of times)."""
+    return tuple((name, p.default) for name, p in inspect.signature(cls).parameters.items())
 
 
 @contextmanager

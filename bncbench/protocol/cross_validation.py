@@ -6,12 +6,14 @@ fold and the timings of fit and prediction (without numba's compilation). Pure: 
 
 import logging
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from bncbench.bnc.classifier import BNClassifier
+from bncbench.bnc.estimators import estimator_class
 from bncbench.bnc.progress import task
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES, TRUTH
@@ -205,9 +207,19 @@ def _fit_predict(dataset, train, test, model, random_state, classes, warm_up, di
     return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
 
+def warm_up_model(model: Mapping) -> Mapping:
+    """The model config as the warm-ups fit it: its estimator's ``warm_up_params`` (a sampler's few
+    iterations) over its own ``estimator_params``; a baseline as it is."""
+    lighter = estimator_class(model["estimator"]).warm_up_params if "estimator" in model else {}
+    if not lighter:
+        return model
+    return {**model, "estimator_params": {**(model.get("estimator_params") or {}), **lighter}}
+
+
 def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:
     """Fit and predict the model untimed on at most ``WARM_UP_ROWS`` training rows (every class among
-    them), so that numba compiles or loads the kernels of the timed calls before they are timed.
+    them), at its ``warm_up_model`` settings, so that numba compiles or loads the kernels of the timed
+    calls before they are timed.
 
     The codes are int64 whatever the data, so a few rows call the kernels with the types of the whole
     fold. A model that cannot fit so few rows is left cold: ``bncbench.core.timing.timed`` then repeats
@@ -215,8 +227,8 @@ def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:
     """
     per_class = max(1, WARM_UP_ROWS // y_train.nunique())
     rows = np.flatnonzero(y_train.groupby(y_train, observed=True).cumcount().to_numpy() < per_class)
-    classifier = make_model(model, random_state)
     try:
+        classifier = make_model(warm_up_model(model), random_state)
         with warnings.catch_warnings():  # of so few rows (e.g. "more classes than half the rows"), not the fold's
             warnings.simplefilter("ignore")
             classifier.fit(X_train.iloc[rows], y_train.iloc[rows]).predict_proba(X_test.iloc[:WARM_UP_ROWS])

@@ -48,6 +48,10 @@ class Estimator(Registered, abc.ABC):
         The parameters whose default changed after runs of the estimator were logged, each with its
         earlier default (``{"backoff": "value"}``): such a run logged its params without the parameter,
         and its cfg_hash holds the earlier value (``bncbench.protocol.cell.logged_hashes``).
+    warm_up_params : Mapping[str, object]
+        Parameters under which a fit calls the same numba kernels with the same types in much less time
+        (``{"iterations": 20, ...}`` of a sampler): the untimed fits that load or compile the kernels before a
+        sweep or a cell (``bncbench.protocol.cross_validation.warm_up_model``) take them over the model's own.
     """
 
     registry = ESTIMATORS
@@ -56,6 +60,7 @@ class Estimator(Registered, abc.ABC):
     handles_missing: bool = False
     added_later: Mapping[str, object] = MappingProxyType({})
     earlier_defaults: Mapping[str, object] = MappingProxyType({})
+    warm_up_params: Mapping[str, object] = MappingProxyType({})
 
     @abc.abstractmethod
     def tables(self, network, codes, rng) -> list[list]:

@@ -34,6 +34,8 @@ m-estimate with m = 2), or its posterior mean over the chain when ``sample_root_
 """
 
 
+from types import MappingProxyType
+
 import numpy as np
 import pandas as pd
 from numba import parallel_chunksize
@@ -102,6 +104,8 @@ class HDPEstimator(Estimator):
 
     name = "hdp"
     count_based = True
+    #: The sampler's kernels run as at 50000 iterations: burn-in, averaging and concentration updates included.
+    warm_up_params = MappingProxyType({"iterations": 20, "burn_in": 10})
 
     def __init__(
         self,
