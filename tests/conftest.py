@@ -17,7 +17,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import SimpleNamespace

@@ -25,7 +25,6 @@ import sys
 import threading
 from multiprocessing.connection import Connection
 
-
 #: Modules a sweep's command imports as it goes (its store, a dataset of scikit-learn's, the metrics, the
 #: report's tables and figures, the code's git commit), found by the modules a child of ``preload`` alone
 #: imported while it ran ``experiment=smoke``: imported here, once, instead of in every child.
