@@ -420,6 +420,28 @@ def test_a_sweep_and_an_import_at_once_give_each_cell_one_finished_run(origin, t
     assert again.imported == [] and len(again.already_there) == 4
 
 
+def test_an_import_links_a_dataset_a_sweep_inserted_meanwhile(origin, tmp_path, new_store, monkeypatch):
+    """The race the test above met in CI: MLflow looked the dataset up, the sweep inserted it, and the import's
+    insert failed on the table's unique constraint; the import tries again, as a cell does."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    _, bundle = origin
+    store = new_store(tmp_path / "store")
+    log_inputs, calls = MlflowClient.log_inputs, []
+
+    def raced_once(self, run_id, datasets=None):
+        calls.append(run_id)
+        if len(calls) == 1:
+            raise MlflowException("(sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id, "
+                                  "datasets.name, datasets.digest")
+        return log_inputs(self, run_id, datasets=datasets)
+
+    monkeypatch.setattr(MlflowClient, "log_inputs", raced_once)
+    imported = import_bundles(store, [bundle])
+    assert len(imported.imported) == 4 and calls[0] == calls[1]
+
+
 # The report names its bundles
 
 

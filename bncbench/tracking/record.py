@@ -19,6 +19,7 @@ from bncbench.tracking.runs import (
     cell_runs,
     finished_cell_runs,
     fold_metrics,
+    log_inputs,
     log_metric_history,
     log_params,
     missing_metrics,
@@ -157,7 +158,7 @@ def write_record(client, run_id: str, record: CellRecord, history: Iterable[tupl
         log_params(client, run_id, record.params)
         log_metric_history(client, run_id, [Metric(k, float(v), int(t), int(s)) for k, v, s, t in history])
         if record.inputs:
-            client.log_inputs(run_id, datasets=[_dataset_input(found) for found in record.inputs])
+            log_inputs(client, run_id, [_dataset_input(found) for found in record.inputs])  # a sweep may log it too
         with tempfile.TemporaryDirectory() as tmp:
             for name, content in dict(artifacts).items():
                 named = Path(tmp) / name

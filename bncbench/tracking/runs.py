@@ -175,9 +175,9 @@ def log_metric_history(client: MlflowClient, run_id: str, history: list[Metric])
 def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput], attempts: int = 3) -> None:
     """Record the datasets a run read (``bncbench.tracking.provenance.dataset_input``).
 
-    MLflow looks a dataset up, then inserts it when absent: two cells logging the same new dataset at
-    once (parallel jobs of one dataset) make one insert fail on the table's unique constraint. That
-    one, tried again, finds the dataset and links its run to it.
+    MLflow looks a dataset up, then inserts it when absent: two runs logging the same new dataset at
+    once (parallel jobs of one dataset, a sweep beside an import) make one insert fail on the table's
+    unique constraint. That one, tried again, finds the dataset and links its run to it.
     """
     for attempt in range(attempts):
         try:
