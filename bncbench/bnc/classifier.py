@@ -244,7 +244,10 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         BncbenchError
             If a probability is NaN (never with valid parameters: a NaN is refused, not returned).
         """
-        codes = self._codes(X)
+        return self._proba(self._codes(X))
+
+    def _proba(self, codes: np.ndarray) -> np.ndarray:
+        """``predict_proba`` of rows coded by ``_codes`` (or as the training rows were, out of core)."""
         proba = self.packed_.predict_proba(codes)
         invalid = np.isnan(proba).any(axis=1)
         if invalid.any():

@@ -1,12 +1,16 @@
 """Fitting a count-based BNC from a CSV or parquet file read in chunks (out-of-core learning).
 
-Memory is bounded by the model (its counts) and by ``chunk_rows`` and ``sample_rows``, not by the file:
+Memory is bounded by the model (its counts), by ``chunk_rows``, ``sample_rows`` and ``cache_bytes``, not by
+the file:
 
 1. a first pass collects the values of every column, the number of rows and a uniform random sample of
-   ``sample_rows`` rows, on which the MDL discretiser is fitted (numeric columns only);
-2. then the structure learner makes its own passes, each reading the file again: kDB and TAN one for
-   the mutual-information counts and one for the tables' counts (SkDB paper Sect. 2.1: two passes),
-   SkDB a third for its leave-one-out selection; naive Bayes and AODE only the counting pass.
+   ``sample_rows`` rows, on which the MDL discretiser is fitted (numeric columns only); in a file without
+   numeric columns it also numbers each column's values as it meets them and keeps each row's numbers
+   (two bytes a value) while they take at most ``cache_bytes``;
+2. then the structure learner makes its own passes, each over those numbers (mapped to the encoder's codes)
+   or, without them, reading the file again: kDB and TAN one for the mutual-information counts and one for
+   the tables' counts (SkDB paper Sect. 2.1: two passes), SkDB a third for its leave-one-out selection;
+   naive Bayes and AODE only the counting pass.
 
 The estimator fills the tables from the counts; the m-estimate takes its holdout from the sample.
 Estimators that need every row (AWNB, WANBIA, HPB, MANB) are refused.
@@ -28,21 +32,16 @@ from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.data import MDLDiscretizer
 from bncbench.core.errors import ConfigError, DatasetError
 
+#: The default bound of the value ids a fit keeps from its first pass (``fit_file``'s ``cache_bytes``): 2 bytes a
+#: value, so 256 MiB holds 6 million rows of 20 attributes.
+CACHE_BYTES = 256 * 2**20
+
 def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Iterator[pd.DataFrame]:
     """The rows of a CSV (missing = empty field) or parquet file, ``chunk_rows`` at a time.
 
     CSV columns named in ``numeric`` are parsed as numbers, the others kept as strings.
     """
-    path = Path(path)
-    if path.suffix == ".parquet":
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
-            yield batch.to_pandas()
-        return
-    for table in _csv_tables(path, chunk_rows):
-        chunk = table.to_pandas()
-        for column in numeric or []:
-            chunk[column] = pd.to_numeric(chunk[column])
-        yield chunk
+    return selected_chunks(path, chunk_rows, numeric, None)
 
 
 def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
@@ -66,33 +65,56 @@ def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
 def selected_chunks(path: Path, chunk_rows: int, numeric: list | None, rows: np.ndarray | None) -> Iterator[pd.DataFrame]:
     """``read_chunks``, keeping the rows of the file whose entry of the boolean mask ``rows`` is true (all
     when None); a chunk with none left is skipped."""
-    return _selected(read_chunks(path, chunk_rows, numeric), rows)
+    return (_frame(table, numeric) for table in _tables(Path(path), chunk_rows, rows))
 
 
-def _selected(chunks, rows: np.ndarray | None):
-    """The rows of each chunk (DataFrame or pyarrow Table) whose entry of ``rows`` is true; empty chunks skipped."""
+def _frame(table: pa.Table, numeric: list | None) -> pd.DataFrame:
+    frame = table.to_pandas()
+    for column in numeric or []:
+        frame[column] = pd.to_numeric(frame[column])
+    return frame
+
+
+def _selected(tables: Iterator[pa.Table], rows: np.ndarray | None) -> Iterator[pa.Table]:
+    """The rows of each table whose entry of ``rows`` is true (all when None); empty tables skipped."""
     start = 0
-    for chunk in chunks:
+    for table in tables:
         if rows is not None:
-            keep = rows[start : start + len(chunk)]
-            start += len(chunk)
-            chunk = chunk.filter(pa.array(keep)) if isinstance(chunk, pa.Table) else chunk[keep]
-            if not len(chunk):
+            keep = rows[start : start + len(table)]
+            start += len(table)
+            table = table.filter(pa.array(keep))
+            if not len(table):
                 continue
-        yield chunk
+        yield table
 
 
 class ChunkedCodes:
     """Training data read from a file: every call of ``chunks`` is one pass over it, yielding codes.
 
-    ``sample`` holds the codes of the first pass's uniform sample; ``passes`` counts the passes made.
+    ``sample`` holds the codes of the first pass's uniform sample; ``passes`` counts the passes made over the
+    data, ``reads`` those over the file: the later passes read the first pass's value ids when it kept them
+    (``cache``: each chunk's ids and each column's ``_ColumnIds``, class last), else the file again.
     """
 
-    def __init__(self, path, target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows=None):
+    def __init__(self, path, target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows=None,
+                 cache=None):
         self.path, self.target, self.chunk_rows, self.numeric, self.rows = path, target, chunk_rows, numeric, rows
         self.discretizer, self.encoder, self.class_encoder = discretizer, encoder, class_encoder
-        self.passes = 1  # the first pass, which found the values and the sample
+        self.passes = self.reads = 1  # the first pass, which found the values and the sample
         self.sample = self.codes(sample)
+        self._cached = None if cache is None else (cache[0], *self._id_codes(cache[1]))
+
+    def _encoders(self) -> list:
+        """(encoder, its column) for each column of the codes, the class last."""
+        return [(self.encoder, k) for k in range(len(self.encoder.columns_))] + [(self.class_encoder, 0)]
+
+    def _id_codes(self, found: list) -> tuple[np.ndarray, np.ndarray]:
+        """The code of each column's value ids in one flat array, and each column's offset in it."""
+        lookups = []
+        for (encoder, k), column in zip(self._encoders(), found):
+            lookup = encoder.lookup(k, column.values())  # the missing value's code last; its id is 0
+            lookups.append(np.concatenate([lookup[-1:], lookup[:-1]]))
+        return np.concatenate(lookups), np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
 
     def codes(self, frame: pd.DataFrame) -> np.ndarray:
         X = frame.drop(columns=[self.target])
@@ -102,51 +124,142 @@ class ChunkedCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         self.passes += 1
-        if self.path.suffix == ".parquet" or self.numeric:
-            for frame in selected_chunks(self.path, self.chunk_rows, self.numeric, self.rows):
-                yield self.codes(frame)
+        if self._cached is not None:
+            ids, id_codes, offsets = self._cached
+            for chunk in ids:
+                yield id_codes[chunk + offsets]
             return
-        for table in _selected(_csv_tables(self.path, self.chunk_rows), self.rows):
-            yield self.table_codes(table)
+        self.reads += 1
+        for codes, _ in self.file_codes(self.path, self.rows):
+            yield codes
+
+    def file_codes(self, path: Path, rows: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, pa.Table]]:
+        """The codes of the rows of the file at ``path`` that ``rows`` selects (values unseen here: ``UNSEEN``),
+        coded as the training rows are, a chunk at a time, each with its chunk."""
+        for table in _tables(Path(path), self.chunk_rows, rows):
+            if Path(path).suffix == ".parquet" or self.numeric:
+                yield self.codes(_frame(table, self.numeric)), table
+            else:
+                yield self.table_codes(table), table
 
     def table_codes(self, table: pa.Table) -> np.ndarray:
         """``codes`` of a CSV chunk of strings read by pyarrow, without pandas: each column dictionary-encoded,
         its few distinct strings looked up."""
         codes = np.empty((table.num_rows, len(self.encoder.columns_) + 1), dtype=np.int64)
-        for j, (encoder, k, column) in enumerate(
-            [(self.encoder, k, c) for k, c in enumerate(self.encoder.columns_)] + [(self.class_encoder, 0, self.target)]
-        ):
+        for j, ((encoder, k), column) in enumerate(zip(self._encoders(), [*self.encoder.columns_, self.target])):
             encoded = pc.dictionary_encode(table.column(column).combine_chunks())
             lookup = encoder.lookup(k, encoded.dictionary.to_numpy(zero_copy_only=False))
             codes[:, j] = lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy()]
         return codes
 
 
-def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None):
+def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[pa.Table]:
+    """The rows of the file that ``rows`` selects as pyarrow tables of up to ``chunk_rows`` rows (a CSV
+    file's columns as strings; a parquet file's as stored)."""
+    if path.suffix == ".parquet":
+        batches = pq.ParquetFile(path).iter_batches(batch_size=chunk_rows)
+        return _selected((pa.Table.from_batches([batch]) for batch in batches), rows)
+    return _selected(_csv_tables(path, chunk_rows), rows)
+
+
+class _ColumnIds:
+    """A nominal column's values numbered as the first pass meets them (0: missing), so that a chunk's
+    codes can be kept before the encoder exists."""
+
+    def __init__(self):
+        self.ids = {}  # value -> id from 1
+        self.missing = False
+
+    def chunk_ids(self, column: pa.ChunkedArray) -> np.ndarray:
+        """The ids of a chunk's values; new values are numbered on the way."""
+        encoded = pc.dictionary_encode(column.combine_chunks())
+        dictionary = encoded.dictionary.to_numpy(zero_copy_only=False)
+        indices = encoded.indices.fill_null(len(dictionary)).to_numpy()
+        used = np.bincount(indices, minlength=len(dictionary) + 1) > 0  # a filtered dictionary may hold more
+        self.missing = self.missing or bool(used[-1])
+        ids_of = [self.ids.setdefault(value, len(self.ids) + 1) if seen else 0 for value, seen in zip(dictionary, used)]
+        return np.array([*ids_of, 0], dtype=np.int64)[indices]
+
+    def values(self) -> np.ndarray:
+        """The values in the order of their ids."""
+        values = np.empty(len(self.ids), dtype=object)
+        values[:] = list(self.ids)
+        return values
+
+
+class _Sample:
+    """A uniform sample of ``size`` rows of the chunks ``add`` is given: the rows of the ``size`` smallest
+    random keys (the first of equal keys), in the order of the file. Rows are kept until they are twice
+    the size, then pruned, so that a chunk costs about one copy of its candidates."""
+
+    def __init__(self, size: int):
+        self.size, self.tables, self.keys = size, [], []
+
+    def add(self, table: pa.Table, keys: np.ndarray) -> None:
+        if sum(map(len, self.keys)) >= self.size:  # a row enters only below the sample's largest key
+            candidates = keys < self._threshold()[0]
+            table, keys = table.filter(pa.array(candidates)), keys[candidates]
+        self.tables.append(table)
+        self.keys.append(keys)
+        if sum(map(len, self.keys)) > 2 * self.size:
+            self._prune()
+
+    def table(self) -> pa.Table:
+        self._prune()
+        return pa.concat_tables(self.tables)
+
+    def _threshold(self) -> tuple[float, int]:
+        """The ``size``-th smallest key, and how many keys below it are kept."""
+        keys = np.concatenate(self.keys)
+        if len(keys) <= self.size:
+            return np.inf, len(keys)
+        threshold = np.partition(keys, self.size - 1)[self.size - 1]
+        return threshold, int((keys < threshold).sum())
+
+    def _prune(self) -> None:
+        threshold, below = self._threshold()
+        ties = self.size - below  # keys equal to the threshold kept, first in file order
+        for i, keys in enumerate(self.keys):
+            keep = keys < threshold
+            tied = np.flatnonzero(keys == threshold)[:ties]
+            keep[tied], ties = True, ties - len(tied)
+            self.tables[i], self.keys[i] = self.tables[i].filter(pa.array(keep)), keys[keep]
+
+
+def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None, cache_bytes=0):
     """Column types (``numeric`` given, or columns that parse as numbers), the values of every column
-    (missing included) and a uniform sample of rows (of those ``rows`` selects)."""
-    values, missing, sample, keys, n_rows = {}, {}, None, None, 0
-    for frame in selected_chunks(path, chunk_rows, None, rows):
-        if target not in frame.columns:
-            raise DatasetError(f"{path}: no class column {target!r}; the columns are {list(frame.columns)}.")
-        if numeric is None:
-            numeric = [c for c in frame.columns if c != target and _looks_numeric(frame[c])]
-        frame = frame.astype({c: float for c in numeric})
-        n_rows += len(frame)
-        for column in frame.columns:
-            missing[column] = missing.get(column, False) or bool(frame[column].isna().any())
-            if column not in numeric:
-                values.setdefault(column, set()).update(frame[column].dropna().unique())
-        chunk_keys = rng.random(len(frame))
-        sample = frame if sample is None else pd.concat([sample, frame], ignore_index=True)
-        keys = chunk_keys if keys is None else np.concatenate([keys, chunk_keys])
-        keep = np.sort(np.argsort(keys, kind="stable")[:sample_rows])  # the rows with the smallest keys
-        sample, keys = sample.iloc[keep].reset_index(drop=True), keys[keep]
+    (missing included), a uniform sample of rows (of those ``rows`` selects), and, for a file without numeric
+    columns whose ids take at most ``cache_bytes``, each chunk's value ids (``_ColumnIds``; else None)."""
+    columns, sample, n_rows, cache, cached_bytes = None, _Sample(sample_rows), 0, [], 0
+    for table in _tables(path, chunk_rows, rows):
+        if columns is None:
+            if target not in table.column_names:
+                raise DatasetError(f"{path}: no class column {target!r}; the columns are {table.column_names}.")
+            if numeric is None:
+                first = table.to_pandas()
+                numeric = [c for c in first.columns if c != target and _looks_numeric(first[c])]
+            columns = {c: None if c in numeric else _ColumnIds() for c in table.column_names}
+            order = [c for c in columns if c != target] + [target]
+            numeric_missing = dict.fromkeys(numeric, False)
+        n_rows += table.num_rows
+        ids = {c: found.chunk_ids(table.column(c)) for c, found in columns.items() if found is not None}
+        ids_of = [found for found in columns.values() if found is not None]
+        for c in numeric:
+            numeric_missing[c] = numeric_missing[c] or bool(table.column(c).to_pandas().astype(float).isna().any())
+        cached_bytes += 2 * table.num_rows * len(order)
+        if cache is not None and not numeric and cached_bytes <= cache_bytes and max(len(found.ids) for found in ids_of) < 2**16:
+            cache.append(np.column_stack([ids[c] for c in order]).astype(np.uint16))
+        else:
+            cache = None
+        sample.add(table, rng.random(table.num_rows))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")
-    if missing[target]:
+    if columns[target].missing:
         raise DatasetError(f"{path}: the class column {target!r} has missing values; drop those rows first.")
-    return numeric, values, missing, sample
+    missing = {c: numeric_missing[c] if found is None else found.missing for c, found in columns.items()}
+    values = {c: set(found.ids) for c, found in columns.items() if found is not None}
+    sample = sample.table().to_pandas().astype({c: float for c in numeric})
+    return numeric, values, missing, sample, (cache, [columns[c] for c in order]) if cache else None
 
 
 def _looks_numeric(column: pd.Series) -> bool:
@@ -155,7 +268,7 @@ def _looks_numeric(column: pd.Series) -> bool:
 
 def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: int = 100_000,
              sample_rows: int = 100_000, discretise: bool = True, numeric: list | None = None,
-             rows: np.ndarray | None = None) -> tuple[BNClassifier, ChunkedCodes]:
+             rows: np.ndarray | None = None, cache_bytes: int = CACHE_BYTES) -> tuple[BNClassifier, ChunkedCodes]:
     """Fit ``classifier`` from the file at ``path`` without holding it in memory.
 
     Parameters
@@ -179,6 +292,9 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
     rows : boolean array, optional
         One entry per row of the file: fit on the rows whose entry is true (a training fold), as if the
         file held those alone. Default: every row.
+    cache_bytes : int
+        The passes after the first read its value ids from memory, two bytes a value, when they take at most
+        this many bytes and no column is numeric (0: every pass reads the file); the numbers are the same.
 
     Returns
     -------
@@ -193,7 +309,8 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         )
     estimator = make_estimator(classifier.estimator, dict(classifier.estimator_params or {}))
     rng = np.random.default_rng(classifier.random_state)
-    numeric, values, missing, sample = _first_pass(Path(path), target, chunk_rows, sample_rows, rng, numeric, rows)
+    numeric, values, missing, sample, cache = _first_pass(Path(path), target, chunk_rows, sample_rows, rng, numeric, rows,
+                                                          cache_bytes)
     discretizer = MDLDiscretizer().fit(sample.drop(columns=[target]), sample[target]) if discretise and numeric else None
     columns = [c for c in sample.columns if c != target]
     encoder = CategoryEncoder.from_values(
@@ -202,12 +319,26 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         [missing[c] and c not in numeric for c in columns],  # a discretised column's missing is its last bin
     )
     class_encoder = CategoryEncoder.from_values([target], [values[target]], [False])
-    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows)
+    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows, cache)
     classifier.encoder_, classifier.class_encoder_ = encoder, class_encoder
     classifier.classes_ = np.asarray(list(class_encoder.categories_[0]))
     classifier.n_features_in_ = len(encoder.columns_)
     classifier.feature_names_in_ = np.asarray(encoder.columns_, dtype=object)
     return classifier._fit_data(data, estimator), data
+
+
+def predict_proba_file(classifier: BNClassifier, data: ChunkedCodes, path=None,
+                       rows: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, pa.Table]]:
+    """``predict_proba`` of the rows of the file at ``path`` (default: the training file) that ``rows`` selects,
+    a chunk at a time, each with its chunk (as read: strings, a CSV's numbers not parsed). ``classifier`` and
+    ``data`` are what ``fit_file`` returned; the file has the training file's columns, the class included."""
+    for codes, table in data.file_codes(Path(path or data.path), rows):
+        yield predict_codes(classifier, codes), table
+
+
+def predict_codes(classifier: BNClassifier, codes: np.ndarray) -> np.ndarray:
+    """``predict_proba`` of rows coded by ``ChunkedCodes.file_codes`` (their class, last, is not read)."""
+    return classifier._proba(codes[:, :-1])
 
 
 def _values_after(column, values, missing, numeric, discretizer):

@@ -12,8 +12,9 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
   beyond, the cut points are those of the sample. Only count-based estimators (``Estimator.count_based``)
   and BNCs can learn so; a baseline, another estimator, equal-frequency discretisation, ``missing:
   ignore``, a config that drops columns or a numeric class is refused with the reason (``NotApplicableError``);
-- the test fold is predicted a chunk at a time; ``fit_seconds`` includes reading the file, which an
-  out-of-core fit cannot separate from counting;
+- the test fold is predicted a chunk at a time, coded as the training rows were; ``fit_seconds`` includes
+  reading the file, which an out-of-core fit cannot separate from counting; ``predict_seconds`` is the
+  probabilities' alone, reading and coding the test rows aside;
 - the untimed warm-up fit is made on the training rows of the file's first chunk.
 
 Memory holds the class column, the model, one chunk, the sample and the test fold's probabilities.
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.bnc.out_of_core import fit_file, read_chunks, selected_chunks
+from bncbench.bnc.out_of_core import fit_file, predict_codes, read_chunks
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
@@ -94,13 +95,12 @@ def cross_validate_file(
         log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
                  time.perf_counter() - started)
         parts, truths, predict_seconds = [], [], 0.0
-        for frame in selected_chunks(data.path, chunk_rows, data.numeric, mask(test)):
-            X = _attributes(frame, source.discretizer)
-            fold_proba, seconds = timed(lambda X=X: classifier.predict_proba(X), "predict_proba")
+        for codes, table in source.file_codes(data.path, mask(test)):
+            fold_proba, seconds = timed(lambda codes=codes: predict_codes(classifier, codes), "predict_proba")
             parts.append(fold_proba)
             predict_seconds += seconds
             if data.true_posterior is not None:
-                truths.append(data.true_posterior(frame.drop(columns=[CLASS_COLUMN])))
+                truths.append(data.true_posterior(table.drop_columns([CLASS_COLUMN]).to_pandas()))
         proba = np.zeros((len(test), len(classes)))
         proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = np.vstack(parts)
         log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, len(test),
@@ -109,12 +109,6 @@ def cross_validate_file(
         return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
     return repeated_folds(data.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
-
-
-def _attributes(frame: pd.DataFrame, discretizer) -> pd.DataFrame:
-    """The attributes of a chunk, discretised as the training fold was."""
-    X = frame.drop(columns=[CLASS_COLUMN])
-    return X if discretizer is None else discretizer.transform(X)
 
 
 def _warm_up(data: DatasetFile, model: dict, train: np.ndarray, chunk_rows: int, random_state) -> None:

@@ -4,10 +4,11 @@ and the same codes as the encoder gives."""
 import numpy as np
 import pandas as pd
 import pandas.testing as pdt
+import pyarrow as pa
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.bnc.out_of_core import fit_file, read_chunks, selected_chunks
+from bncbench.bnc.out_of_core import _Sample, fit_file, read_chunks, selected_chunks
 
 
 def pandas_chunks(path, chunk_rows):
@@ -72,3 +73,41 @@ def test_gzip_compressed_csv_reads_as_the_plain_file(tmp_path):
     plain, packed = (pd.concat(read_chunks(tmp_path / name, 128)) for name in ("plain.csv", "packed.csv.gz"))
     pdt.assert_frame_equal(packed, plain)
     assert packed["a"].isna().sum() == 100
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_the_passes_after_the_first_read_its_value_ids_with_the_same_numbers(tmp_path, suffix):
+    """A nominal file is read once: SkDB's three later passes take the first pass's value ids; with no room for
+    them (cache_bytes=0) or room for part of them, each pass reads the file, and every number is the same,
+    also as in memory (missing values, a fold's rows, a dictionary-encoded parquet column)."""
+    rng = np.random.default_rng(2)
+    n = 3_000
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z", None], n), "b": rng.choice(["1", "02", "NA"], n),
+                          "c": rng.choice(["u", "v"], n)})
+    frame["class"] = np.where((frame["a"] == "x") ^ (rng.random(n) < 0.2), "yes", "no")
+    path = tmp_path / f"nominal{suffix}"
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.astype({"c": "category"}).to_parquet(path)
+    rows = rng.random(n) < 0.7
+    model = dict(structure="skdb", k=2, estimator="m_estimate", random_state=0)
+    fits = {cache: fit_file(BNClassifier(**model), path, chunk_rows=500, numeric=[], rows=rows, cache_bytes=cache)
+            for cache in (0, 2 * 500 * 4, 10**6)}
+    in_memory = BNClassifier(**model).fit(frame[["a", "b", "c"]][rows], frame["class"][rows])
+    assert [(data.passes, data.reads) for _, data in fits.values()] == [(4, 4), (4, 4), (4, 1)]
+    for classifier, _ in fits.values():
+        assert classifier.parents_ == in_memory.parents_
+        np.testing.assert_array_equal(classifier.predict_proba(frame[["a", "b", "c"]]),
+                                      in_memory.predict_proba(frame[["a", "b", "c"]]))
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 7, 50, 1_000])
+def test_the_sample_is_the_rows_of_the_smallest_keys_in_file_order_however_chunked(chunk_rows):
+    keys = np.random.default_rng(4).integers(0, 40, 300).astype(float)  # many equal keys: the first of them is kept
+    table = pa.table({"row": np.arange(300)})
+    sample = _Sample(60)
+    for start in range(0, 300, chunk_rows):
+        sample.add(table.slice(start, chunk_rows), keys[start : start + chunk_rows])
+    expected = np.sort(np.argsort(keys, kind="stable")[:60])
+    np.testing.assert_array_equal(sample.table().column("row").to_numpy(), expected)
