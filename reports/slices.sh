@@ -20,6 +20,11 @@ STORE=${STORE:-sqlite:///runs/slices-$EXPERIMENT.db}
 EXPORT=${EXPORT:-}
 CHECKPOINT_SECONDS=${CHECKPOINT_SECONDS:-1200}
 reports=reports/$EXPERIMENT
+mkdir -p "$reports/bundles"
+# Linux groups a session's processes (autogroup) and shares the CPU between sessions, whatever their nice:
+# give this session's group the nice it was started with (nice -n ... bash reports/slices.sh), so that two
+# drivers started with setsid at nice -10 and 5 get the shares those say.
+echo "$(nice)" > /proc/self/autogroup 2>/dev/null || true
 
 say() { echo "slices.sh $(date +%H:%M:%S): $*"; }
 
