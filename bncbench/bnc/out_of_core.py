@@ -243,11 +243,12 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
             numeric_missing = dict.fromkeys(numeric, False)
         n_rows += table.num_rows
         ids = {c: found.chunk_ids(table.column(c)) for c, found in columns.items() if found is not None}
-        ids_of = [found for found in columns.values() if found is not None]
         for c in numeric:
             numeric_missing[c] = numeric_missing[c] or bool(table.column(c).to_pandas().astype(float).isna().any())
         cached_bytes += 2 * table.num_rows * len(order)
-        if cache is not None and not numeric and cached_bytes <= cache_bytes and max(len(found.ids) for found in ids_of) < 2**16:
+        if cache is not None and not numeric and cached_bytes <= cache_bytes and all(
+            len(found.ids) < 2**16 for found in columns.values()  # ids fit in uint16
+        ):
             cache.append(np.column_stack([ids[c] for c in order]).astype(np.uint16))
         else:
             cache = None
