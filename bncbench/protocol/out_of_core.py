@@ -17,7 +17,8 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
   probabilities' alone, reading and coding the test rows aside;
 - the untimed warm-up fit is made on the training rows of the file's first chunk.
 
-Memory holds the class column, the model, one chunk, the sample and the test fold's probabilities.
+Memory holds the class column, the model, one chunk, the sample, the test fold's probabilities and, for a
+nominal file, the training rows' value ids (``bncbench.bnc.out_of_core.CACHE_BYTES`` at most).
 """
 
 import logging
