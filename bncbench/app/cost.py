@@ -8,8 +8,8 @@ sweep runs the cells smallest first: datasets in increasing order of their cells
 dataset's cells together.
 """
 
-import functools
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,7 +23,12 @@ from bncbench.core.errors import DatasetError
 from bncbench.core.terminal import duration
 from bncbench.protocol.cell import Cell, Plan, canonical_model
 from bncbench.protocol.cost import CostModel, wall_seconds
-from bncbench.protocol.cost_features import FEATURE_COLUMNS, CellFeatures, cell_features, config_features
+from bncbench.protocol.cost_features import (
+    FEATURE_COLUMNS,
+    CellFeatures,
+    cell_features,
+    config_features,
+)
 
 #: Seconds a cell costs besides its fits and predictions (discretisation, the warm-up fit, logging to
 #: the store: a median 0.6 s in the committed bundles' runs, more on a loaded machine).

@@ -29,12 +29,13 @@ import pyarrow.parquet as pq
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
-from bncbench.data import MDLDiscretizer
 from bncbench.core.errors import ConfigError, DatasetError
+from bncbench.data import MDLDiscretizer
 
 #: The default bound of the value ids a fit keeps from its first pass (``fit_file``'s ``cache_bytes``): 2 bytes a
 #: value, so 256 MiB holds 6 million rows of 20 attributes.
 CACHE_BYTES = 256 * 2**20
+
 
 def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Iterator[pd.DataFrame]:
     """The rows of a CSV (missing = empty field) or parquet file, ``chunk_rows`` at a time.
