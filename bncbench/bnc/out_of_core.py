@@ -148,10 +148,16 @@ class ChunkedCodes:
         its few distinct strings looked up."""
         codes = np.empty((table.num_rows, len(self.encoder.columns_) + 1), dtype=np.int64)
         for j, ((encoder, k), column) in enumerate(zip(self._encoders(), [*self.encoder.columns_, self.target])):
-            encoded = pc.dictionary_encode(table.column(column).combine_chunks())
-            lookup = encoder.lookup(k, encoded.dictionary.to_numpy(zero_copy_only=False))
-            codes[:, j] = lookup[encoded.indices.fill_null(len(lookup) - 1).to_numpy()]
+            values, indices = _dictionary(table.column(column))
+            codes[:, j] = encoder.lookup(k, values)[indices]  # the lookup's last code is a missing value's
         return codes
+
+
+def _dictionary(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A column's distinct values, and each row's index among them (a missing value's: one past the last)."""
+    encoded = pc.dictionary_encode(column.combine_chunks())
+    values = encoded.dictionary.to_numpy(zero_copy_only=False)
+    return values, encoded.indices.fill_null(len(values)).to_numpy()
 
 
 def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[pa.Table]:
@@ -173,9 +179,7 @@ class _ColumnIds:
 
     def chunk_ids(self, column: pa.ChunkedArray) -> np.ndarray:
         """The ids of a chunk's values; new values are numbered on the way."""
-        encoded = pc.dictionary_encode(column.combine_chunks())
-        dictionary = encoded.dictionary.to_numpy(zero_copy_only=False)
-        indices = encoded.indices.fill_null(len(dictionary)).to_numpy()
+        dictionary, indices = _dictionary(column)
         used = np.bincount(indices, minlength=len(dictionary) + 1) > 0  # a filtered dictionary may hold more
         self.missing = self.missing or bool(used[-1])
         ids_of = [self.ids.setdefault(value, len(self.ids) + 1) if seen else 0 for value, seen in zip(dictionary, used)]
