@@ -6,7 +6,8 @@ the file:
 1. a first pass collects the values of every column, the number of rows and a uniform random sample of
    ``sample_rows`` rows, on which the MDL discretiser is fitted (numeric columns only); in a file without
    numeric columns it also numbers each column's values as it meets them and keeps each row's numbers
-   (two bytes a value) while they take at most ``cache_bytes``;
+   (two bytes a value) while they take at most ``cache_bytes`` (a CSV file's fields are read straight to those
+   numbers, ``csv_ids``);
 2. then the structure learner makes its own passes, each over those numbers (mapped to the encoder's codes)
    or, without them, reading the file again: kDB and TAN one for the mutual-information counts and one for
    the tables' counts (SkDB paper Sect. 2.1: two passes), SkDB a third for its leave-one-out selection;
@@ -16,8 +17,9 @@ The estimator fills the tables from the counts; the m-estimate takes its holdout
 Estimators that need every row (AWNB, WANBIA, HPB, MANB) are refused.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -27,6 +29,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from bncbench.bnc.classifier import BNClassifier
+from bncbench.bnc.csv_ids import CsvIds
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.core.errors import ConfigError, DatasetError
@@ -76,17 +79,23 @@ def _frame(table: pa.Table, numeric: list | None) -> pd.DataFrame:
     return frame
 
 
-def _selected(tables: Iterator[pa.Table], rows: np.ndarray | None) -> Iterator[pa.Table]:
-    """The rows of each table whose entry of ``rows`` is true (all when None); empty tables skipped."""
+def _selected(tables: Iterator, rows: np.ndarray | None) -> Iterator:
+    """The rows of each table (or array of rows) whose entry of ``rows`` is true (all when None); empty ones
+    skipped."""
     start = 0
     for table in tables:
         if rows is not None:
             keep = rows[start : start + len(table)]
             start += len(table)
-            table = table.filter(pa.array(keep))
+            table = _rows_where(table, keep)
             if not len(table):
                 continue
         yield table
+
+
+def _rows_where(rows: pa.Table | np.ndarray, keep: np.ndarray) -> pa.Table | np.ndarray:
+    """The rows of a table or an array whose entry of the boolean ``keep`` is true."""
+    return rows.filter(pa.array(keep)) if isinstance(rows, pa.Table) else rows[keep]
 
 
 class ChunkedCodes:
@@ -94,28 +103,34 @@ class ChunkedCodes:
 
     ``sample`` holds the codes of the first pass's uniform sample; ``passes`` counts the passes made over the
     data, ``reads`` those over the file: the later passes read the first pass's value ids when it kept them
-    (``cache``: each chunk's ids and each column's ``_ColumnIds``, class last), else the file again.
+    (``ids.cached``), else the file again (a CSV file without numeric columns by ``CsvIds``, ``ids.reader``).
     """
 
     def __init__(self, path, target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows=None,
-                 cache=None):
+                 ids=None):
         self.path, self.target, self.chunk_rows, self.numeric, self.rows = path, target, chunk_rows, numeric, rows
         self.discretizer, self.encoder, self.class_encoder = discretizer, encoder, class_encoder
         self.passes = self.reads = 1  # the first pass, which found the values and the sample
-        self.sample = self.codes(sample)
-        self._cached = None if cache is None else (cache[0], *self._id_codes(cache[1]))
+        self._ids, self._id_sizes = ids, None
+        self.sample = self.codes(sample) if isinstance(sample, pd.DataFrame) else self._codes_of_ids(sample)
 
     def _encoders(self) -> list:
         """(encoder, its column) for each column of the codes, the class last."""
         return [(self.encoder, k) for k in range(len(self.encoder.columns_))] + [(self.class_encoder, 0)]
 
-    def _id_codes(self, found: list) -> tuple[np.ndarray, np.ndarray]:
-        """The code of each column's value ids in one flat array, and each column's offset in it."""
-        lookups = []
-        for (encoder, k), column in zip(self._encoders(), found):
-            lookup = encoder.lookup(k, column.values())  # the missing value's code last; its id is 0
-            lookups.append(np.concatenate([lookup[-1:], lookup[:-1]]))
-        return np.concatenate(lookups), np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
+    def _codes_of_ids(self, ids: np.ndarray) -> np.ndarray:
+        """The codes of rows of value ids (a column's id 0: missing), columns in the codes' order; the lookup
+        is made anew when the columns have new values (a test file's)."""
+        values = self._ids.values()
+        if (sizes := [len(column) for column in values]) != self._id_sizes:
+            lookups = []
+            for (encoder, k), column in zip(self._encoders(), values):
+                lookup = encoder.lookup(k, column)  # the missing value's code last; its id is 0
+                lookups.append(np.concatenate([lookup[-1:], lookup[:-1]]))
+            self._id_lookup = np.concatenate(lookups)
+            self._id_offsets = np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
+            self._id_sizes = sizes
+        return self._id_lookup[ids + self._id_offsets]
 
     def codes(self, frame: pd.DataFrame) -> np.ndarray:
         X = frame.drop(columns=[self.target])
@@ -125,32 +140,59 @@ class ChunkedCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         self.passes += 1
-        if self._cached is not None:
-            ids, id_codes, offsets = self._cached
-            for chunk in ids:
-                yield id_codes[chunk + offsets]
+        if self._ids is not None and self._ids.cached is not None:
+            for chunk in self._ids.cached:
+                yield self._codes_of_ids(chunk)
             return
         self.reads += 1
+        if self._ids is not None and self._ids.reader is not None:
+            for ids, _ in self._ids.reader.chunks(self.path, self.chunk_rows, self.rows):
+                yield self._codes_of_ids(ids)
+            return
         for codes, _ in self.file_codes(self.path, self.rows):
             yield codes
 
     def file_codes(self, path: Path, rows: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, pa.Table]]:
         """The codes of the rows of the file at ``path`` that ``rows`` selects (values unseen here: ``UNSEEN``),
-        coded as the training rows are, a chunk at a time, each with its chunk."""
+        coded as the training rows are, a chunk at a time, each with its chunk (a CSV file without numeric
+        columns: dictionary-encoded strings)."""
+        if self._ids is not None and self._ids.reader is not None:
+            for ids, file_ids in self._ids.reader.chunks(Path(path), self.chunk_rows, rows):
+                yield self._codes_of_ids(ids), self._ids.reader.table(file_ids)
+            return
         for table in _tables(Path(path), self.chunk_rows, rows):
-            if Path(path).suffix == ".parquet" or self.numeric:
-                yield self.codes(_frame(table, self.numeric)), table
-            else:
-                yield self.table_codes(table), table
+            yield self.codes(_frame(table, self.numeric)), table
 
-    def table_codes(self, table: pa.Table) -> np.ndarray:
-        """``codes`` of a CSV chunk of strings read by pyarrow, without pandas: each column dictionary-encoded,
-        its few distinct strings looked up."""
-        codes = np.empty((table.num_rows, len(self.encoder.columns_) + 1), dtype=np.int64)
-        for j, ((encoder, k), column) in enumerate(zip(self._encoders(), [*self.encoder.columns_, self.target])):
-            values, indices = _dictionary(table.column(column))
-            codes[:, j] = encoder.lookup(k, values)[indices]  # the lookup's last code is a missing value's
-        return codes
+
+class _Ids(NamedTuple):
+    """The value ids of a file without numeric columns (the class last): the first pass's chunks of them when
+    kept (else None), each column's values in the order of their ids, and the reader of a CSV file's ids."""
+
+    cached: list | None
+    values: Callable[[], list]
+    reader: "_CsvIdsInOrder | None" = None
+
+
+class _CsvIdsInOrder:
+    """``CsvIds`` of a CSV file, its columns in the codes' order (the class last)."""
+
+    def __init__(self, path: Path, target: str):
+        self.ids = CsvIds.of_file(path)
+        if target not in self.ids.columns:
+            raise DatasetError(f"{path}: no class column {target!r}; the columns are {self.ids.columns}.")
+        self.order = [j for j, c in enumerate(self.ids.columns) if c != target] + [self.ids.columns.index(target)]
+        self.columns = [self.ids.columns[j] for j in self.order]
+
+    def chunks(self, path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The ids of each chunk's rows that ``rows`` selects, in this order and in the file's."""
+        for ids in _selected(self.ids.chunks(path, chunk_rows), rows):
+            yield ids[:, self.order], ids
+
+    def values(self) -> list:
+        return [self.ids.values(j) for j in self.order]
+
+    def table(self, file_ids: np.ndarray) -> pa.Table:
+        return self.ids.table(file_ids)
 
 
 def _dictionary(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -193,9 +235,9 @@ class _ColumnIds:
 
 
 class _Sample:
-    """A uniform sample of ``size`` rows of the chunks ``add`` is given: the rows of the ``size`` smallest
-    random keys (the first of equal keys), in the order of the file. Rows are kept until they are twice
-    the size, then pruned, so that a chunk costs about one copy of its candidates."""
+    """A uniform sample of ``size`` rows of the chunks ``add`` is given (pyarrow tables, or arrays of value ids):
+    the rows of the ``size`` smallest random keys (the first of equal keys), in the order of the file. Rows are
+    kept until they are twice the size, then pruned, so that a chunk costs about one copy of its candidates."""
 
     def __init__(self, size: int):
         self.size, self.tables, self.keys = size, [], []
@@ -203,15 +245,15 @@ class _Sample:
     def add(self, table: pa.Table, keys: np.ndarray) -> None:
         if sum(map(len, self.keys)) >= self.size:  # a row enters only below the sample's largest key
             candidates = keys < self._threshold()[0]
-            table, keys = table.filter(pa.array(candidates)), keys[candidates]
+            table, keys = _rows_where(table, candidates), keys[candidates]
         self.tables.append(table)
         self.keys.append(keys)
         if sum(map(len, self.keys)) > 2 * self.size:
             self._prune()
 
-    def table(self) -> pa.Table:
+    def table(self) -> pa.Table | np.ndarray:
         self._prune()
-        return pa.concat_tables(self.tables)
+        return pa.concat_tables(self.tables) if isinstance(self.tables[0], pa.Table) else np.concatenate(self.tables)
 
     def _threshold(self) -> tuple[float, int]:
         """The ``size``-th smallest key, and how many keys below it are kept."""
@@ -228,21 +270,31 @@ class _Sample:
             keep = keys < threshold
             tied = np.flatnonzero(keys == threshold)[:ties]
             keep[tied], ties = True, ties - len(tied)
-            self.tables[i], self.keys[i] = self.tables[i].filter(pa.array(keep)), keys[keep]
+            self.tables[i], self.keys[i] = _rows_where(self.tables[i], keep), keys[keep]
 
 
-def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None, cache_bytes=0):
-    """Column types (``numeric`` given, or columns that parse as numbers), the values of every column
-    (missing included), a uniform sample of rows (of those ``rows`` selects), and, for a file without numeric
-    columns whose ids take at most ``cache_bytes``, each chunk's value ids (``_ColumnIds``; else None)."""
+class _FirstPass(NamedTuple):
+    columns: list  # the attributes, in the file's order
+    numeric: list
+    values: dict  # column -> its values (nominal columns and the class)
+    missing: dict  # column -> whether a value is missing
+    sample: pd.DataFrame | np.ndarray  # the sample's rows, or their value ids (``ids`` not None)
+    ids: _Ids | None
+
+
+def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None, cache_bytes=0) -> _FirstPass:
+    """Column types (``numeric`` given, or columns that parse as numbers in the first chunk), the values of every
+    column (missing included), a uniform sample of rows (of those ``rows`` selects), and, for a file without
+    numeric columns whose ids take at most ``cache_bytes``, each chunk's value ids. A CSV file without numeric
+    columns is read by ``CsvIds``, others by pyarrow."""
+    if numeric is None:
+        numeric = _numeric_columns(path, target, chunk_rows, rows)
+    if path.suffix != ".parquet" and not numeric:
+        return _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes)
     columns, sample, n_rows, cache, cached_bytes = None, _Sample(sample_rows), 0, [], 0
     for table in _tables(path, chunk_rows, rows):
         if columns is None:
-            if target not in table.column_names:
-                raise DatasetError(f"{path}: no class column {target!r}; the columns are {table.column_names}.")
-            if numeric is None:
-                first = table.to_pandas()
-                numeric = [c for c in first.columns if c != target and _looks_numeric(first[c])]
+            _check_target(path, target, table.column_names)
             columns = {c: None if c in numeric else _ColumnIds() for c in table.column_names}
             order = [c for c in columns if c != target] + [target]
             numeric_missing = dict.fromkeys(numeric, False)
@@ -265,7 +317,58 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
     missing = {c: numeric_missing[c] if found is None else found.missing for c, found in columns.items()}
     values = {c: set(found.ids) for c, found in columns.items() if found is not None}
     sample = sample.table().to_pandas().astype({c: float for c in numeric})
-    return numeric, values, missing, sample, (cache, [columns[c] for c in order]) if cache else None
+    ids = _Ids(cache, lambda: [columns[c].values() for c in order]) if cache else None
+    return _FirstPass(order[:-1], numeric, values, missing, sample, ids)
+
+
+def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes) -> _FirstPass:
+    """``_first_pass`` of a CSV file without numeric columns, read as value ids (``CsvIds``); the sample is kept as
+    ids, and so is each chunk while they take at most ``cache_bytes``."""
+    reader = _CsvIdsInOrder(path, target)
+    sample, n_rows, cache, cached_bytes = _Sample(sample_rows), 0, [], 0
+    seen = [np.zeros(1, dtype=bool) for _ in reader.columns]  # by id, in the rows selected
+    for ids, _ in reader.chunks(path, chunk_rows, rows):
+        n_rows += len(ids)
+        seen = [_with_ids(column_seen, column) for column_seen, column in zip(seen, ids.T)]
+        cached_bytes += 2 * ids.size
+        if cache is not None and cached_bytes <= cache_bytes and reader.ids.counts.max(initial=0) < 2**16:
+            cache.append(ids.astype(np.uint16))
+        else:
+            cache = None
+        sample.add(ids, rng.random(len(ids)))
+    if not n_rows:
+        raise DatasetError(f"{path} has no rows.")
+    if seen[-1][0]:
+        raise DatasetError(f"{path}: the class column {target!r} has missing values; drop those rows first.")
+    values = {}
+    for column, column_seen, by_id in zip(reader.columns, seen, reader.values()):
+        selected = np.zeros(len(by_id) + 1, dtype=bool)
+        selected[: len(column_seen)] = column_seen
+        values[column] = set(by_id[selected[1:]])
+    missing = {column: bool(column_seen[0]) for column, column_seen in zip(reader.columns, seen)}
+    return _FirstPass(reader.columns[:-1], [], values, missing, sample.table(), _Ids(cache, reader.values, reader))
+
+
+def _with_ids(seen: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``seen`` (by id) with ``ids`` seen too."""
+    found = np.bincount(ids, minlength=len(seen)) > 0
+    found[: len(seen)] |= seen
+    return found
+
+
+def _numeric_columns(path: Path, target: str, chunk_rows: int, rows: np.ndarray | None) -> list:
+    """The attributes whose values in the first chunk all parse as numbers."""
+    first = next(_tables(path, chunk_rows, rows), None)
+    if first is None:
+        raise DatasetError(f"{path} has no rows.")
+    _check_target(path, target, first.column_names)
+    frame = first.to_pandas()
+    return [c for c in frame.columns if c != target and _looks_numeric(frame[c])]
+
+
+def _check_target(path: Path, target: str, columns: list) -> None:
+    if target not in columns:
+        raise DatasetError(f"{path}: no class column {target!r}; the columns are {columns}.")
 
 
 def _looks_numeric(column: pd.Series) -> bool:
@@ -315,17 +418,16 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         )
     estimator = make_estimator(classifier.estimator, dict(classifier.estimator_params or {}))
     rng = np.random.default_rng(classifier.random_state)
-    numeric, values, missing, sample, cache = _first_pass(Path(path), target, chunk_rows, sample_rows, rng, numeric, rows,
-                                                          cache_bytes)
+    found = _first_pass(Path(path), target, chunk_rows, sample_rows, rng, numeric, rows, cache_bytes)
+    columns, numeric, values, missing, sample = found.columns, found.numeric, found.values, found.missing, found.sample
     discretizer = MDLDiscretizer().fit(sample.drop(columns=[target]), sample[target]) if discretise and numeric else None
-    columns = [c for c in sample.columns if c != target]
     encoder = CategoryEncoder.from_values(
         columns,
         [_values_after(c, values, missing, numeric, discretizer) for c in columns],
         [missing[c] and c not in numeric for c in columns],  # a discretised column's missing is its last bin
     )
     class_encoder = CategoryEncoder.from_values([target], [values[target]], [False])
-    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows, cache)
+    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows, found.ids)
     classifier.encoder_, classifier.class_encoder_ = encoder, class_encoder
     classifier.classes_ = np.asarray(list(class_encoder.categories_[0]))
     classifier.n_features_in_ = len(encoder.columns_)
@@ -336,8 +438,9 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
 def predict_proba_file(classifier: BNClassifier, data: ChunkedCodes, path=None,
                        rows: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, pa.Table]]:
     """``predict_proba`` of the rows of the file at ``path`` (default: the training file) that ``rows`` selects,
-    a chunk at a time, each with its chunk (as read: strings, a CSV's numbers not parsed). ``classifier`` and
-    ``data`` are what ``fit_file`` returned; the file has the training file's columns, the class included."""
+    a chunk at a time, each with its chunk (strings as read, a CSV file's numbers not parsed; a CSV file without
+    numeric columns dictionary-encoded). ``classifier`` and ``data`` are what ``fit_file`` returned; the file has
+    the training file's columns, the class included."""
     for codes, table in data.file_codes(Path(path or data.path), rows):
         yield predict_codes(classifier, codes), table
 
