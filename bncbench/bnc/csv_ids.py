@@ -120,81 +120,95 @@ def _split_rows(data, position, final, record, keys, max_rows, field, long_field
 
 
 @njit(cache=True)
-def _number(keys, n_rows, long_fields, long_bytes, start, cursor, slot_keys, slots, entries, arena, sizes, counts, out):
-    """The id of each key of ``keys[:n_rows]`` (flat, from ``start``; ``cursor``: the long fields before it) into
-    ``out``, numbering new values as they come, in an open-addressing table: ``slot_keys`` and ``slots`` =
-    (column, id, entry + 1; 0: a free slot); ``entries[e]`` = (column, id, start in ``arena``, length); ``sizes``
-    = (entries, arena bytes used). Returns -1, or where a new value found no room (flat index, cursor, its
-    length: the caller grows the tables and calls again from there)."""
+def _number(keys, n_rows, long_fields, long_bytes, start_row, start_column, cursor, slot_keys, slots, entries, arena,
+            sizes, counts, positions, out):
+    """The id of each key of ``keys[:n_rows]`` (from ``start_row``, ``start_column``; ``cursor``: the long fields
+    before it) into ``out`` (a file column's at ``positions[column]``), numbering new values as they come, in an
+    open-addressing table: ``slot_keys`` and ``slots`` = (column, id, entry + 1; 0: a free slot); ``entries[e]`` =
+    (column, id, start in ``arena``, length); ``sizes`` = (entries, arena bytes used). Returns (-1, ...), or where a
+    new value found no room (row, column, cursor, its length: the caller grows the tables and calls again)."""
     n_columns = keys.shape[1]
     mask = np.uint64(len(slot_keys) - 1)
-    for flat in range(start, n_rows * n_columns):
-        row, column = flat // n_columns, flat % n_columns
-        key = keys[row, column]
-        if key == 0:
-            out[row, column] = 0
-            continue
-        long_start, length = 0, 0
-        if key >> np.uint64(56) == np.uint64(0xFF):
-            long_start, length = long_fields[cursor, 0], long_fields[cursor, 1]
-            cursor += 1
-        slot, found = _slot(key, column, mask), 0
-        while slots[slot, 2]:
-            if slot_keys[slot] == key and slots[slot, 0] == column:
-                e = slots[slot, 2] - 1
-                same = length == 0 or entries[e, 3] == length
-                for i in range(length if same else 0):
-                    if arena[entries[e, 2] + i] != long_bytes[long_start + i]:
-                        same = False
+    for row in range(start_row, n_rows):
+        for column in range(start_column if row == start_row else 0, n_columns):
+            key = keys[row, column]
+            if key == 0:
+                out[row, positions[column]] = 0
+                continue
+            long_start, length = 0, 0
+            if key >> np.uint64(56) == np.uint64(0xFF):
+                long_start, length = long_fields[cursor, 0], long_fields[cursor, 1]
+                cursor += 1
+            slot, found = _slot(key, column, mask), 0
+            while slots[slot, 2]:
+                if slot_keys[slot] == key and slots[slot, 0] == column:
+                    e = slots[slot, 2] - 1
+                    same = length == 0 or entries[e, 3] == length
+                    for i in range(length if same else 0):
+                        if arena[entries[e, 2] + i] != long_bytes[long_start + i]:
+                            same = False
+                            break
+                    if same:
+                        found = slots[slot, 1]
                         break
-                if same:
-                    found = slots[slot, 1]
-                    break
-            slot = (slot + np.uint64(1)) & mask
-        if not found:
-            e, stored = sizes[0], max(length, 7)
-            if 2 * (e + 1) > len(slot_keys) or e + 1 > len(entries) or sizes[1] + stored > len(arena):
-                return flat, cursor - (1 if length else 0), stored
-            counts[column] += 1
-            found = counts[column]
-            if length:
-                arena[sizes[1] : sizes[1] + length] = long_bytes[long_start : long_start + length]
-            else:  # a short value's bytes are its key's
-                length = np.int64(key >> np.uint64(56))
-                for i in range(length):
-                    arena[sizes[1] + i] = np.uint8((key >> np.uint64(8 * i)) & np.uint64(0xFF))
-            entries[e, 0], entries[e, 1], entries[e, 2], entries[e, 3] = column, found, sizes[1], length
-            sizes[0], sizes[1] = e + 1, sizes[1] + length
-            slot_keys[slot] = key
-            slots[slot, 0], slots[slot, 1], slots[slot, 2] = column, found, e + 1
-        out[row, column] = found
-    return -1, cursor, 0
+                slot = (slot + np.uint64(1)) & mask
+            if not found:
+                e, stored = sizes[0], max(length, 7)
+                if 2 * (e + 1) > len(slot_keys) or e + 1 > len(entries) or sizes[1] + stored > len(arena):
+                    return row, column, cursor - (1 if length else 0), stored
+                counts[column] += 1
+                found = counts[column]
+                if length:
+                    arena[sizes[1] : sizes[1] + length] = long_bytes[long_start : long_start + length]
+                else:  # a short value's bytes are its key's
+                    length = np.int64(key >> np.uint64(56))
+                    for i in range(length):
+                        arena[sizes[1] + i] = np.uint8((key >> np.uint64(8 * i)) & np.uint64(0xFF))
+                entries[e, 0], entries[e, 1], entries[e, 2], entries[e, 3] = column, found, sizes[1], length
+                sizes[0], sizes[1] = e + 1, sizes[1] + length
+                slot_keys[slot] = key
+                slots[slot, 0], slots[slot, 1], slots[slot, 2] = column, found, e + 1
+            out[row, positions[column]] = found
+    return -1, 0, cursor, 0
 
 
 class CsvIds:
     """The value ids of a CSV file's columns (every value a string, as ``pyarrow.csv`` reads them with
     ``column_types`` string and ``null_values=[""]``), numbered as they are first met: the numbering
-    goes on across the files read (a test file's new values get new ids)."""
+    goes on across the files read (a test file's new values get new ids). ``columns`` are the file's columns in
+    the order of the ids' columns (a permutation of the header's)."""
 
-    def __init__(self, columns: list):
-        self.columns = list(columns)
+    def __init__(self, header: list, columns: list | None = None):
+        self.header, self.columns = list(header), list(columns or header)
+        if sorted(self.columns) != sorted(self.header):
+            raise ValueError(f"columns {self.columns} are not a permutation of the header {self.header}")
+        self._order = np.array([self.header.index(c) for c in self.columns])
+        self._positions = np.argsort(self._order)  # a file column's place among the ids' columns
         self._slot_keys, self._slots = np.zeros(1024, dtype=np.uint64), np.zeros((1024, 3), dtype=np.int64)
         self._entries = np.zeros((512, 4), dtype=np.int64)
         self._arena = np.zeros(4096, dtype=np.uint8)
         self._sizes = np.zeros(2, dtype=np.int64)
-        self.counts = np.zeros(len(self.columns), dtype=np.int64)  # each column's values so far
+        self.counts = np.zeros(len(self.columns), dtype=np.int64)  # each file column's values so far
         self._values = {}  # column -> its values when it had that many
+        self._headers_read = set()  # the files whose header was checked
 
     @classmethod
-    def of_file(cls, path: Path) -> "CsvIds":
-        """For the columns of the file's header."""
-        return cls(_header(path))
+    def of_file(cls, path: Path, last: str | None = None) -> "CsvIds":
+        """For the columns of the file's header, the column ``last`` (the class) moved last."""
+        header = _header(path)
+        if last is not None and last not in header:
+            raise DatasetError(f"{path}: no class column {last!r}; the columns are {header}.")
+        ids = cls(header, [c for c in header if c != last] + ([last] if last is not None else []))
+        ids._headers_read.add(Path(path))
+        return ids
 
     def chunks(self, path: Path, chunk_rows: int) -> Iterator[np.ndarray]:
         """Each ``chunk_rows`` rows of the file (a ``.gz`` or ``.bz2`` one decompressed) as an (rows, columns)
-        array of ids, 0 for a missing value; the file's header must name this reader's columns."""
-        if (names := _header(path)) != self.columns:
-            raise DatasetError(f"{path}: its columns {names} are not those of the training file {self.columns}.")
+        array of ids, 0 for a missing value; the file's header must be this reader's."""
+        if Path(path) not in self._headers_read:
+            if (names := _header(path)) != self.header:
+                raise DatasetError(f"{path}: its columns {names} are not those of the training file {self.header}.")
+            self._headers_read.add(Path(path))
         keys = np.empty((chunk_rows, len(self.columns)), dtype=np.uint64)
         long_fields, long_bytes, long_sizes = np.empty((1024, 2), np.int64), np.empty(1 << 16, np.uint8), np.zeros(2, np.int64)
         field = np.empty(0, dtype=np.uint8)
@@ -232,22 +246,23 @@ class CsvIds:
         """The ids of the first ``n_rows`` rows of keys (``_number``), the tables grown as they need; the long
         fields' buffers emptied for the next rows."""
         ids = np.empty((n_rows, len(self.columns)), dtype=np.int32)
-        start, cursor = 0, 0
+        row, column, cursor = 0, 0, 0
         while True:
-            start, cursor, length = _number(keys, n_rows, long_fields, long_bytes, start, cursor, self._slot_keys,
-                                            self._slots, self._entries, self._arena, self._sizes, self.counts, ids)
-            if start < 0:
+            row, column, cursor, length = _number(keys, n_rows, long_fields, long_bytes, row, column, cursor,
+                                                  self._slot_keys, self._slots, self._entries, self._arena, self._sizes,
+                                                  self.counts, self._positions, ids)
+            if row < 0:
                 break
             self._grow(length)
         long_sizes[:] = 0
         return ids
 
     def values(self, column: int) -> np.ndarray:
-        """The column's values (str) in the order of their ids, from id 1."""
-        if len(known := self._values.get(column, ())) == self.counts[column]:
+        """The values (str) of the ids' column ``column`` in the order of their ids, from id 1."""
+        if len(known := self._values.get(column, ())) == self.counts[self._order[column]]:
             return known
         entries = self._entries[: self._sizes[0]]
-        entries = entries[entries[:, 0] == column]
+        entries = entries[entries[:, 0] == self._order[column]]
         entries = entries[np.argsort(entries[:, 1])]
         values = np.empty(len(entries), dtype=object)
         try:
@@ -257,10 +272,15 @@ class CsvIds:
         self._values[column] = values
         return values
 
+    def all_values(self) -> list:
+        """``values`` of every column."""
+        return [self.values(j) for j in range(len(self.columns))]
+
     def table(self, ids: np.ndarray) -> pa.Table:
         """The rows of ``ids`` as a table of dictionary-encoded string columns (missing values null)."""
         return pa.table({
-            name: pa.DictionaryArray.from_arrays(pa.array(ids[:, j] - 1, mask=ids[:, j] == 0), pa.array(self.values(j), pa.string()))
+            name: pa.DictionaryArray.from_arrays(pa.array(ids[:, j] - 1, mask=ids[:, j] == 0),
+                                                 pa.array(self.values(j), pa.string()))
             for j, name in enumerate(self.columns)
         })
 

@@ -146,7 +146,7 @@ class ChunkedCodes:
             return
         self.reads += 1
         if self._ids is not None and self._ids.reader is not None:
-            for ids, _ in self._ids.reader.chunks(self.path, self.chunk_rows, self.rows):
+            for ids in _selected(self._ids.reader.chunks(self.path, self.chunk_rows), self.rows):
                 yield self._codes_of_ids(ids)
             return
         for codes, _ in self.file_codes(self.path, self.rows):
@@ -157,8 +157,8 @@ class ChunkedCodes:
         coded as the training rows are, a chunk at a time, each with its chunk (a CSV file without numeric
         columns: dictionary-encoded strings)."""
         if self._ids is not None and self._ids.reader is not None:
-            for ids, file_ids in self._ids.reader.chunks(Path(path), self.chunk_rows, rows):
-                yield self._codes_of_ids(ids), self._ids.reader.table(file_ids)
+            for ids in _selected(self._ids.reader.chunks(Path(path), self.chunk_rows), rows):
+                yield self._codes_of_ids(ids), self._ids.reader.table(ids)
             return
         for table in _tables(Path(path), self.chunk_rows, rows):
             yield self.codes(_frame(table, self.numeric)), table
@@ -170,29 +170,7 @@ class _Ids(NamedTuple):
 
     cached: list | None
     values: Callable[[], list]
-    reader: "_CsvIdsInOrder | None" = None
-
-
-class _CsvIdsInOrder:
-    """``CsvIds`` of a CSV file, its columns in the codes' order (the class last)."""
-
-    def __init__(self, path: Path, target: str):
-        self.ids = CsvIds.of_file(path)
-        if target not in self.ids.columns:
-            raise DatasetError(f"{path}: no class column {target!r}; the columns are {self.ids.columns}.")
-        self.order = [j for j, c in enumerate(self.ids.columns) if c != target] + [self.ids.columns.index(target)]
-        self.columns = [self.ids.columns[j] for j in self.order]
-
-    def chunks(self, path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The ids of each chunk's rows that ``rows`` selects, in this order and in the file's."""
-        for ids in _selected(self.ids.chunks(path, chunk_rows), rows):
-            yield ids[:, self.order], ids
-
-    def values(self) -> list:
-        return [self.ids.values(j) for j in self.order]
-
-    def table(self, file_ids: np.ndarray) -> pa.Table:
-        return self.ids.table(file_ids)
+    reader: CsvIds | None = None
 
 
 def _dictionary(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
@@ -324,14 +302,14 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
 def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes) -> _FirstPass:
     """``_first_pass`` of a CSV file without numeric columns, read as value ids (``CsvIds``); the sample is kept as
     ids, and so is each chunk while they take at most ``cache_bytes``."""
-    reader = _CsvIdsInOrder(path, target)
+    reader = CsvIds.of_file(path, last=target)
     sample, n_rows, cache, cached_bytes = _Sample(sample_rows), 0, [], 0
     seen = [np.zeros(1, dtype=bool) for _ in reader.columns]  # by id, in the rows selected
-    for ids, _ in reader.chunks(path, chunk_rows, rows):
+    for ids in _selected(reader.chunks(path, chunk_rows), rows):
         n_rows += len(ids)
         seen = [_with_ids(column_seen, column) for column_seen, column in zip(seen, ids.T)]
         cached_bytes += 2 * ids.size
-        if cache is not None and cached_bytes <= cache_bytes and reader.ids.counts.max(initial=0) < 2**16:
+        if cache is not None and cached_bytes <= cache_bytes and reader.counts.max(initial=0) < 2**16:
             cache.append(ids.astype(np.uint16))
         else:
             cache = None
@@ -341,12 +319,12 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
     if seen[-1][0]:
         raise DatasetError(f"{path}: the class column {target!r} has missing values; drop those rows first.")
     values = {}
-    for column, column_seen, by_id in zip(reader.columns, seen, reader.values()):
+    for column, column_seen, by_id in zip(reader.columns, seen, reader.all_values()):
         selected = np.zeros(len(by_id) + 1, dtype=bool)
         selected[: len(column_seen)] = column_seen
         values[column] = set(by_id[selected[1:]])
     missing = {column: bool(column_seen[0]) for column, column_seen in zip(reader.columns, seen)}
-    return _FirstPass(reader.columns[:-1], [], values, missing, sample.table(), _Ids(cache, reader.values, reader))
+    return _FirstPass(reader.columns[:-1], [], values, missing, sample.table(), _Ids(cache, reader.all_values, reader))
 
 
 def _with_ids(seen: np.ndarray, ids: np.ndarray) -> np.ndarray:

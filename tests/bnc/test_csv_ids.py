@@ -124,3 +124,16 @@ def test_rows_of_a_large_file_match_pyarrow(tmp_path):
     path = tmp_path / "large.csv"
     path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
     assert our_rows(path, 7_000) == pyarrow_rows(path)
+
+
+def test_the_class_moved_last_moves_its_ids_and_its_table_column(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("class,a,b\np,x,\nq,y,u\n")
+    reader = CsvIds.of_file(path, last="class")
+    assert reader.columns == ["a", "b", "class"]
+    ids = next(reader.chunks(path, 10))
+    np.testing.assert_array_equal(ids, [[1, 0, 1], [2, 1, 2]])
+    assert [list(reader.values(j)) for j in range(3)] == [["x", "y"], ["u"], ["p", "q"]]
+    assert reader.table(ids).to_pydict() == {"a": ["x", "y"], "b": [None, "u"], "class": ["p", "q"]}
+    with pytest.raises(DatasetError, match="no class column 'label'"):
+        CsvIds.of_file(path, last="label")
