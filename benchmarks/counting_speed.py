@@ -119,9 +119,11 @@ print(json.dumps(dict(imports=imported - started, fit=fitted - imported, predict
 """
 
 
-def out_of_core(paths: dict, rows: int, test_rows: int, repeats: int, chunk_rows: int, petal: str | None) -> None:
+def out_of_core(paths: dict, rows: int, test_rows: int, repeats: int, chunk_rows: int, petal: str | None,
+                models: list) -> None:
     print(f"\nout of core: {rows} training rows, {test_rows} test rows, 20 nominal attributes, CSV, chunks of {chunk_rows}")
-    for name, model in MODELS.items():
+    for name in models:
+        model = MODELS[name]
         ours, theirs = [], []
         for _ in range(repeats):
             command = [sys.executable, "-c", _WORKER, json.dumps(dict(model, **ESTIMATOR)),
@@ -220,13 +222,14 @@ def main():
     parser.add_argument("--data-dir", default=None, help="dataset store (default: $BNCBENCH_DATA_DIR)")
     parser.add_argument("--petal", default=None, help="Petal's gigal binary: run it beside ours")
     parser.add_argument("--skip-in-process", action="store_true")
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS), help="out of core: these alone")
     args = parser.parse_args()
 
     print(f"{cpu_model()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     if not args.skip_in_process:
         in_process(args.data_dir, args.repeats, args.petal)
     paths = write_synthetic(Path(args.folder) / f"{args.rows}-{args.test_rows}", args.rows, args.test_rows)
-    out_of_core(paths, args.rows, args.test_rows, args.repeats, args.chunk_rows, args.petal)
+    out_of_core(paths, args.rows, args.test_rows, args.repeats, args.chunk_rows, args.petal, args.models)
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def _split_rows(data, position, final, record, keys, max_rows, field, long_field
 def _number(keys, n_rows, long_fields, long_bytes, start_row, start_column, cursor, slot_keys, slots, entries, arena,
             sizes, counts, positions, out):
     """The id of each key of ``keys[:n_rows]`` (from ``start_row``, ``start_column``; ``cursor``: the long fields
-    before it) into ``out`` (a file column's at ``positions[column]``), numbering new values as they come, in an
+    before it) into ``out``, column-major (a file column's row ``positions[column]``), numbering new values as they come, in an
     open-addressing table: ``slot_keys`` and ``slots`` = (column, id, entry + 1; 0: a free slot); ``entries[e]`` =
     (column, id, start in ``arena``, length); ``sizes`` = (entries, arena bytes used). Returns (-1, ...), or where a
     new value found no room (row, column, cursor, its length: the caller grows the tables and calls again)."""
@@ -133,7 +133,7 @@ def _number(keys, n_rows, long_fields, long_bytes, start_row, start_column, curs
         for column in range(start_column if row == start_row else 0, n_columns):
             key = keys[row, column]
             if key == 0:
-                out[row, positions[column]] = 0
+                out[positions[column], row] = 0
                 continue
             long_start, length = 0, 0
             if key >> np.uint64(56) == np.uint64(0xFF):
@@ -168,7 +168,7 @@ def _number(keys, n_rows, long_fields, long_bytes, start_row, start_column, curs
                 sizes[0], sizes[1] = e + 1, sizes[1] + length
                 slot_keys[slot] = key
                 slots[slot, 0], slots[slot, 1], slots[slot, 2] = column, found, e + 1
-            out[row, positions[column]] = found
+            out[positions[column], row] = found
     return -1, 0, cursor, 0
 
 
@@ -204,7 +204,8 @@ class CsvIds:
 
     def chunks(self, path: Path, chunk_rows: int) -> Iterator[np.ndarray]:
         """Each ``chunk_rows`` rows of the file (a ``.gz`` or ``.bz2`` one decompressed) as an (rows, columns)
-        array of ids, 0 for a missing value; the file's header must be this reader's."""
+        array of ids (Fortran-ordered: a column's ids side by side), 0 for a missing value; the file's header must
+        be this reader's."""
         if Path(path) not in self._headers_read:
             if (names := _header(path)) != self.header:
                 raise DatasetError(f"{path}: its columns {names} are not those of the training file {self.header}.")
@@ -245,7 +246,7 @@ class CsvIds:
     def _ids(self, keys, n_rows, long_fields, long_bytes, long_sizes) -> np.ndarray:
         """The ids of the first ``n_rows`` rows of keys (``_number``), the tables grown as they need; the long
         fields' buffers emptied for the next rows."""
-        ids = np.empty((n_rows, len(self.columns)), dtype=np.int32)
+        ids = np.empty((len(self.columns), n_rows), dtype=np.int32)  # column-major, as counting reads them
         row, column, cursor = 0, 0, 0
         while True:
             row, column, cursor, length = _number(keys, n_rows, long_fields, long_bytes, row, column, cursor,
@@ -255,7 +256,7 @@ class CsvIds:
                 break
             self._grow(length)
         long_sizes[:] = 0
-        return ids
+        return ids.T
 
     def values(self, column: int) -> np.ndarray:
         """The values (str) of the ids' column ``column`` in the order of their ids, from id 1."""

@@ -130,7 +130,7 @@ class ChunkedCodes:
             self._id_lookup = np.concatenate(lookups)
             self._id_offsets = np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
             self._id_sizes = sizes
-        return self._id_lookup[ids + self._id_offsets]
+        return np.take(self._id_lookup, (ids + self._id_offsets).T).T  # Fortran-ordered, as counting reads codes
 
     def codes(self, frame: pd.DataFrame) -> np.ndarray:
         X = frame.drop(columns=[self.target])
