@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.bnc.out_of_core import _Sample, fit_file, read_chunks, selected_chunks
+from bncbench.bnc.out_of_core import _Sample, fit_file, predict_proba_file, read_chunks, selected_chunks
 
 
 def pandas_chunks(path, chunk_rows):
@@ -111,3 +111,26 @@ def test_the_sample_is_the_rows_of_the_smallest_keys_in_file_order_however_chunk
         sample.add(table.slice(start, chunk_rows), keys[start : start + chunk_rows])
     expected = np.sort(np.argsort(keys, kind="stable")[:60])
     np.testing.assert_array_equal(sample.table().column("row").to_numpy(), expected)
+
+
+def test_a_csv_of_long_quoted_values_fits_as_in_memory(tmp_path):
+    """Values longer than the tokenizer's 7 inline bytes, quoted commas and quotes, CRLF line ends, a test file
+    with a value unseen in training: the same probabilities as the in-memory fit of the same strings."""
+    rng = np.random.default_rng(5)
+    n = 2_000
+    frame = pd.DataFrame({"a": rng.choice(["a rather long value", 'has, a comma', 'says "hi"', "é"], n),
+                          "b": rng.choice(["x", "y" * 30, ""], n)})
+    frame["class"] = np.where((frame["a"] == "é") ^ (rng.random(n) < 0.2), "yes", "no")
+    frame.to_csv(tmp_path / "train.csv", index=False, lineterminator="\r\n")
+    test = frame.iloc[:50].assign(a="never seen in training")
+    test.to_csv(tmp_path / "test.csv", index=False)
+    model = dict(structure="kdb", k=1, estimator="m_estimate", random_state=0)
+    clf, data = fit_file(BNClassifier(**model), tmp_path / "train.csv", chunk_rows=300, numeric=[])
+    X = frame[["a", "b"]].replace("", np.nan)
+    in_memory = BNClassifier(**model).fit(X, frame["class"])
+    got = np.vstack([proba for proba, _ in predict_proba_file(clf, data)])
+    np.testing.assert_array_equal(got, in_memory.predict_proba(X))
+    unseen = np.vstack([proba for proba, _ in predict_proba_file(clf, data, tmp_path / "test.csv")])
+    with pytest.warns(UserWarning):
+        expected = in_memory.predict_proba(test[["a", "b"]].replace("", np.nan))
+    np.testing.assert_array_equal(unseen, expected)
