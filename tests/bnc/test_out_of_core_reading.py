@@ -8,7 +8,13 @@ import pyarrow as pa
 import pytest
 
 from bncbench import BNClassifier
-from bncbench.bnc.out_of_core import _Sample, fit_file, predict_proba_file, read_chunks, selected_chunks
+from bncbench.bnc.out_of_core import (
+    _Sample,
+    fit_file,
+    predict_proba_file,
+    read_chunks,
+    selected_chunks,
+)
 
 
 def pandas_chunks(path, chunk_rows):
