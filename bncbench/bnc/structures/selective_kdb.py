@@ -28,15 +28,17 @@ _FLOOR = 1e-15
 _ROWS_PER_BLOCK = 512
 
 
-@njit(cache=True)
-def _row_loss(scores, true_class, loss_code):
-    """Loss of one row given its log class scores (unnormalised; all -inf means uniform)."""
-    n_classes = scores.shape[0]
+@njit(cache=True, inline="always")
+def _row_loss(scores, b, k, true_class, loss_code):
+    """Loss of row ``b`` of the model with ``k`` parents, given its log class scores ``scores[b, k]``
+    (unnormalised; all -inf means uniform)."""
+    n_classes = scores.shape[2]
     best = 0
+    top = scores[b, k, 0]
     for c in range(1, n_classes):
-        if scores[c] > scores[best]:
+        if scores[b, k, c] > top:
             best = c
-    top = scores[best]
+            top = scores[b, k, c]
     if loss_code == 1:  # all -inf: uniform, and the first class is predicted
         return 0.0 if best == true_class else 1.0
     if top == -np.inf:
@@ -46,7 +48,7 @@ def _row_loss(scores, true_class, loss_code):
         e_true = 1.0
         for c in range(n_classes):
             if c != best:
-                e = np.exp(scores[c] - top)
+                e = np.exp(scores[b, k, c] - top)
                 total += e
                 if c == true_class:
                     e_true = e
@@ -56,46 +58,56 @@ def _row_loss(scores, true_class, loss_code):
     return -np.log(max(p_true, _FLOOR))
 
 
-@njit(cache=True)
-def _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths, variables,
-                                 child_columns, child_start, children, table_start, counts, totals,
-                                 log_tables, log_removed, n_values, out):
-    """Logs of the m-estimates of ``P(x_i | c, first k' parents)``, k' = 0..k_max, row i taken out.
+@njit(cache=True, inline="always")
+def _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_column, depths, variables,
+                                     child_columns, level_first_node, level_child_start, level_width,
+                                     table_first, roots, children, counts, totals, log_tables, log_removed,
+                                     n_values, values, node, alive, estimate):
+    """Add to ``scores[b, k', c]`` the log m-estimates of ``P(x_i | c, first k' parents)``, k' = 0..k_max,
+    for every class c, row i taken out.
 
     Row i is in the root's counts, and below it on the walked path only under its own class: for any
     other class the estimates are those of all the data (``log_tables``). A context left without rows
     backs off to its parent; a value without count in a context below the class level takes the
-    parent's estimate. ``log_removed`` holds each cell's log m-estimate with one row taken out.
+    parent's estimate. ``log_removed`` holds each cell's log m-estimate with one row taken out. The
+    classes' paths are walked level by level together, so that their memory reads overlap; a node's
+    children and table are found from its number (nodes of a level are consecutive, ``PackedNetwork``).
     """
-    own_class = c == codes[i, class_column]
-    x = codes[i, child_columns[tree]]
-    node = roots[tree]
-    log_estimate = 0.0
-    alive = True
-    for level in range(depths[tree] + 1):
-        removed = 1.0 if level == 0 or own_class else 0.0
-        if level > 0 and alive:
-            column = variables[tree, level - 1]
-            value = c if column == class_column else codes[i, column]
-            child = children[child_start[node] + value]
-            if child < 0 or (own_class and totals[child] <= 1.0):  # other classes: totals >= 1
-                alive = False
-            else:
-                node = child
-        if alive and level > 0 and not own_class:
-            log_estimate = log_tables[table_start[node] + x]
-        elif alive and (level <= 1 or counts[table_start[node] + x] - removed > 0.0):
-            log_estimate = log_removed[table_start[node] + x]  # here removed is 1: the root, or the own class
-        if level >= 1:
-            out[level - 1] = log_estimate
-    for k in range(depths[tree], k_max + 1):
-        out[k] = log_estimate
+    n_classes, depth, root = scores.shape[2], depths[tree], roots[tree]
+    y, x = codes[i, class_column], codes[i, child_columns[tree]]
+    for level in range(1, depth):
+        values[level] = codes[i, variables[tree, level]]
+    for c in range(n_classes):
+        node[c] = root
+        alive[c] = True
+        estimate[c] = log_removed[table_first[tree] + x]
+    for level in range(1, depth + 1):
+        first_node, first_child = level_first_node[tree, level - 1], level_child_start[tree, level - 1]
+        width = level_width[tree, level - 1]
+        for c in range(n_classes):
+            if alive[c]:
+                value = c if level == 1 else values[level - 1]  # the class is the first level
+                child = children[first_child + (node[c] - first_node) * width + value]
+                own_class = c == y
+                if child < 0 or (own_class and totals[child] <= 1.0):  # other classes: totals >= 1
+                    alive[c] = False
+                else:
+                    node[c] = child
+                    cell = table_first[tree] + (child - root) * n_values[tree] + x
+                    if not own_class:
+                        estimate[c] = log_tables[cell]
+                    elif level == 1 or counts[cell] > 1.0:
+                        estimate[c] = log_removed[cell]
+            scores[b, level - 1, c] += estimate[c]
+    for k in range(depth, k_max + 1):
+        for c in range(n_classes):
+            scores[b, k, c] += estimate[c]
 
 
 @njit(cache=True, parallel=True)
-def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, roots, depths,
-                variables, child_columns, child_start, children, table_start, counts, totals, log_tables,
-                log_removed, n_values, n_rows):
+def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, depths, variables,
+                child_columns, level_first_node, level_child_start, level_width, table_first, roots, children,
+                counts, totals, log_tables, log_removed, n_values, n_rows):
     """Sums of the row losses of every (k', l) model, per block of rows: (n_blocks, k_max + 1, d + 1).
 
     Blocks run in parallel; within a block the rows are taken attribute by attribute, so that one
@@ -109,13 +121,16 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
         first = block * block_size
         n_block = min(block_size, n - first)
         scores = np.empty((n_block, k_max + 1, n_classes))
-        log_estimates = np.empty(k_max + 1)
+        values = np.empty(k_max + 1, dtype=np.int64)
+        node = np.empty(n_classes, dtype=np.int64)
+        alive = np.empty(n_classes, dtype=np.bool_)
+        estimate = np.empty(n_classes)
         for b in range(n_block):
             y = codes[first + b, class_column]
             for c in range(n_classes):
-                count = counts[table_start[roots[0]] + c] - (1.0 if c == y else 0.0)
+                count = counts[table_first[0] + c] - (1.0 if c == y else 0.0)
                 scores[b, :, c] = np.log((count + m / n_classes) / (n_rows - 1.0 + m))
-            prior_loss = _row_loss(scores[b, 0], y, loss_code)
+            prior_loss = _row_loss(scores, b, 0, y, loss_code)
             for k in range(k_max + 1):
                 sums[block, k, 0] += prior_loss
         distinct_k = 0  # the models with k' >= distinct_k have the same scores: no attribute so far has more parents
@@ -124,20 +139,30 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
             distinct_k = min(max(distinct_k, depths[tree] - 1), k_max)
             for b in range(n_block):
                 i = first + b
+                _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_column, depths, variables,
+                                                 child_columns, level_first_node, level_child_start, level_width,
+                                                 table_first, roots, children, counts, totals, log_tables,
+                                                 log_removed, n_values, values, node, alive, estimate)
                 y = codes[i, class_column]
-                for c in range(n_classes):
-                    _leave_one_out_log_estimates(codes, i, c, tree, k_max, m, class_column, roots, depths,
-                                                 variables, child_columns, child_start, children,
-                                                 table_start, counts, totals, log_tables, log_removed,
-                                                 n_values, log_estimates)
-                    for k in range(k_max + 1):
-                        scores[b, k, c] += log_estimates[k]
+                loss = 0.0
                 for k in range(distinct_k + 1):
-                    loss = _row_loss(scores[b, k], y, loss_code)
+                    loss = _row_loss(scores, b, k, y, loss_code)
                     sums[block, k, position + 1] += loss
                 for k in range(distinct_k + 1, k_max + 1):
                     sums[block, k, position + 1] += loss
     return sums
+
+
+def _level_layout(network, packed):
+    """For each tree and level below the root (rows and columns of ``packed.variables``): the number of
+    the level's first node, where its children start in ``packed.children``, and how many each node has."""
+    first_node = np.zeros(packed.variables.shape, dtype=np.int64)
+    width = np.zeros(packed.variables.shape, dtype=np.int64)
+    for t, tree in enumerate(network.trees):
+        level_sizes = [parent.shape[0] for parent in tree.parent[: tree.depth]]
+        first_node[t, : tree.depth] = packed.roots[t] + np.cumsum([0] + level_sizes[:-1])
+        width[t, : tree.depth] = tree.cards
+    return first_node, packed.child_start[first_node], width
 
 
 def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.ndarray:
@@ -148,6 +173,8 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
     class. RMSE is the root of the mean squared error on the true class (SkDB paper Eq. 1); the other
     losses are means.
     """
+    if any(tree.variables[:1] != (network.class_column,) for tree in network.trees[1:]):
+        raise ValueError("leave_one_out_losses needs the class as every attribute's first parent (kDB).")
     row_totals = context_totals(network)
     tables = MEstimate(m=m, backoff="value").tables_for(network, m, row_totals)
     packed = PackedNetwork(network, tables)
@@ -161,13 +188,14 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
     n_values = np.array([tree.n_values for tree in network.trees], dtype=np.int64)
+    first_node, first_child, width = _level_layout(network, packed)
     total = np.zeros((k_max + 1, len(order) + 1))
     for chunk in data.chunks():
         sums = _loocv_sums(
             np.ascontiguousarray(chunk, dtype=np.int64), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
-            LOSS_CODES[loss], network.n_classes, network.class_column, packed.roots, packed.depths,
-            packed.variables, packed.child_columns, packed.child_start, packed.children, packed.table_start,
-            counts, totals, packed.log_tables, log_removed, n_values, network.n_rows,
+            LOSS_CODES[loss], network.n_classes, network.class_column, packed.depths, packed.variables,
+            packed.child_columns, first_node, first_child, width, packed.table_start[packed.roots], packed.roots,
+            packed.children, counts, totals, packed.log_tables, log_removed, n_values, network.n_rows,
         )
         total += sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
     mean = total / network.n_rows
