@@ -17,55 +17,44 @@ from bncbench.core.errors import NotApplicableError
 
 
 @njit(cache=True, inline="always")
-def _context_node(row, c, t, node, depth, class_column, variables, child_start, children):
-    """The deepest node of tree ``t`` below ``node`` (its root) that the row's context, under class c,
-    reached in training: the walk stops at an unseen parent value or an unseen combination."""
-    for level in range(depth):
+def _entry(row, c, t, x, class_column, roots, depths, variables, level_first_node, level_child_start, level_width,
+           children, table_first, n_values):
+    """Index in the flat tables of tree ``t``'s entry for the row under class c (its child's value ``x``),
+    and its node: the deepest context the row reached in training. The walk stops at a missing parent value
+    or an unseen combination; a node's children and table are found from its number (the nodes of a level
+    are consecutive)."""
+    node = roots[t]
+    for level in range(depths[t]):
         parent = variables[t, level]
         value = c if parent == class_column else row[parent]
         if value < 0:
             break
-        child = children[child_start[node] + value]
+        child = children[level_child_start[t, level] + (node - level_first_node[t, level]) * level_width[t, level] + value]
         if child < 0:
             break
         node = child
-    return node
-
-
-@njit(cache=True, inline="always")
-def _child_value(row, t, child_columns, class_column):
-    """Whether tree ``t``'s child is the class and, if not, its value in the row (``UNSEEN``, -1, for a
-    value never seen in training); what does not depend on the class, read once per row and tree."""
-    column = child_columns[t]
-    if column == class_column:
-        return True, 0
-    return False, row[column]
-
-
-@njit(cache=True, inline="always")
-def _entry(row, c, t, x_row, is_class, class_column, roots, depths, variables, child_start, children,
-           table_start):
-    """Index in the flat tables of tree ``t``'s entry for the row under class c, and its node."""
-    node = _context_node(row, c, t, roots[t], depths[t], class_column, variables, child_start, children)
-    return table_start[node] + (c if is_class else x_row), node
+    return table_first[t] + (node - roots[t]) * n_values[t] + x, node
 
 
 @njit(cache=True, parallel=True)
-def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start,
-               children, table_start, tree_groups, n_groups, log_tables):
+def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, level_first_node,
+               level_child_start, level_width, children, table_first, n_values, tree_groups, n_groups, log_tables):
     """(n, n_classes, n_groups) sums of the log tables of each group of trees (group -1 is in all) at
-    the entries ``_cells`` finds."""
+    the entries ``_entry`` finds; a tree whose child's value was never seen in training (``UNSEEN``) is
+    skipped for the row: no evidence."""
     out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
-            is_class, x_row = _child_value(row, t, child_columns, class_column)
-            if x_row < 0:  # the child's value unseen in training: no evidence
+            is_class = child_columns[t] == class_column
+            x = 0 if is_class else row[child_columns[t]]
+            if x < 0:
                 continue
             group = tree_groups[t]
             for c in range(n_classes):
-                log_p = log_tables[_entry(row, c, t, x_row, is_class, class_column, roots, depths, variables,
-                                          child_start, children, table_start)[0]]
+                log_p = log_tables[_entry(row, c, t, c if is_class else x, class_column, roots, depths, variables,
+                                          level_first_node, level_child_start, level_width, children, table_first,
+                                          n_values)[0]]
                 if group < 0:
                     for g in range(n_groups):
                         out[i, c, g] += log_p
@@ -75,8 +64,8 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
 
 
 @njit(cache=True, parallel=True)
-def _cells(codes, n_classes, class_column, roots, depths, variables, child_columns, child_start, children,
-           table_start):
+def _cells(codes, n_classes, class_column, roots, depths, variables, child_columns, level_first_node,
+           level_child_start, level_width, children, table_first, n_values):
     """(n, n_classes, n_trees) index in the flat tables of the entry of each tree for each row and class
     (the child's value in the row's deepest context seen in training), or -1 where the child's value
     was never seen in training; and alike, the node whose table row holds that entry."""
@@ -85,12 +74,14 @@ def _cells(codes, n_classes, class_column, roots, depths, variables, child_colum
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
-            is_class, x_row = _child_value(row, t, child_columns, class_column)
-            if x_row < 0:
+            is_class = child_columns[t] == class_column
+            x = 0 if is_class else row[child_columns[t]]
+            if x < 0:
                 continue
             for c in range(n_classes):
-                cells[i, c, t], nodes[i, c, t] = _entry(row, c, t, x_row, is_class, class_column, roots, depths,
-                                                        variables, child_start, children, table_start)
+                cells[i, c, t], nodes[i, c, t] = _entry(row, c, t, c if is_class else x, class_column, roots, depths,
+                                                        variables, level_first_node, level_child_start, level_width,
+                                                        children, table_first, n_values)
     return cells, nodes
 
 
@@ -125,7 +116,12 @@ class PackedNetwork:
     Attributes
     ----------
     table_start : ndarray
-        Index in the flat tables of each node's row (nodes numbered tree by tree, level by level).
+        Index in the flat tables of each node's row (nodes numbered tree by tree, level by level, so that
+        tree t's node j has its row at ``table_first[t] + (j - roots[t]) * n_values[t]``).
+    children : ndarray
+        The children of every node below which the tree goes on, each node's row of ``level_width[t, level]``
+        entries (the number of values of the level's variable; -1: a value never seen there) starting at
+        ``level_child_start[t, level] + (j - level_first_node[t, level]) * level_width[t, level]``.
     node_parent, node_level : ndarray
         Each node's parent (-1 at a root) and level.
     """
@@ -141,11 +137,14 @@ class PackedNetwork:
         self.depths = np.array([tree.depth for tree in trees], dtype=np.int64)
         self.child_columns = np.array([tree.child for tree in trees], dtype=np.int64)
         self.variables = np.full((len(trees), max(max_depth, 1)), -1, dtype=np.int64)
-        roots, child_start, children, table_start, node_parent, node_level = [], [], [], [], [], []
+        self.level_first_node, self.level_child_start, self.level_width = (np.zeros_like(self.variables) for _ in range(3))
+        self.n_values = np.array([tree.n_values for tree in trees], dtype=np.int64)
+        roots, table_first, children, table_start, node_parent, node_level = [], [], [], [], [], []
         n_nodes = n_children = n_table = 0
         for t, tree in enumerate(trees):
             self.variables[t, : tree.depth] = tree.variables
             roots.append(n_nodes)
+            table_first.append(n_table)
             level_offsets = np.cumsum([0] + [p.shape[0] for p in tree.parent]) + n_nodes
             for level, parent in enumerate(tree.parent):
                 n_level = parent.shape[0]
@@ -155,16 +154,15 @@ class PackedNetwork:
                 node_level.append(np.full(n_level, level, dtype=np.int64))
                 if level < tree.depth:
                     level_children = tree.children[level]
-                    width = level_children.shape[1]
-                    child_start.append(n_children + np.arange(n_level, dtype=np.int64) * width)
+                    self.level_first_node[t, level] = level_offsets[level]
+                    self.level_child_start[t, level] = n_children
+                    self.level_width[t, level] = level_children.shape[1]
                     n_children += level_children.size
                     seen = np.append(tree.counts[level + 1].sum(axis=1) > 0, False)  # index -1 -> False
                     children.append(np.where(seen[level_children], level_children + level_offsets[level + 1], -1).ravel())
-                else:
-                    child_start.append(np.full(n_level, -1, dtype=np.int64))
             n_nodes = level_offsets[-1]
         self.roots = np.array(roots, dtype=np.int64)
-        self.child_start = np.concatenate(child_start)
+        self.table_first = np.array(table_first, dtype=np.int64)
         self.children = np.concatenate(children) if children else np.empty(0, dtype=np.int64)
         self.table_start = np.concatenate(table_start)
         self.node_parent = np.concatenate(node_parent)
@@ -182,17 +180,18 @@ class PackedNetwork:
         """``(n, classes, trees)`` index in the flat tables of each tree's entry for each row and class,
         the entry prediction reads (-1 where the tree is skipped: a value unseen in training), and the
         node whose table row holds it (-1 alike)."""
-        return _cells(
-            np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, self.roots,
-            self.depths, self.variables, self.child_columns, self.child_start, self.children, self.table_start,
-        )
+        return _cells(np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, *self.walk_arrays())
+
+    def walk_arrays(self) -> tuple:
+        """The arrays a walk down the trees reads (``_entry``), in its order."""
+        return (self.roots, self.depths, self.variables, self.child_columns, self.level_first_node,
+                self.level_child_start, self.level_width, self.children, self.table_first, self.n_values)
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) array of ``log P(y, x)`` up to the tables skipped for unseen values."""
         grouped = _log_joint(
-            np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, self.roots,
-            self.depths, self.variables, self.child_columns, self.child_start, self.children,
-            self.table_start, self.tree_groups, self.n_groups, self.log_tables,
+            np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, *self.walk_arrays(),
+            self.tree_groups, self.n_groups, self.log_tables,
         )
         return self.combine(grouped, codes)
 
@@ -237,6 +236,11 @@ class MissingSummedOut:
         """The missing attributes (columns) that have an observed descendant, given which are missing."""
         missing_set = {int(a) for a in self.attributes[missing]}
         return [a for a in sorted(missing_set) if self.descendants[a] - missing_set]
+
+    def walk_arrays(self) -> tuple:
+        """The arrays a walk down the trees reads (``_entry``), in its order."""
+        return (self.roots, self.depths, self.variables, self.child_columns, self.level_first_node,
+                self.level_child_start, self.level_width, self.children, self.table_first, self.n_values)
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) ``log P(y, x_obs)``."""

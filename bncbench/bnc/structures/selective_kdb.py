@@ -59,10 +59,10 @@ def _row_loss(scores, b, k, true_class, loss_code):
 
 
 @njit(cache=True, inline="always")
-def _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_column, depths, variables,
-                                     child_columns, level_first_node, level_child_start, level_width,
-                                     table_first, roots, children, counts, totals, log_tables, log_removed,
-                                     n_values, values, node, alive, estimate):
+def _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_column, roots, depths, variables,
+                                     child_columns, level_first_node, level_child_start, level_width, children,
+                                     table_first, n_values, counts, totals, log_tables, log_removed, values,
+                                     node, alive, estimate):
     """Add to ``scores[b, k', c]`` the log m-estimates of ``P(x_i | c, first k' parents)``, k' = 0..k_max,
     for every class c, row i taken out.
 
@@ -71,7 +71,7 @@ def _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_col
     backs off to its parent; a value without count in a context below the class level takes the
     parent's estimate. ``log_removed`` holds each cell's log m-estimate with one row taken out. The
     classes' paths are walked level by level together, so that their memory reads overlap; a node's
-    children and table are found from its number (nodes of a level are consecutive, ``PackedNetwork``).
+    children and table are found from its number (``PackedNetwork``).
     """
     n_classes, depth, root = scores.shape[2], depths[tree], roots[tree]
     y, x = codes[i, class_column], codes[i, child_columns[tree]]
@@ -105,9 +105,9 @@ def _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_col
 
 
 @njit(cache=True, parallel=True)
-def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, depths, variables,
-                child_columns, level_first_node, level_child_start, level_width, table_first, roots, children,
-                counts, totals, log_tables, log_removed, n_values, n_rows):
+def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_column, roots, depths, variables,
+                child_columns, level_first_node, level_child_start, level_width, children, table_first, n_values,
+                counts, totals, log_tables, log_removed, n_rows):
     """Sums of the row losses of every (k', l) model, per block of rows: (n_blocks, k_max + 1, d + 1).
 
     Blocks run in parallel; within a block the rows are taken attribute by attribute, so that one
@@ -139,10 +139,10 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
             distinct_k = min(max(distinct_k, depths[tree] - 1), k_max)
             for b in range(n_block):
                 i = first + b
-                _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_column, depths, variables,
-                                                 child_columns, level_first_node, level_child_start, level_width,
-                                                 table_first, roots, children, counts, totals, log_tables,
-                                                 log_removed, n_values, values, node, alive, estimate)
+                _add_leave_one_out_log_estimates(codes, i, tree, scores, b, k_max, class_column, roots, depths,
+                                                 variables, child_columns, level_first_node, level_child_start,
+                                                 level_width, children, table_first, n_values, counts, totals,
+                                                 log_tables, log_removed, values, node, alive, estimate)
                 y = codes[i, class_column]
                 loss = 0.0
                 for k in range(distinct_k + 1):
@@ -151,18 +151,6 @@ def _loocv_sums(codes, block_size, order, k_max, m, loss_code, n_classes, class_
                 for k in range(distinct_k + 1, k_max + 1):
                     sums[block, k, position + 1] += loss
     return sums
-
-
-def _level_layout(network, packed):
-    """For each tree and level below the root (rows and columns of ``packed.variables``): the number of
-    the level's first node, where its children start in ``packed.children``, and how many each node has."""
-    first_node = np.zeros(packed.variables.shape, dtype=np.int64)
-    width = np.zeros(packed.variables.shape, dtype=np.int64)
-    for t, tree in enumerate(network.trees):
-        level_sizes = [parent.shape[0] for parent in tree.parent[: tree.depth]]
-        first_node[t, : tree.depth] = packed.roots[t] + np.cumsum([0] + level_sizes[:-1])
-        width[t, : tree.depth] = tree.cards
-    return first_node, packed.child_start[first_node], width
 
 
 def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.ndarray:
@@ -187,15 +175,12 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
         ])  # fmt: skip
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
-    n_values = np.array([tree.n_values for tree in network.trees], dtype=np.int64)
-    first_node, first_child, width = _level_layout(network, packed)
     total = np.zeros((k_max + 1, len(order) + 1))
     for chunk in data.chunks():
         sums = _loocv_sums(
             np.ascontiguousarray(chunk, dtype=np.int64), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
-            LOSS_CODES[loss], network.n_classes, network.class_column, packed.depths, packed.variables,
-            packed.child_columns, first_node, first_child, width, packed.table_start[packed.roots], packed.roots,
-            packed.children, counts, totals, packed.log_tables, log_removed, n_values, network.n_rows,
+            LOSS_CODES[loss], network.n_classes, network.class_column, *packed.walk_arrays(), counts, totals,
+            packed.log_tables, log_removed, network.n_rows,
         )
         total += sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
     mean = total / network.n_rows
