@@ -249,8 +249,8 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _proba(self, codes: np.ndarray) -> np.ndarray:
         """``predict_proba`` of rows coded by ``_codes`` (or as the training rows were, out of core)."""
         proba = self.packed_.predict_proba(codes)
-        invalid = np.isnan(proba).any(axis=1)
-        if invalid.any():
+        if np.isnan(proba).any():
+            invalid = np.isnan(proba).any(axis=1)
             raise BncbenchError(
                 f"estimator {self.estimator!r} with estimator_params {self.estimator_params or {}} gave NaN "
                 f"probabilities for {int(invalid.sum())} of {len(proba)} rows. This is a bug of bncbench: "
