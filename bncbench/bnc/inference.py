@@ -36,18 +36,26 @@ def _entry(row, c, t, x, class_column, roots, depths, variables, level_first_nod
     return table_first[t] + (node - roots[t]) * n_values[t] + x, node
 
 
+@njit(cache=True, inline="always")
+def _child_value(row, t, child_columns, class_column):
+    """Whether tree ``t``'s child is the class and, if not, its value in the row (``UNSEEN``, -1, for a
+    value never seen in training: the tree is then skipped for the row, no evidence); what does not depend
+    on the class, read once per row and tree."""
+    if child_columns[t] == class_column:
+        return True, 0
+    return False, row[child_columns[t]]
+
+
 @njit(cache=True, parallel=True)
 def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, level_first_node,
                level_child_start, level_width, children, table_first, n_values, tree_groups, n_groups, log_tables):
     """(n, n_classes, n_groups) sums of the log tables of each group of trees (group -1 is in all) at
-    the entries ``_entry`` finds; a tree whose child's value was never seen in training (``UNSEEN``) is
-    skipped for the row: no evidence."""
+    the entries ``_entry`` finds."""
     out = np.zeros((codes.shape[0], n_classes, n_groups))
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
-            is_class = child_columns[t] == class_column
-            x = 0 if is_class else row[child_columns[t]]
+            is_class, x = _child_value(row, t, child_columns, class_column)
             if x < 0:
                 continue
             group = tree_groups[t]
@@ -74,8 +82,7 @@ def _cells(codes, n_classes, class_column, roots, depths, variables, child_colum
     for i in prange(codes.shape[0]):
         row = codes[i]
         for t in range(roots.shape[0]):
-            is_class = child_columns[t] == class_column
-            x = 0 if is_class else row[child_columns[t]]
+            is_class, x = _child_value(row, t, child_columns, class_column)
             if x < 0:
                 continue
             for c in range(n_classes):
