@@ -152,13 +152,14 @@ class ChunkedCodes:
         for codes, _ in self.file_codes(self.path, self.rows):
             yield codes
 
-    def file_codes(self, path: Path, rows: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, pa.Table]]:
+    def file_codes(self, path: Path, rows: np.ndarray | None = None,
+                   tables: bool = True) -> Iterator[tuple[np.ndarray, pa.Table | None]]:
         """The codes of the rows of the file at ``path`` that ``rows`` selects (values unseen here: ``UNSEEN``),
         coded as the training rows are, a chunk at a time, each with its chunk (a CSV file without numeric
-        columns: dictionary-encoded strings)."""
+        columns: dictionary-encoded strings; with ``tables=False`` None, where making it is work of its own)."""
         if self._ids is not None and self._ids.reader is not None:
             for ids in _selected(self._ids.reader.chunks(Path(path), self.chunk_rows), rows):
-                yield self._codes_of_ids(ids), self._ids.reader.table(ids)
+                yield self._codes_of_ids(ids), self._ids.reader.table(ids) if tables else None
             return
         for table in _tables(Path(path), self.chunk_rows, rows):
             yield self.codes(_frame(table, self.numeric)), table

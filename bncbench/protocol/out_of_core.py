@@ -96,7 +96,7 @@ def cross_validate_file(
         log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
                  time.perf_counter() - started)
         parts, truths, predict_seconds = [], [], 0.0
-        for codes, table in source.file_codes(data.path, mask(test)):
+        for codes, table in source.file_codes(data.path, mask(test), tables=data.true_posterior is not None):
             fold_proba, seconds = timed(lambda codes=codes: predict_codes(classifier, codes), "predict_proba")
             parts.append(fold_proba)
             predict_seconds += seconds
