@@ -83,6 +83,7 @@ def test_the_runner_learns_a_dataset_above_the_threshold_out_of_core_with_the_sa
         chunked = run_and_read(plan_cell, new_store, tmp_path / "chunked", 0)
     in_memory = run_and_read(plan_cell, new_store, tmp_path / "in_memory", 1000)
     assert chunked.data.tags.get(tag.OUT_OF_CORE) == "true" and tag.OUT_OF_CORE not in in_memory.data.tags
+    assert chunked.data.tags[tag.OUT_OF_CORE_SAMPLE_ROWS] == "100000"  # the default, above the 5000 training rows
     assert chunked.data.tags[tag.DATA_DIGEST] == in_memory.data.tags[tag.DATA_DIGEST]
     for name in NUMBERS + TRUTH:
         assert chunked.data.metrics[name] == pytest.approx(in_memory.data.metrics[name], rel=1e-9), name

@@ -243,7 +243,7 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
     tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
     tracking.set_tags(client, run_id, {tag.DATA_DIGEST: data.digest})
     if _out_of_core(stored, destination):
-        tracking.set_tags(client, run_id, {tag.OUT_OF_CORE: "true"})
+        tracking.set_tags(client, run_id, {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)})
         log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
         result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
                                      destination.chunk_rows, destination.sample_rows)
