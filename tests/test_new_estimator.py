@@ -15,7 +15,7 @@ class Jeffreys(Estimator, register=False):
     name = "jeffreys"
     count_based = True
 
-    def tables(self, network, codes, rng):
+    def tables(self, network, data, rng):
         return [[smoothed(counts, 0.5) for counts in tree.counts] for tree in network.trees]
 
 

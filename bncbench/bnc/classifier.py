@@ -132,7 +132,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
             selection.attributes = [columns[a] for a in selection.attributes]
         self.parents_ = {columns[a]: [columns[p] for p in self.network_.parents[a]] for a in self.network_.attributes}
         rng = np.random.default_rng(self.random_state)
-        self.tables_ = estimator.tables(self.network_, data.sample, rng)
+        self.tables_ = estimator.tables(self.network_, data, rng)
         self.estimator_ = estimator
         self.packed_ = estimator.predictor(self.network_, self.tables_)
         if self.missing == "ignore":

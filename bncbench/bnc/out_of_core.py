@@ -152,6 +152,16 @@ class ChunkedCodes:
         for codes, _ in self.file_codes(self.path, self.rows):
             yield codes
 
+    def rows_at(self, positions: np.ndarray) -> np.ndarray:
+        """The codes of the training rows at ``positions`` (increasing, among the rows ``rows`` selects, in the
+        file's order), gathered in one pass over the data."""
+        found, start = [], 0
+        for chunk in self.chunks():
+            first, last = np.searchsorted(positions, [start, start + len(chunk)])
+            found.append(chunk[positions[first:last] - start])
+            start += len(chunk)
+        return np.concatenate(found)
+
     def file_codes(self, path: Path, rows: np.ndarray | None = None,
                    tables: bool = True) -> Iterator[tuple[np.ndarray, pa.Table | None]]:
         """The codes of the rows of the file at ``path`` that ``rows`` selects (values unseen here: ``UNSEEN``),

@@ -13,7 +13,8 @@ import numpy as np
 class InMemoryCodes:
     """All the training rows at once, an (n, d + 1) int64 code matrix with the class last.
 
-    ``sample`` is what an estimator may use beyond the counts (e.g. the m-estimate's holdout): all rows.
+    ``sample`` is what an estimator may hold in memory beyond the counts: all rows; ``rows_at`` gives those at
+    given positions (e.g. the m-estimate's holdout).
     """
 
     def __init__(self, codes: np.ndarray):
@@ -22,3 +23,7 @@ class InMemoryCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         yield self.codes
+
+    def rows_at(self, positions: np.ndarray) -> np.ndarray:
+        """The codes of the rows at ``positions`` (increasing)."""
+        return self.codes[positions]

@@ -7,10 +7,10 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
   the same folds;
 - each training fold is fitted by ``bncbench.bnc.out_of_core.fit_file`` on the fold's rows of the file
   (a row mask): one pass for the values and a uniform sample of ``sample_rows`` rows, then the
-  structure's counting passes. The MDL discretiser is fitted on that sample, and the m-estimate's holdout
-  (when m is chosen) drawn from it, so with at most ``sample_rows`` training rows every number equals the
-  in-memory one; beyond, the cut points and the holdout are the sample's, and the numbers can differ from
-  those of the same cell in memory (the run is tagged ``out_of_core`` and ``out_of_core.sample_rows``). Only count-based estimators (``Estimator.count_based``)
+  structure's counting passes (and one to gather the m-estimate's holdout, the rows the in-memory fit holds
+  out). The MDL discretiser is fitted on that sample, so with at most ``sample_rows`` training rows (or no
+  numeric attribute) every number equals the in-memory one; beyond, the cut points are those of the sample
+  (the run is tagged ``out_of_core.sample_rows``). Only count-based estimators (``Estimator.count_based``)
   and BNCs can learn so; a baseline, another estimator, equal-frequency discretisation, ``missing:
   ignore``, a config that drops columns or a numeric class is refused with the reason (``NotApplicableError``);
 - the test fold is predicted a chunk at a time, coded as the training rows were; ``fit_seconds`` includes

@@ -4,8 +4,8 @@
 A cell's run is named ``<dataset>/<model>`` and tagged with ``DATASET``, ``MODEL`` and ``CFG_HASH``
 (``bncbench.protocol.cell``); once it read its data, ``DATA_DIGEST``. A failed run carries ``ERROR``,
 a model that cannot run on the data ``NOT_APPLICABLE``; one whose dataset was learnt out of core
-(``bncbench.protocol.out_of_core``) ``OUT_OF_CORE``, with the ``OUT_OF_CORE_SAMPLE_ROWS`` its numbers depend on
-beyond that many training rows; a run copied from another experiment
+(``bncbench.protocol.out_of_core``) ``OUT_OF_CORE``, with ``OUT_OF_CORE_SAMPLE_ROWS``, the rows its MDL cut points
+are fitted on beyond that many training rows; a run copied from another experiment
 ``COPIED_FROM`` (``bncbench.tracking.reuse``), one imported from a bundle ``ORIGIN_RUN`` and
 ``ORIGIN_BUNDLE`` (``bncbench.bundles``). Its params are the cell's semantic config flattened
 (``model.estimator_params.iterations``), its metrics the mean over the folds as ``<metric>`` and each

@@ -11,6 +11,7 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators.hpb.estimator import HierarchicalPatternBayes
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.bnc.estimators.hpb.pattern_bayes import PatternHierarchy
 from bncbench.core.errors import ConfigError, NotApplicableError
 from bncbench.core.metrics import log_loss
@@ -66,7 +67,7 @@ def test_a_context_whose_rows_were_removed_gets_its_parents_estimate():
     codes = np.column_stack([TINY[["A", "B"]].to_numpy(), (TINY["y"] == "-").to_numpy()]).astype(np.int64)
     network = CountedNetwork([[], []], [2, 2], 2, attributes=[], class_parents=[0, 1]).add(codes)
     network.remove(codes[4:])  # the rows of A=1
-    [(root, first, second)] = HierarchicalPatternBayes(s_grid=[1.0]).tables(network, codes[:4], None)
+    [(root, first, second)] = HierarchicalPatternBayes(s_grid=[1.0]).tables(network, InMemoryCodes(codes[:4]), None)
     a1 = network.trees[0].children[0][0, 1]
     np.testing.assert_allclose(first[a1], root[0])
     np.testing.assert_allclose(second[network.trees[0].children[1][a1, 0]], root[0])
@@ -76,7 +77,7 @@ def test_a_sample_of_the_rows_is_refused():
     codes = np.column_stack([TINY[["A", "B"]].to_numpy(), (TINY["y"] == "-").to_numpy()]).astype(np.int64)
     network = CountedNetwork([[], []], [2, 2], 2).add(codes)
     with pytest.raises(NotApplicableError, match="given 4 of the 6 rows"):
-        HierarchicalPatternBayes().tables(network, codes[:4], None)
+        HierarchicalPatternBayes().tables(network, InMemoryCodes(codes[:4]), None)
 
 
 def test_calibration_b_zero_keeps_the_product_of_eq_5():

@@ -37,7 +37,28 @@ def test_chunked_fit_equals_the_in_memory_fit(hepatitis_csv, structure, k, estim
     assert source.passes == passes
 
 
-def test_a_sample_fits_the_discretiser_and_the_m_estimate_holdout(hepatitis_csv):
+@pytest.mark.parametrize("sample_rows,cache_bytes", [(100, 2**28), (100, 0), (10**6, 2**28)])
+def test_the_m_estimate_holds_out_the_rows_it_would_in_memory_whatever_the_sample(
+    tmp_path, shared_data_dir, sample_rows, cache_bytes
+):
+    """The holdout (172 of car's 1728 rows) is drawn among all the rows and gathered in one more pass (from the
+    kept ids, or from the file), so m and the probabilities are those of the in-memory fit."""
+    spec = {"name": "car", "source": "store", "openml_id": None, "openml_target": None, "drop": []}
+    data = load_dataset(spec, shared_data_dir)
+    path = tmp_path / "car.csv"
+    data.X.assign(**{"class": data.y}).to_csv(path, index=False)
+    model = dict(structure="kdb", k=2, estimator="m_estimate", random_state=3)
+    chunked, source = fit_file(BNClassifier(**model), path, chunk_rows=500, sample_rows=sample_rows, numeric=[],
+                               cache_bytes=cache_bytes)
+    in_memory = BNClassifier(**model).fit(data.X, data.y)
+    assert chunked.estimator_.holdout_losses_ == pytest.approx(in_memory.estimator_.holdout_losses_, rel=1e-12)
+    assert chunked.estimator_.selected_m_ == in_memory.estimator_.selected_m_
+    np.testing.assert_allclose(chunked.predict_proba(data.X), in_memory.predict_proba(data.X), rtol=1e-9)
+    assert source.passes == 4  # values and sample, structure, counts, the holdout's rows
+    assert source.reads == (1 if cache_bytes else 4)
+
+
+def test_a_sample_fits_the_discretiser(hepatitis_csv):
     path, data = hepatitis_csv
     clf, source = fit_file(BNClassifier(structure="kdb", k=1, estimator="m_estimate", random_state=1), path,
                            chunk_rows=50, sample_rows=60, numeric=data.numeric)

@@ -31,8 +31,8 @@ class Estimator(Registered, abc.ABC):
     name : str
         The registry key, as written in configs.
     count_based : bool
-        True when ``tables`` reads only the network's counts and ``codes.sample``, so the estimator can be
-        fitted out of core (``bncbench.bnc.out_of_core``).
+        True when ``tables`` reads only the network's counts, ``data.sample`` and ``data.rows_at``, so the
+        estimator can be fitted out of core (``bncbench.bnc.out_of_core``).
     structures_taken : str
         What ``valid_structure`` accepts, in words, for ``check_pairing``'s message.
     handles_missing : bool
@@ -63,7 +63,7 @@ class Estimator(Registered, abc.ABC):
     warm_up_params: Mapping[str, object] = MappingProxyType({})
 
     @abc.abstractmethod
-    def tables(self, network, codes, rng) -> list[list]:
+    def tables(self, network, data, rng) -> list[list]:
         """For each context tree of ``network`` and each of its levels, the ``(n_nodes, n_values)``
         table of conditional probabilities.
 
@@ -71,8 +71,10 @@ class Estimator(Registered, abc.ABC):
         ----------
         network : CountedNetwork
             The structure with its counts.
-        codes : ndarray
-            The training rows held in memory (all of them in memory, a sample out of core), class last.
+        data : InMemoryCodes or ChunkedCodes
+            The training rows, codes with the class last: ``data.sample`` those held in memory (all of
+            them in memory, a uniform sample out of core), ``data.rows_at(positions)`` those at given
+            positions (out of core, one pass over the data).
         rng : numpy.random.Generator
         """
 

@@ -37,7 +37,7 @@ class DirichletEstimator(Estimator):
     def __init__(self, alpha: float = 1.0):
         self.alpha = check_number("alpha", alpha)
 
-    def tables(self, network, codes, rng):
+    def tables(self, network, data, rng):
         return [[smoothed(counts, self.alpha) for counts in tree.counts] for tree in network.trees]
 
 

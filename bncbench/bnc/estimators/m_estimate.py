@@ -113,8 +113,8 @@ class MEstimate(Estimator):
         self.backoff = backoff
         self.selection = selection
 
-    def tables(self, network, codes, rng):
-        self.selected_m_ = float(self.m) if self.m is not None else self._select_m(network, codes, rng)
+    def tables(self, network, data, rng):
+        self.selected_m_ = float(self.m) if self.m is not None else self._select_m(network, data, rng)
         return self.tables_for(network, self.selected_m_)
 
     def diagnostics(self, column_names) -> dict:
@@ -137,16 +137,16 @@ class MEstimate(Estimator):
             tables.append(estimate)
         return tables
 
-    def _select_m(self, network, codes, rng) -> float:
-        """``codes``: the training rows, or a uniform sample of them when the data is read in chunks
-        (the holdout size still follows the number of rows counted)."""
-        n_holdout = min(int(network.n_rows * self.holdout_fraction), self.holdout_max, codes.shape[0])
+    def _select_m(self, network, data, rng) -> float:
+        """The holdout's rows are drawn among all the training rows (``data.rows_at``), in memory or read in
+        chunks alike, so that both choose the same m."""
+        n_rows = int(network.n_rows)
+        n_holdout = min(int(n_rows * self.holdout_fraction), self.holdout_max)
         if n_holdout < 1:
             return 1.0
-        holdout = np.zeros(codes.shape[0], dtype=bool)
-        holdout[rng.choice(codes.shape[0], size=n_holdout, replace=False)] = True
-        rest = network.copy().remove(codes[holdout])
-        held_codes, held_y = codes[holdout], codes[holdout, -1]
+        held_codes = data.rows_at(np.sort(rng.choice(n_rows, size=n_holdout, replace=False)))
+        rest = network.copy().remove(held_codes)
+        held_y = held_codes[:, -1]
         if self.selection == "authors_java":
             score, choose = authors_java_rmse, first_strictly_best
         else:

@@ -52,10 +52,10 @@ class PerAttributeEstimator(Estimator):
         """The tables adjusted by ``values`` (one per attribute of ``network.attributes``)."""
         raise NotImplementedError
 
-    def tables(self, network, codes, rng):
+    def tables(self, network, data, rng):
         self.check_network(network)
         tables = [[smoothed(counts, self.alpha) for counts in tree.counts] for tree in network.trees]
-        values = np.asarray(self.fit_values(network, codes, tables, rng), dtype=float)
+        values = np.asarray(self.fit_values(network, data.sample, tables, rng), dtype=float)
         setattr(self, self.fitted_name, {int(a): float(v) for a, v in zip(network.attributes, values)})
         return self.adjusted(network, tables, values)
 

@@ -146,7 +146,7 @@ class HDPEstimator(Estimator):
         self.seed = seed
         self.kernel = kernel
 
-    def tables(self, network, codes, rng):
+    def tables(self, network, data, rng):
         self.seed_ = int(self.seed) if self.seed is not None else int(rng.integers(MAX_SEED))
         forest = Forest(
             network.trees, self.tying, self.initial_concentration, self.sample_root_concentration

@@ -82,9 +82,10 @@ class HierarchicalPatternBayes(Estimator):
         self.selection_loss = selection_loss
         self.max_patterns = check_integer("max_patterns", max_patterns)
 
-    def tables(self, network, codes, rng):
-        """Fit every tree's pattern hierarchy on ``codes`` (the rows the network was counted on) and
+    def tables(self, network, data, rng):
+        """Fit every tree's pattern hierarchy on ``data.sample`` (the rows the network was counted on) and
         return, for each tree and level, the estimates of the nodes' contexts."""
+        codes = data.sample
         if codes.shape[0] != network.n_rows:
             raise NotApplicableError(
                 f"HPB counts every sub-pattern from the training rows, but was given {codes.shape[0]} of "
