@@ -13,7 +13,8 @@ the file:
    the tables' counts (SkDB paper Sect. 2.1: two passes), SkDB a third for its leave-one-out selection;
    naive Bayes and AODE only the counting pass.
 
-The estimator fills the tables from the counts; the m-estimate takes its holdout from the sample.
+The estimator fills the tables from the counts; the m-estimate gathers its holdout's rows (those of the
+in-memory fit) in one more pass (``ChunkedCodes.rows_at``).
 Estimators that need every row (AWNB, WANBIA, HPB, MANB) are refused.
 """
 
@@ -380,8 +381,8 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
     chunk_rows : int
         Rows read at a time.
     sample_rows : int
-        Size of the uniform sample on which the discretiser is fitted (also the m-estimate's holdout
-        pool); with ``sample_rows`` >= the number of rows the fit equals an in-memory fit.
+        Size of the uniform sample on which the discretiser is fitted; without numeric columns, or with
+        ``sample_rows`` >= the number of rows, the fit equals an in-memory fit.
     discretise : bool
         MDL-discretise the numeric columns (fitted on the sample).
     numeric : list of str, optional
