@@ -146,11 +146,7 @@ class ChunkedCodes:
                 yield self._codes_of_ids(chunk)
             return
         self.reads += 1
-        if self._ids is not None and self._ids.reader is not None:
-            for ids in _selected(self._ids.reader.chunks(self.path, self.chunk_rows), self.rows):
-                yield self._codes_of_ids(ids)
-            return
-        for codes, _ in self.file_codes(self.path, self.rows):
+        for codes, _ in self.file_codes(self.path, self.rows, tables=False):
             yield codes
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
