@@ -177,7 +177,7 @@ class ChunkedCodes:
 def _looked_up(ids, lookup, offsets):
     """``lookup[offsets[j] + ids[r, j]]`` for every row ``r`` and column ``j``, Fortran-ordered (a column's codes side
     by side, as counting reads them); one loop where numpy's ``take`` of the shifted ids made two copies (1,000,000
-    rows of 21 columns: 0.10 s against 0.02 s)."""
+    rows of 21 columns: 0.12 s against 0.03 s)."""
     n_rows, n_columns = ids.shape
     codes = np.empty((n_columns, n_rows), dtype=lookup.dtype)
     for j in range(n_columns):
@@ -327,10 +327,12 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
     ids, and so is each chunk while they take at most ``cache_bytes``."""
     reader = CsvIds.of_file(path, last=target)
     sample, n_rows, cache, cached_bytes = _Sample(sample_rows), 0, [], 0
-    seen = [np.zeros(1, dtype=bool) for _ in reader.columns]  # by id, in the rows selected
+    seen = np.zeros((len(reader.columns), 1), dtype=bool)  # [column, id]: in the rows selected
     for ids in _selected(reader.chunks(path, chunk_rows), rows):
         n_rows += len(ids)
-        seen = [_with_ids(column_seen, column) for column_seen, column in zip(seen, ids.T)]
+        if (width := reader.counts.max(initial=0) + 1) > seen.shape[1]:
+            seen = np.pad(seen, ((0, 0), (0, width - seen.shape[1])))
+        _mark_seen(ids, seen)
         cached_bytes += 2 * ids.size
         if cache is not None and cached_bytes <= cache_bytes and reader.counts.max(initial=0) < 2**16:
             cache.append(ids.astype(np.uint16))
@@ -339,22 +341,23 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
         sample.add(ids, rng.random(len(ids)))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")
-    if seen[-1][0]:
+    if seen[-1, 0]:
         raise DatasetError(f"{path}: the class column {target!r} has missing values; drop those rows first.")
     values = {}
     for column, column_seen, by_id in zip(reader.columns, seen, reader.all_values()):
-        selected = np.zeros(len(by_id) + 1, dtype=bool)
-        selected[: len(column_seen)] = column_seen
-        values[column] = set(by_id[selected[1:]])
+        values[column] = set(by_id[column_seen[1 : len(by_id) + 1]])
     missing = {column: bool(column_seen[0]) for column, column_seen in zip(reader.columns, seen)}
     return _FirstPass(reader.columns[:-1], [], values, missing, sample.table(), _Ids(cache, reader.all_values, reader))
 
 
-def _with_ids(seen: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``seen`` (by id) with ``ids`` seen too."""
-    found = np.bincount(ids, minlength=len(seen)) > 0
-    found[: len(seen)] |= seen
-    return found
+@njit(cache=True)
+def _mark_seen(ids, seen):
+    """``seen[j, id]`` set for the id of every row in column ``j`` (one loop where a ``bincount`` a column took
+    four times as long: 0.033 against 0.008 s for 1,000,000 rows of 21 columns)."""
+    n_rows, n_columns = ids.shape
+    for j in range(n_columns):
+        for r in range(n_rows):
+            seen[j, ids[r, j]] = True
 
 
 def _numeric_columns(path: Path, target: str, chunk_rows: int, rows: np.ndarray | None) -> list:

@@ -109,3 +109,24 @@ def test_a_row_mask_fits_the_rows_it_selects_as_in_memory(hepatitis_csv):
     assert chunked.parents_ == in_memory.parents_
     X_all = discretizer.transform(data.X)
     np.testing.assert_allclose(chunked.predict_proba(X_all), in_memory.predict_proba(X_all), rtol=1e-9)
+
+
+def test_a_row_mask_on_a_nominal_file_keeps_the_values_and_missing_of_its_rows_alone(tmp_path, shared_data_dir):
+    """Read as value ids (``CsvIds``): a value and missing fields met only in rows the mask leaves out are not the
+    fit's, which is the in-memory fit of the selected rows."""
+    spec = {"name": "car", "source": "store", "openml_id": None, "openml_target": None, "drop": []}
+    data = load_dataset(spec, shared_data_dir)
+    X = data.X.astype(object)
+    left_out = (X["buying"] == X["buying"].iloc[0]).to_numpy()  # every row of one value
+    X.loc[left_out, "doors"] = None  # missing only there
+    path = tmp_path / "car.csv"
+    X.assign(**{"class": data.y}).to_csv(path, index=False)
+    model = dict(structure="kdb", k=2, estimator="m_estimate", random_state=0)
+    chunked, _ = fit_file(BNClassifier(**model), path, chunk_rows=300, numeric=[], rows=~left_out)
+    in_memory = BNClassifier(**model).fit(data.X[~left_out], data.y[~left_out])
+    buying, doors = (list(chunked.encoder_.columns_).index(c) for c in ("buying", "doors"))
+    assert X["buying"].iloc[0] not in set(chunked.encoder_.categories_[buying])
+    assert None not in set(chunked.encoder_.categories_[doors]) and len(chunked.encoder_.categories_[doors]) == 4
+    assert chunked.parents_ == in_memory.parents_
+    np.testing.assert_allclose(chunked.predict_proba(data.X[~left_out]), in_memory.predict_proba(data.X[~left_out]),
+                               rtol=1e-9)
