@@ -26,18 +26,25 @@ _BLOCK_BYTES = 1 << 22  # read at a time
 
 
 @njit(cache=True, inline="always")
-def _key(field, length):
-    """A value's key: its bytes themselves when at most 7 (the length in the top byte), so that equal keys are
-    equal values; else a 64-bit FNV-1a hash of them, top byte 0xFF (equal keys then need the bytes compared)."""
+def _key(source, start, length):
+    """The key of the value ``source[start : start + length]``: its bytes themselves when at most 7 (the length in
+    the top byte), so that equal keys are equal values; else a 64-bit FNV-1a hash of them, top byte 0xFF (equal keys
+    then need the bytes compared)."""
     if length <= 7:
         key = np.uint64(length) << np.uint64(56)
         for i in range(length):
-            key |= np.uint64(field[i]) << np.uint64(8 * i)
+            key |= np.uint64(source[start + i]) << np.uint64(8 * i)
         return key
     key = np.uint64(14695981039346656037)
     for i in range(length):
-        key = (key ^ np.uint64(field[i])) * np.uint64(1099511628211)
+        key = (key ^ np.uint64(source[start + i])) * np.uint64(1099511628211)
     return key | (np.uint64(0xFF) << np.uint64(56))
+
+
+@njit(cache=True, inline="always")
+def _ends_field(byte):
+    """A comma or a line's end (most bytes of a value are above the comma: one comparison for them)."""
+    return byte <= _COMMA and (byte == _COMMA or byte == _NEWLINE or byte == _RETURN)
 
 
 @njit(cache=True, inline="always")
@@ -66,8 +73,8 @@ def _split_rows(data, position, final, record, keys, max_rows, field, long_field
             return rows, position, _NEEDS_BYTES, 0
         i, column, row_ended, long_used = position, 0, False, (long_sizes[0], long_sizes[1])
         while not row_ended:
-            length, stop = 0, -1
-            if data[i] == _QUOTE:
+            length, stop, quoted, start = 0, -1, data[i] == _QUOTE, i
+            if quoted:  # its bytes unquoted into ``field``, then what follows the closing quote
                 i += 1
                 while i < end:
                     if data[i] == _QUOTE:
@@ -82,20 +89,25 @@ def _split_rows(data, position, final, record, keys, max_rows, field, long_field
                     field[length] = data[i]
                     length += 1
                     i += 1
-            while stop < 0 and i < end and data[i] != _COMMA and data[i] != _NEWLINE and data[i] != _RETURN:
-                field[length] = data[i]
-                length += 1
-                i += 1
+                while stop < 0 and i < end and not _ends_field(data[i]):
+                    field[length] = data[i]
+                    length += 1
+                    i += 1
+            else:  # its bytes are read where they are
+                while i < end and not _ends_field(data[i]):
+                    i += 1
+                length = i - start
             if stop < 0 and i >= end and not final:
                 stop = _NEEDS_BYTES
             if stop < 0 and record and column < n_columns:
-                keys[rows, column] = _key(field, length) if length else np.uint64(0)
+                key = _key(field, 0, length) if quoted else _key(data, start, length)
+                keys[rows, column] = key if length else np.uint64(0)
                 if length > 7:
                     n, used = long_sizes[0], long_sizes[1]
                     if n == len(long_fields) or used + length > len(long_bytes):
                         stop = _NEEDS_ROOM
                     else:
-                        long_bytes[used : used + length] = field[:length]
+                        long_bytes[used : used + length] = field[:length] if quoted else data[start : start + length]
                         long_fields[n, 0], long_fields[n, 1] = used, length
                         long_sizes[0], long_sizes[1] = n + 1, used + length
             if stop >= 0:
