@@ -6,7 +6,7 @@ the file:
 1. a first pass collects the values of every column, the number of rows and a uniform random sample of
    ``sample_rows`` rows, on which the MDL discretiser is fitted (numeric columns only); in a file without
    numeric columns it also numbers each column's values as it meets them and keeps each row's numbers
-   (two bytes a value) while they take at most ``cache_bytes`` (a CSV file's fields are read straight to those
+   (one byte a value while a column has fewer than 256 values, else two) while they take at most ``cache_bytes`` (a CSV file's fields are read straight to those
    numbers, ``csv_ids``);
 2. then the structure learner makes its own passes, each over those numbers (mapped to the encoder's codes)
    or, without them, reading the file again: kDB and TAN one for the mutual-information counts and one for
@@ -37,8 +37,8 @@ from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.data import MDLDiscretizer
 
-#: The default bound of the value ids a fit keeps from its first pass (``fit_file``'s ``cache_bytes``): 2 bytes a
-#: value, so 256 MiB holds 6 million rows of 20 attributes.
+#: The default bound of the value ids a fit keeps from its first pass (``fit_file``'s ``cache_bytes``): one byte a
+#: value (columns of fewer than 256 values), so 256 MiB holds 12 million rows of 20 attributes, or two bytes a value.
 CACHE_BYTES = 256 * 2**20
 
 
@@ -212,6 +212,25 @@ def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[pa
     return _selected(_csv_tables(path, chunk_rows), rows)
 
 
+class _IdCache:
+    """The first pass's chunks of value ids (``chunks``), one byte a value while every id is below 256, else two,
+    as long as they take at most ``limit`` bytes and every id is below 65,536; else ``chunks`` is None."""
+
+    def __init__(self, limit: int):
+        self.chunks, self.bytes, self.limit = [] if limit > 0 else None, 0, limit
+
+    def add(self, ids: np.ndarray, largest: int) -> None:
+        """Keep a chunk of ids, the largest id so far being ``largest``."""
+        if self.chunks is None:
+            return
+        kind = np.uint8 if largest < 2**8 else np.uint16 if largest < 2**16 else None
+        self.bytes += ids.size * (1 if kind is np.uint8 else 2)
+        if kind is None or self.bytes > self.limit:
+            self.chunks = None
+        else:
+            self.chunks.append(ids.astype(kind))
+
+
 class _ColumnIds:
     """A nominal column's values numbered as the first pass meets them (0: missing), so that a chunk's
     codes can be kept before the encoder exists."""
@@ -292,7 +311,7 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
         numeric = _numeric_columns(path, target, chunk_rows, rows)
     if path.suffix != ".parquet" and not numeric:
         return _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes)
-    columns, sample, n_rows, cache, cached_bytes = None, _Sample(sample_rows), 0, [], 0
+    columns, sample, n_rows, cache = None, _Sample(sample_rows), 0, _IdCache(cache_bytes if not numeric else 0)
     for table in _tables(path, chunk_rows, rows):
         if columns is None:
             _check_target(path, target, table.column_names)
@@ -303,13 +322,8 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
         ids = {c: found.chunk_ids(table.column(c)) for c, found in columns.items() if found is not None}
         for c in numeric:
             numeric_missing[c] = numeric_missing[c] or bool(table.column(c).to_pandas().astype(float).isna().any())
-        cached_bytes += 2 * table.num_rows * len(order)
-        if cache is not None and not numeric and cached_bytes <= cache_bytes and all(
-            len(found.ids) < 2**16 for found in columns.values()  # ids fit in uint16
-        ):
-            cache.append(np.column_stack([ids[c] for c in order]).astype(np.uint16))
-        else:
-            cache = None
+        if cache.chunks is not None:
+            cache.add(np.column_stack([ids[c] for c in order]), max(len(found.ids) for found in columns.values()))
         sample.add(table, rng.random(table.num_rows))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")
@@ -318,7 +332,7 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
     missing = {c: numeric_missing[c] if found is None else found.missing for c, found in columns.items()}
     values = {c: set(found.ids) for c, found in columns.items() if found is not None}
     sample = sample.table().to_pandas().astype({c: float for c in numeric})
-    ids = _Ids(cache, lambda: [columns[c].values() for c in order]) if cache else None
+    ids = _Ids(cache.chunks, lambda: [columns[c].values() for c in order]) if cache.chunks else None
     return _FirstPass(order[:-1], numeric, values, missing, sample, ids)
 
 
@@ -326,18 +340,14 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
     """``_first_pass`` of a CSV file without numeric columns, read as value ids (``CsvIds``); the sample is kept as
     ids, and so is each chunk while they take at most ``cache_bytes``."""
     reader = CsvIds.of_file(path, last=target)
-    sample, n_rows, cache, cached_bytes = _Sample(sample_rows), 0, [], 0
+    sample, n_rows, cache = _Sample(sample_rows), 0, _IdCache(cache_bytes)
     seen = np.zeros((len(reader.columns), 1), dtype=bool)  # [column, id]: in the rows selected
     for ids in _selected(reader.chunks(path, chunk_rows), rows):
         n_rows += len(ids)
         if (width := reader.counts.max(initial=0) + 1) > seen.shape[1]:
             seen = np.pad(seen, ((0, 0), (0, width - seen.shape[1])))
         _mark_seen(ids, seen)
-        cached_bytes += 2 * ids.size
-        if cache is not None and cached_bytes <= cache_bytes and reader.counts.max(initial=0) < 2**16:
-            cache.append(ids.astype(np.uint16))
-        else:
-            cache = None
+        cache.add(ids, reader.counts.max(initial=0))
         sample.add(ids, rng.random(len(ids)))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")
@@ -347,7 +357,7 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
     for column, column_seen, by_id in zip(reader.columns, seen, reader.all_values()):
         values[column] = set(by_id[column_seen[1 : len(by_id) + 1]])
     missing = {column: bool(column_seen[0]) for column, column_seen in zip(reader.columns, seen)}
-    return _FirstPass(reader.columns[:-1], [], values, missing, sample.table(), _Ids(cache, reader.all_values, reader))
+    return _FirstPass(reader.columns[:-1], [], values, missing, sample.table(), _Ids(cache.chunks, reader.all_values, reader))
 
 
 @njit(cache=True)
@@ -406,7 +416,8 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         One entry per row of the file: fit on the rows whose entry is true (a training fold), as if the
         file held those alone. Default: every row.
     cache_bytes : int
-        The passes after the first read its value ids from memory, two bytes a value, when they take at most
+        The passes after the first read its value ids from memory (one byte a value while a column has fewer than
+        256 values, else two), when they take at most
         this many bytes and no column is numeric (0: every pass reads the file); the numbers are the same.
 
     Returns

@@ -130,3 +130,23 @@ def test_a_row_mask_on_a_nominal_file_keeps_the_values_and_missing_of_its_rows_a
     assert chunked.parents_ == in_memory.parents_
     np.testing.assert_allclose(chunked.predict_proba(data.X[~left_out]), in_memory.predict_proba(data.X[~left_out]),
                                rtol=1e-9)
+
+
+def test_kept_ids_take_one_byte_until_a_column_has_256_values_and_fit_as_the_file_does(tmp_path):
+    """The first chunks' ids are kept in one byte, the later ones (a column past 255 values) in two; the fit from
+    them is the fit that reads the file at every pass, and a bound too small for them keeps none."""
+    rng = np.random.default_rng(0)
+    n = 1200
+    frame = pd.DataFrame({"many": [f"v{i % 400}" for i in range(n)], "few": rng.choice(["a", "b", "c"], n)})
+    frame["class"] = np.where(rng.random(n) < 0.8, frame["few"], "a")
+    frame.to_csv(path := tmp_path / "d.csv", index=False)
+    model = dict(structure="kdb", k=1, estimator="m_estimate", random_state=0)
+    kept, kept_source = fit_file(BNClassifier(**model), path, chunk_rows=200, numeric=[])
+    assert [chunk.dtype for chunk in kept_source._ids.cached] == [np.uint8] + [np.uint16] * 5
+    read, read_source = fit_file(BNClassifier(**model), path, chunk_rows=200, numeric=[], cache_bytes=0)
+    small, small_source = fit_file(BNClassifier(**model), path, chunk_rows=200, numeric=[], cache_bytes=1000)
+    assert (kept_source.reads, read_source.reads, small_source.reads) == (1, kept_source.passes, kept_source.passes)
+    assert read_source._ids.cached is None and small_source._ids.cached is None
+    X = frame.drop(columns=["class"])
+    np.testing.assert_array_equal(kept.predict_proba(X), read.predict_proba(X))
+    np.testing.assert_array_equal(kept.predict_proba(X), small.predict_proba(X))
