@@ -71,14 +71,25 @@ def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
 def selected_chunks(path: Path, chunk_rows: int, numeric: list | None, rows: np.ndarray | None) -> Iterator[pd.DataFrame]:
     """``read_chunks``, keeping the rows of the file whose entry of the boolean mask ``rows`` is true (all
     when None); a chunk with none left is skipped."""
-    return (_frame(table, numeric) for table in _tables(Path(path), chunk_rows, rows))
+    return (_frame(table, numeric, path) for table in _tables(Path(path), chunk_rows, rows))
 
 
-def _frame(table: pa.Table, numeric: list | None) -> pd.DataFrame:
+def _frame(table: pa.Table, numeric: list | None, path: Path) -> pd.DataFrame:
     frame = table.to_pandas()
     for column in numeric or []:
-        frame[column] = pd.to_numeric(frame[column])
+        frame[column] = _numbers(frame[column], column, path)
     return frame
+
+
+def _numbers(values: pd.Series, column: str, path: Path) -> pd.Series:
+    """A numeric column's values as numbers; one that is not a number is refused, with the way out."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    if (bad := numbers.isna() & values.notna()).any():
+        raise DatasetError(
+            f"{path}: column {column!r} is read as numbers (its values in the first chunk all are), but it holds "
+            f"{values[bad].iloc[0]!r}; name the numeric columns (numeric=[...]) or fix the file."
+        )
+    return numbers
 
 
 def _selected(tables: Iterator, rows: np.ndarray | None) -> Iterator:
@@ -170,7 +181,7 @@ class ChunkedCodes:
                 yield self._codes_of_ids(ids), self._ids.reader.table(ids) if tables else None
             return
         for table in _tables(Path(path), self.chunk_rows, rows):
-            yield self.codes(_frame(table, self.numeric)), table
+            yield self.codes(_frame(table, self.numeric, path)), table
 
 
 @njit(cache=True)
@@ -321,7 +332,7 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
         n_rows += table.num_rows
         ids = {c: found.chunk_ids(table.column(c)) for c, found in columns.items() if found is not None}
         for c in numeric:
-            numeric_missing[c] = numeric_missing[c] or bool(table.column(c).to_pandas().astype(float).isna().any())
+            numeric_missing[c] = numeric_missing[c] or bool(_numbers(table.column(c).to_pandas(), c, path).isna().any())
         if cache.chunks is not None:
             cache.add(np.column_stack([ids[c] for c in order]), max(len(found.ids) for found in columns.values()))
         sample.add(table, rng.random(table.num_rows))
@@ -371,13 +382,25 @@ def _mark_seen(ids, seen):
 
 
 def _numeric_columns(path: Path, target: str, chunk_rows: int, rows: np.ndarray | None) -> list:
-    """The attributes whose values in the first chunk all parse as numbers."""
-    first = next(_tables(path, chunk_rows, rows), None)
+    """The attributes whose values in the first chunk all parse as numbers (a CSV file's distinct values, read as
+    ids by ``CsvIds``: parsing each field took 1.4 s for 100,000 rows of 20 nominal columns)."""
+    if path.suffix == ".parquet":
+        first = next(_tables(path, chunk_rows, rows), None)
+        if first is None:
+            raise DatasetError(f"{path} has no rows.")
+        _check_target(path, target, first.column_names)
+        frame = first.to_pandas()
+        return [c for c in frame.columns if c != target and _looks_numeric(frame[c])]
+    reader = CsvIds.of_file(path, last=target)
+    first = next(_selected(reader.chunks(path, chunk_rows), rows), None)
     if first is None:
         raise DatasetError(f"{path} has no rows.")
-    _check_target(path, target, first.column_names)
-    frame = first.to_pandas()
-    return [c for c in frame.columns if c != target and _looks_numeric(frame[c])]
+    numeric = []
+    for j, column in enumerate(reader.columns[:-1]):
+        ids = np.unique(first[:, j])
+        if _looks_numeric(pd.Series(reader.values(j)[ids[ids > 0] - 1])):
+            numeric.append(column)
+    return sorted(numeric, key=reader.header.index)
 
 
 def _check_target(path: Path, target: str, columns: list) -> None:

@@ -6,7 +6,7 @@ from bncbench import BNClassifier
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import fit_file
 from bncbench.data import MDLDiscretizer, load_dataset
-from bncbench.core.errors import ConfigError
+from bncbench.core.errors import ConfigError, DatasetError
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +150,27 @@ def test_kept_ids_take_one_byte_until_a_column_has_256_values_and_fit_as_the_fil
     X = frame.drop(columns=["class"])
     np.testing.assert_array_equal(kept.predict_proba(X), read.predict_proba(X))
     np.testing.assert_array_equal(kept.predict_proba(X), small.predict_proba(X))
+
+
+def test_numeric_columns_are_those_whose_values_in_the_first_chunk_of_selected_rows_all_parse_as_numbers(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 300
+    frame = pd.DataFrame({
+        "nominal": rng.choice(["a", "b"], n),
+        "number": np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n).round(3)),
+        "digits": rng.choice(["1", "2", "3"], n),
+        "mixed": rng.choice(["4", "5"], n),
+        "class": rng.choice(["yes", "no"], n),
+    })
+    words = np.arange(n) % 10 == 0
+    frame.loc[words, "mixed"] = "word"
+    frame.to_csv(path := tmp_path / "d.csv", index=False)
+    model = dict(structure="nb", estimator="laplace")
+    _, every_row = fit_file(BNClassifier(**model), path, chunk_rows=100)
+    _, without_words = fit_file(BNClassifier(**model), path, chunk_rows=100, rows=~words)
+    assert every_row.numeric == ["number", "digits"]
+    assert without_words.numeric == ["number", "digits", "mixed"]
+    frame.loc[200, "digits"] = "z"  # after the first chunk: still numeric, and refused when it is read as a number
+    frame.to_csv(path, index=False)
+    with pytest.raises(DatasetError, match=r"column 'digits' is read as numbers .* holds 'z'; name the numeric"):
+        fit_file(BNClassifier(**model), path, chunk_rows=100)
