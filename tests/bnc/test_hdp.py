@@ -210,9 +210,10 @@ def test_same_seed_same_tables_whatever_the_threads(mixed):
     assert not np.array_equal(flat[0], flat[2])
 
 
-@pytest.mark.parametrize("tying, window", [("level", 4), ("none", 4), ("level", 1), ("level", 10)])
+@pytest.mark.parametrize("tying, window", [("level", 4), ("none", 4), ("level", 1), ("level", 10), ("level", 12)])
 def test_fast_kernel_equals_the_reference_kernel(mixed, tying, window):
-    """Windows short (all masked to ``SHORT_STEPS`` at window 1) and long, identical draws."""
+    """Windows short (all masked to ``SHORT_STEPS`` at window 1), up to ``LONG_STEPS`` (window 10) and longer
+    (window 12: the fast kernel's loop of any length), identical draws."""
     X, y = mixed
     tables = {
         kernel: BNClassifier(

@@ -30,8 +30,10 @@ walks the Stirling table directly and does all of it in one loop (a call in that
 reference counting on every window, separate loops a mispredicted exit each); windows whose counts
 exceed the table go through the reference path. A window of at most ``SHORT_STEPS`` steps (most windows
 of sparse trees have 2-5 candidates), or else of at most ``MEDIUM_STEPS`` (a leaf whose ``t`` is 1 has
-``window`` of them), runs exactly that many: its factors come ``LANES`` at a time from
-``bncbench.bnc.estimators.hdp.simd`` (one vector division for four), a factor past the window is 0, so
+``window`` of them), or else of at most ``LONG_STEPS`` (a whole window of the default width, 2 x 10
+steps: 462 of the 1058 windows an iteration of ``benchmarks/hdp_speed.py``'s tree) runs exactly that
+many: its factors come ``LANES`` at a time from ``bncbench.bnc.estimators.hdp.simd`` (one vector
+division for four), a factor past the window is 0, so
 its weight adds exactly nothing to the total and, its cumulative weight being the total, never wins
 the choice, which counts the cumulative weights below the target four at a time. So its loops,
 unrolled, have no data-dependent exit for the CPU to mispredict (the same loop with a variable count
@@ -69,6 +71,7 @@ ROW_CACHE = 64
 #: ones masked.
 SHORT_STEPS = 4
 MEDIUM_STEPS = 12
+LONG_STEPS = 20
 
 # ---------------------------------------------------------------------------------------------
 # One window of candidate pseudo-counts (Sect. 4.4.1).
@@ -207,7 +210,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
     ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log = stirling
     numerators, denominators, cumulative = scratch
     counter = iteration * n_cell.shape[0]
-    medium = np.uint64(MEDIUM_STEPS)
+    longest = np.uint64(LONG_STEPS)
     for i in range(first, last):
         # unsigned indices: numba checks signed ones for negative values (wrap-around) on every access
         c, pc = np.uint64(active_cell[i]), np.uint64(active_parent_cell[i])
@@ -228,13 +231,16 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
             m_float, shift = float(m), float(lo - t)
             steps = hi - lo
             has_q = parent_t > 1
-            # a fixed window reads up to MEDIUM_STEPS entries of each table from row and column
-            in_table = row + medium <= ratio.shape[0] and column + medium <= inverse_ratio.shape[0]
+            # a fixed window reads up to LONG_STEPS entries of each table from row and column
+            in_table = row + longest <= ratio.shape[0] and column + longest <= inverse_ratio.shape[0]
             if steps <= SHORT_STEPS and in_table:
                 new_t = lo + _fixed_window(SHORT_STEPS, steps, ratio, inverse_ratio, row, column, has_q,
                                            m_float, shift, a, base, uniform, numerators, cumulative)  # fmt: skip
             elif steps <= MEDIUM_STEPS and in_table:
                 new_t = lo + _fixed_window(MEDIUM_STEPS, steps, ratio, inverse_ratio, row, column, has_q,
+                                           m_float, shift, a, base, uniform, numerators, cumulative)  # fmt: skip
+            elif steps <= LONG_STEPS and in_table:
+                new_t = lo + _fixed_window(LONG_STEPS, steps, ratio, inverse_ratio, row, column, has_q,
                                            m_float, shift, a, base, uniform, numerators, cumulative)  # fmt: skip
             else:
                 weight = 1.0
@@ -321,7 +327,7 @@ def _run_tree(
     concentration_key = mix(np.uint64(seed) ^ CONCENTRATION_STREAM)
     stream, spare = np.zeros(1, dtype=np.uint64), np.zeros(2)
     histogram = np.zeros(SMALL_TOTAL + 1, dtype=np.int64)
-    steps = max(2 * window, MEDIUM_STEPS + LANES)  # _fixed_window pads the cumulative weights
+    steps = max(2 * window, LONG_STEPS + LANES)  # _fixed_window pads the cumulative weights
     scratch = (np.ones(steps), np.ones(steps), np.zeros(steps + 1))
     if start == 0:
         _initialise(tree_level_ptr, n_values, forest, state)
