@@ -6,8 +6,8 @@ the file:
 1. a first pass collects the values of every column, the number of rows and a uniform random sample of
    ``sample_rows`` rows, on which the MDL discretiser is fitted (numeric columns only); in a file without
    numeric columns it also numbers each column's values as it meets them and keeps each row's numbers
-   (one byte a value while a column has fewer than 256 values, else two) while they take at most ``cache_bytes`` (a CSV file's fields are read straight to those
-   numbers, ``csv_ids``);
+   (one byte a value while a column has fewer than 256 values, else two) while they take at most
+   ``cache_bytes`` (a CSV file's fields are read straight to those numbers, ``csv_ids``);
 2. then the structure learner makes its own passes, each over those numbers (mapped to the encoder's codes)
    or, without them, reading the file again: kDB and TAN one for the mutual-information counts and one for
    the tables' counts (SkDB paper Sect. 2.1: two passes), SkDB a third for its leave-one-out selection;
@@ -355,10 +355,10 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
     seen = np.zeros((len(reader.columns), 1), dtype=bool)  # [column, id]: in the rows selected
     for ids in _selected(reader.chunks(path, chunk_rows), rows):
         n_rows += len(ids)
-        if (width := reader.counts.max(initial=0) + 1) > seen.shape[1]:
-            seen = np.pad(seen, ((0, 0), (0, width - seen.shape[1])))
+        if (largest := reader.counts.max(initial=0)) >= seen.shape[1]:
+            seen = np.pad(seen, ((0, 0), (0, largest + 1 - seen.shape[1])))
         _mark_seen(ids, seen)
-        cache.add(ids, reader.counts.max(initial=0))
+        cache.add(ids, largest)
         sample.add(ids, rng.random(len(ids)))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")

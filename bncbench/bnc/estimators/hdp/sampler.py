@@ -33,9 +33,9 @@ of sparse trees have 2-5 candidates), or else of at most ``MEDIUM_STEPS`` (a lea
 ``window`` of them), or else of at most ``LONG_STEPS`` (a whole window of the default width, 2 x 10
 steps: 462 of the 1058 windows an iteration of ``benchmarks/hdp_speed.py``'s tree) runs exactly that
 many: its factors come ``LANES`` at a time from ``bncbench.bnc.estimators.hdp.simd`` (one vector
-division for four), a factor past the window is 0, so
-its weight adds exactly nothing to the total and, its cumulative weight being the total, never wins
-the choice, which counts the cumulative weights below the target four at a time. So its loops,
+division for four), a factor past the window is 0, so its weight adds exactly nothing to the total
+and, its cumulative weight being the total, never wins the choice, which counts the cumulative
+weights below the target four at a time. So its loops,
 unrolled, have no data-dependent exit for the CPU to mispredict (the same loop with a variable count
 loses most of the gain). Both kernels evaluate the same expressions in the same order (``_step``, the
 division, the running products and sums), so they give identical results.
