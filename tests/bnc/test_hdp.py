@@ -146,6 +146,48 @@ def test_class_prior_is_the_root_estimate():
     np.testing.assert_allclose(clf.tables_[0][0][0], [(2 + 1) / (27 + 2), (25 + 1) / (27 + 2)])
 
 
+@pytest.mark.parametrize("class_prior, expected", [
+    ("counted", [20 / 27, 7 / 27]), ("laplace", [21 / 29, 8 / 29]), ("root", [(20 + 1) / 29, (7 + 1) / 29]),
+])
+def test_class_prior_setting(class_prior, expected):
+    X, y = worked_dataset((20, 5))
+    y = np.where(np.arange(len(y)) < 20, "a", "b")  # 20 rows of one class, 7 of the other
+    clf = BNClassifier(estimator="hdp", estimator_params={"iterations": 50, "class_prior": class_prior}).fit(X, y)
+    np.testing.assert_allclose(clf.tables_[0][0][0], expected)
+    default = BNClassifier(estimator="hdp", estimator_params={"iterations": 50}, random_state=0).fit(X, y)
+    counted = BNClassifier(estimator="hdp", estimator_params={"iterations": 50, "class_prior": class_prior},
+                           random_state=0).fit(X, y)
+    for same, other in zip(default.tables_[1:], counted.tables_[1:]):  # the attributes' tables are the chain's
+        for same_level, other_level in zip(same, other):
+            np.testing.assert_array_equal(same_level, other_level)
+
+
+@pytest.mark.parametrize("initial_tables, rule", [("eq15", None), ("one", lambda n: min(n, 1)), ("all", lambda n: n)])
+def test_initial_tables(initial_tables, rule):
+    """After iteration 0's initialisation alone (a chain stopped before its first sweep), the leaves' pseudo-counts
+    are those of the rule (Eq. 15: floor(alpha (digamma(alpha + n) - digamma(alpha))), at least 1, for n >= 2)."""
+    from scipy.special import digamma
+
+    tree = ContextTree(0, 3, (1,), (3,)).add(np.array([[0, 0, 0, 0, 1, 2, 2, 2, 2, 2, 2],
+                                                       [0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2]]))
+    forest = Forest([tree], "level", 2.0, False)
+    table = shared_table.ensure(forest.max_count)
+    stirling = (table.ratio, table.inverse_ratio, table.rows, *forest.row_cache(table.bound))
+    estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
+    from bncbench.bnc.estimators.hdp.sampler import INITIAL_TABLES
+
+    run_chains(True, forest.layout, forest.forest, forest.state, stirling,
+               (10, 1, 10, 5, 1, INITIAL_TABLES.index(initial_tables)), (2.0, 1.0, 4000.0), 5, estimates,
+               np.zeros((1, 10, 2)), 0, 0)  # fmt: skip
+    n_cell, t_cell = forest.state[:2]
+    leaves = forest.layout[1][1], forest.layout[1][2]
+    cells = forest.forest[4][leaves[0]], forest.forest[4][leaves[1] - 1] + tree.n_values
+    n, t = n_cell[cells[0]:cells[1]], t_cell[cells[0]:cells[1]]
+    eq15 = lambda n: n if n <= 1 else max(1, math.floor(2.0 * (digamma(2.0 + n) - digamma(2.0))))
+    assert list(t) == [(rule or eq15)(int(v)) for v in n]
+    assert n.max() >= 4  # a leaf where the three rules differ
+
+
 def test_many_samples_per_leaf_give_the_empirical_frequencies():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 20_000)
@@ -256,7 +298,7 @@ def run_forest(tree, spans, iterations=200, burn_in=20, every=5, on_iteration=No
     estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
     trace = np.zeros((1, 1000, tree.depth + 1))
     for start, stop in spans:
-        run_chains(True, forest.layout, forest.forest, forest.state, stirling, (iterations, burn_in, 10, every, 1),
+        run_chains(True, forest.layout, forest.forest, forest.state, stirling, (iterations, burn_in, 10, every, 1, 0),
                    (2.0, 1.0, 4000.0), 5, estimates, trace, start, stop)  # fmt: skip
         if on_iteration is not None:
             on_iteration(forest)

@@ -87,3 +87,17 @@ def test_structures_reject_unknown_parameters(chain_data):
         _parents("kdb", codes, y, cards, 1, {"scroe": "aic"})
     with pytest.raises(ConfigError, match="k must be an integer >= 0, got -1"):
         _parents("kdb", codes, y, cards, -1)
+
+
+def test_kdb_parent_order_lists_the_same_parents_in_the_attributes_order(chain_data):
+    codes, y, cards = chain_data
+    mi = mutual_information_with_class(codes, y, cards, 2)
+    position = {a: i for i, a in enumerate(np.argsort(-mi, kind="stable"))}
+    for k in (2, 3):
+        by_cmi = _parents("kdb", codes, y, cards, k)
+        by_attributes = _parents("kdb", codes, y, cards, k, {"parent_order": "attributes"})
+        assert [sorted(p) for p in by_cmi] == [sorted(p) for p in by_attributes]
+        assert all(p == sorted(p, key=position.get) for p in by_attributes)
+    assert by_cmi != by_attributes  # d (the last attribute) has c then b by CMI, b then c in the order
+    with pytest.raises(ConfigError, match="parent_order must be one of"):
+        make_structure("kdb", 2, {"parent_order": "random"})

@@ -4,18 +4,27 @@ import numpy as np
 
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.parameters import check_integer
+from bncbench.core.errors import ConfigError
 from bncbench.bnc.structures.base import Structure, counted, statistics
+
+
+#: How ``KDependenceStructure`` lists an attribute's parents, which is the order of the levels of its context
+#: tree (HDP estimates, m-estimates' back-off): by decreasing ``I(X_i; X_j | Y)``, or in the attributes' order.
+PARENT_ORDERS = ("cmi", "attributes")
 
 
 class KDependenceStructure(Structure):
     """kDB-k: attributes are taken in decreasing ``I(X_i; Y)``; each takes as parents the ``min(i, k)``
-    earlier attributes with the highest ``I(X_i; X_j | Y)``, listed in decreasing order of it. Ties go to
-    the earlier attribute in the order.
+    earlier attributes with the highest ``I(X_i; X_j | Y)``, listed in decreasing order of it (the HDP
+    paper's Sect. 3.3). Ties go to the earlier attribute in the order.
 
     Parameters
     ----------
     k : int, default 1
         Maximum number of attribute parents of each attribute; 0 is naive Bayes.
+    parent_order : {"cmi", "attributes"}, default "cmi"
+        The order in which the chosen parents are listed: by decreasing ``I(X_i; X_j | Y)``, or by decreasing
+        ``I(X_j; Y)`` (the attributes' order). The same parents either way; only a context tree's levels change.
 
     References
     ----------
@@ -28,8 +37,11 @@ class KDependenceStructure(Structure):
     presets = {f"kdb{k}": {"k": k} for k in range(1, 6)}
     handles_missing = True  # available-case counts and informations
 
-    def __init__(self, k: int = 1):
+    def __init__(self, k: int = 1, parent_order: str = "cmi"):
         self.k = check_integer("k", k, minimum=0)
+        if parent_order not in PARENT_ORDERS:
+            raise ConfigError(f"parent_order must be one of {PARENT_ORDERS}, got {parent_order!r}.")
+        self.parent_order = parent_order
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         parents, _ = self.parents_and_order(data, cards, n_classes, memory_limit)
@@ -46,7 +58,10 @@ class KDependenceStructure(Structure):
             earlier = order[:position]
             if self.k > 0 and position > 0:
                 ranked = earlier[np.argsort(-cmi[attribute, earlier], kind="stable")]
-                parents[attribute] = [int(p) for p in ranked[: self.k]]
+                chosen = ranked[: self.k]
+                if self.parent_order == "attributes":
+                    chosen = earlier[np.isin(earlier, chosen)]
+                parents[attribute] = [int(p) for p in chosen]
         return parents, order
 
     def naive_bayes_shaped(self) -> bool:

@@ -30,7 +30,9 @@ chains are the same in law, not in their draws.
 
 The class prior ``P(y)`` is the same model on a tree that is only a root holding the class counts: by
 Eq. 12, ``(n(y) + alpha_0 / |Y|) / (N + alpha_0)`` with ``alpha_0 = initial_concentration`` (2: an
-m-estimate with m = 2), or its posterior mean over the chain when ``sample_root_concentration``.
+m-estimate with m = 2), or its posterior mean over the chain when ``sample_root_concentration``; the
+paper does not say how its classifier estimated ``P(y)``, so ``class_prior`` can also count it or smooth
+it by Laplace.
 """
 
 
@@ -42,13 +44,14 @@ from numba import parallel_chunksize
 
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.hdp.forest import Forest
-from bncbench.bnc.estimators.hdp.sampler import run_chains
+from bncbench.bnc.estimators.hdp.sampler import INITIAL_TABLES, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
 from bncbench.bnc.parameters import check_integer, check_number
 from bncbench.core.errors import ConfigError
 from bncbench.bnc.progress import iteration_chunks
 
 TYINGS = ("none", "single", "level", "same_parent")
+CLASS_PRIORS = ("root", "counted", "laplace")
 #: Concentration updates kept in ``concentration_trace_`` (evenly spaced, the first included) and
 #: in the trace that ``diagnostics`` reports.
 TRACE_KEPT = 1000
@@ -85,6 +88,11 @@ class HDPEstimator(Estimator):
         Also sample each root's concentration (alone), instead of keeping it fixed.
     seed : int or None
         Seed of the sampler, 0..2**63 - 1; None draws one from the classifier's ``random_state``.
+    initial_tables : {"eq15", "one", "all"}
+        How the pseudo-counts below the root start: Eq. 15 (the paper's and the authors' code), ``min(n, 1)``
+        (one table per value seen) or ``n`` (a table per customer).
+    class_prior : {"root", "counted", "laplace"}
+        ``P(y)``: the HDP root (see the module), ``n(y) / N``, or ``(n(y) + 1) / (N + |Y|)``.
     kernel : {"fast", "reference"}
         Window sampler (``bncbench.bnc.estimators.hdp.sampler``): the fused one, or the plain one kept to check it.
         Both give identical results.
@@ -106,6 +114,7 @@ class HDPEstimator(Estimator):
     count_based = True
     #: The sampler's kernels run as at 50000 iterations: burn-in, averaging and concentration updates included.
     warm_up_params = MappingProxyType({"iterations": 20, "burn_in": 10})
+    added_later = MappingProxyType({"initial_tables": "eq15", "class_prior": "root"})
 
     def __init__(
         self,
@@ -121,6 +130,8 @@ class HDPEstimator(Estimator):
         sample_root_concentration=False,
         seed=None,
         kernel="fast",
+        initial_tables="eq15",
+        class_prior="root",
     ):
         self.iterations = check_integer("iterations", iterations)
         self.window = check_integer("window", window)
@@ -135,6 +146,10 @@ class HDPEstimator(Estimator):
             raise ConfigError(f"tying must be one of {TYINGS}, got {tying!r}.")
         if kernel not in KERNELS:
             raise ConfigError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
+        if initial_tables not in INITIAL_TABLES:
+            raise ConfigError(f"initial_tables must be one of {INITIAL_TABLES}, got {initial_tables!r}.")
+        if class_prior not in CLASS_PRIORS:
+            raise ConfigError(f"class_prior must be one of {CLASS_PRIORS}, got {class_prior!r}.")
         self.initial_concentration = check_number("initial_concentration", initial_concentration, low_open=True)
         self.prior_shape = check_number("prior_shape", prior_shape, low_open=True)
         self.prior_rate = check_number("prior_rate", prior_rate, low_open=True)
@@ -145,6 +160,8 @@ class HDPEstimator(Estimator):
         self.sample_root_concentration = bool(sample_root_concentration)
         self.seed = seed
         self.kernel = kernel
+        self.initial_tables = initial_tables
+        self.class_prior = class_prior
 
     def tables(self, network, data, rng):
         self.seed_ = int(self.seed) if self.seed is not None else int(rng.integers(MAX_SEED))
@@ -170,7 +187,8 @@ class HDPEstimator(Estimator):
                     forest.forest,
                     forest.state,
                     (table.ratio, table.inverse_ratio, table.rows, *row_cache),
-                    (self.iterations, self.burn_in, self.window, self.concentration_every, stride),
+                    (self.iterations, self.burn_in, self.window, self.concentration_every, stride,
+                     INITIAL_TABLES.index(self.initial_tables)),
                     (self.prior_shape, self.prior_rate, self.max_concentration),
                     self.seed_,
                     estimates,
@@ -181,7 +199,22 @@ class HDPEstimator(Estimator):
         self.concentration_trace_ = trace
         self.concentrations_ = forest.level_concentrations()
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
-        return forest.tables(estimates[0] / (self.iterations - self.burn_in))
+        tables = forest.tables(estimates[0] / (self.iterations - self.burn_in))
+        if self.class_prior != "root":
+            tables[0] = self._class_prior_tables(network.trees[0])
+        return tables
+
+    def _class_prior_tables(self, class_tree):
+        """The class's tree read as ``class_prior`` says, from its counts: at every level (the class may
+        have parents, in ``structure="direct"``), each context's counts, normalised after adding 1 each
+        for ``"laplace"``; a context of no count (``"counted"``) is uniform."""
+        tables = []
+        for counts in class_tree.counts:
+            counts = counts + (1.0 if self.class_prior == "laplace" else 0.0)
+            totals = counts.sum(axis=1, keepdims=True)
+            tables.append(np.divide(counts, totals, out=np.full(counts.shape, 1.0 / counts.shape[1]),
+                                    where=totals > 0))
+        return tables
 
     def diagnostics(self, column_names) -> dict:
         """The concentrations of the fit, for ``BNClassifier.diagnostics``.

@@ -267,9 +267,14 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
 # Initialisation (Eq. 15), concentrations (Sect. 4.4.2), estimates (Eqs. 12-14), one tree's chain.
 
 
+#: How ``_initialise`` sets the pseudo-counts below the root (``HDPEstimator(initial_tables=...)``): Eq. 15
+#: (the paper's and the authors' code), one table per value seen (``min(n, 1)``), or one per customer (``n``).
+INITIAL_TABLES = ("eq15", "one", "all")
+
+
 @njit(cache=True, error_model="numpy")
-def _initialise(levels, n_values, forest, state):
-    """Pseudo-counts by Eq. 15, leaves up; a root keeps ``t = min(n, 1)``.
+def _initialise(levels, n_values, forest, state, rule):
+    """Pseudo-counts leaves up, by ``INITIAL_TABLES[rule]``; a root keeps ``t = min(n, 1)``.
 
     Counts of internal nodes must be zero on entry: they are summed from the children here.
     """
@@ -281,9 +286,9 @@ def _initialise(levels, n_values, forest, state):
             for k in range(n_values):
                 c = cell[node] + k
                 n = n_cell[c]
-                if level == 0:
+                if level == 0 or rule == 1:
                     t = min(n, 1)
-                elif n <= 1:
+                elif n <= 1 or rule == 2:
                     t = n
                 else:
                     t = max(1, math.floor(a * (digamma(a + n) - digamma(a))))
@@ -316,7 +321,7 @@ def _run_tree(
     (the static nodes' when their concentration changes or the chain ends, ``record_static``)."""
     tree_levels, levels, active_levels, tree_values, tree_slots, ties, recording = layout
     recorded_ptr, recorded_nodes, static_ptr, static_nodes = recording
-    iterations, burn_in, window, every, trace_stride = schedule
+    iterations, burn_in, window, every, trace_stride, initial_tables = schedule
     first_level = tree_levels[tree]
     tree_level_ptr = levels[first_level : tree_levels[tree + 1]]
     n_values = tree_values[tree]
@@ -330,7 +335,7 @@ def _run_tree(
     steps = max(2 * window, LONG_STEPS + LANES)  # _fixed_window pads the cumulative weights
     scratch = (np.ones(steps), np.ones(steps), np.zeros(steps + 1))
     if start == 0:
-        _initialise(tree_level_ptr, n_values, forest, state)
+        _initialise(tree_level_ptr, n_values, forest, state, initial_tables)
     accumulated, summed = estimates
     step = (start + every // 2 - 1) // every - (every // 2 - 1) // every  # updates before `start`
     # recorded iterations since the last update before `start`, whose leaves are not yet added
@@ -397,8 +402,9 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
         ``row_first`` (the n and the first value of each cached row, updated) and ``row_log``
         (``(n_rows, ROW_CACHE)``, updated).
     schedule : tuple
-        ``(iterations, burn_in, window, every, trace_stride)``: the trace keeps every
-        ``trace_stride``-th concentration update, the first included.
+        ``(iterations, burn_in, window, every, trace_stride, initial_tables)``: the trace keeps every
+        ``trace_stride``-th concentration update, the first included; ``initial_tables`` is the index in
+        ``INITIAL_TABLES`` of how the pseudo-counts start.
     prior : tuple
         ``(prior_shape, prior_rate, cap)`` of the concentrations.
     seed : int
