@@ -198,11 +198,14 @@ class PackedNetwork:
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) array of ``log P(y, x)`` up to the tables skipped for unseen values."""
-        grouped = _log_joint(
+        return self.combine(self.grouped_log_joint(codes), codes)
+
+    def grouped_log_joint(self, codes: np.ndarray) -> np.ndarray:
+        """(n, n_classes, n_groups) sums of the log tables by group of trees, before ``combine``."""
+        return _log_joint(
             np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, *self.walk_arrays(),
             self.tree_groups, self.n_groups, self.log_tables,
         )
-        return self.combine(grouped, codes)
 
     def predict_proba(self, codes: np.ndarray) -> np.ndarray:
         return posterior(self.log_joint(codes))

@@ -198,3 +198,35 @@ def test_the_default_gives_no_class_seen_in_training_probability_zero_on_the_68_
     assert len(names) == 68
     assert sum(zeros["default"].values()) == 0, {name: n for name, n in zeros["default"].items() if n}
     assert sum(n > 0 for n in zeros["value"].values()) >= 20
+
+
+def test_normalised_rows_by_hand():
+    # naive Bayes, m = 0, back-off to p(x): the "-" row is p(a0), n(a1 | -) / n(-), p(a2) = 2/6, 1, 1/6, which
+    # sums to 1.5; normalised, 2/9, 2/3, 1/9
+    raw = _fit(NB_ROWS, {"m": 0.0, "backoff": "value_to_root"}).cpt("A").loc["-"].to_numpy()
+    np.testing.assert_allclose(raw, [2 / 6, 1.0, 1 / 6])
+    normalised = _fit(NB_ROWS, {"m": 0.0, "backoff": "value_to_root", "normalise": True}).cpt("A")
+    np.testing.assert_allclose(normalised.loc["-"].to_numpy(), [2 / 9, 2 / 3, 1 / 9])
+    np.testing.assert_allclose(normalised.loc["+"].to_numpy(), [2 / 4, 1 / 4, 1 / 4])  # seen values only: as it was
+    # kDB-1, the class kept: B's (+, a1) row counts b0 once; b1 and b2 take p(. | +) = 1/5 each: 1, 0.2, 0.2
+    kept = {"m": 0.0, "backoff": "value"}
+    np.testing.assert_allclose(_fit(KDB_ROWS, kept, "kdb", 1).cpt("B").loc[("+", "a1")].to_numpy(), [1, 0.2, 0.2])
+    normalised = _fit(KDB_ROWS, {**kept, "normalise": True}, "kdb", 1).cpt("B")
+    np.testing.assert_allclose(normalised.loc[("+", "a1")].to_numpy(), np.array([1, 0.2, 0.2]) / 1.4)
+
+
+@pytest.mark.parametrize("backoff", ["value", "value_to_root"])
+def test_normalised_tables_are_distributions_and_the_holdout_reads_them(shared_data_dir, backoff):
+    data = load_dataset("hepatitis", shared_data_dir)
+    X = MDLDiscretizer().fit(data.X, data.y).transform(data.X)
+    params = {"backoff": backoff, "normalise": True}
+    clf = BNClassifier(structure="kdb", k=3, estimator="m_estimate", estimator_params=params, random_state=0)
+    clf.fit(X, data.y)
+    for tree in clf.tables_:
+        for table in tree:
+            sums = table.sum(axis=1)
+            np.testing.assert_allclose(sums[sums > 0], 1.0)
+    raw = BNClassifier(structure="kdb", k=3, estimator="m_estimate", estimator_params={"backoff": backoff},
+                       random_state=0).fit(X, data.y)
+    assert clf.estimator_.holdout_losses_ != raw.estimator_.holdout_losses_  # the holdout scored the normalised tables
+    assert any(not np.allclose(t.sum(axis=1)[t.sum(axis=1) > 0], 1.0) for tree in raw.tables_ for t in tree)

@@ -10,14 +10,22 @@ attribute parents. ``backoff`` says what a zero count does:
   instead of ``p(x4 | x0, x3)``. The class is never dropped from the context: at the class level the
   m-estimate is used as it is, so with m = 0 a value never seen with a class gives that class
   probability 0.
-- ``"value_to_root"`` (the default; the HDP paper's rule, Sect. 6.1: "we back off as many levels in the tree as
-  necessary to find at least one count", in a tree whose root is the unconditioned ``phi_X``, Sect.
-  4.1): as ``"value"``, but a value with zero count at the class level backs off too, to the root's
+- ``"value_to_root"`` (the default; one reading of the HDP paper's Sect. 6.1, "we back off as many levels in the
+  tree as necessary to find at least one count", in a tree whose root is the unconditioned ``phi_X``, Sect.
+  4.1, which ``docs/m_estimate_readings.md`` weighs against the others): as ``"value"``, but a value with zero
+  count at the class level backs off too, to the root's
   estimate ``p(x)``; from deeper levels the back-off goes on through the class level to the root as
   far as needed. A value seen in training has a count at the root, so with any m no class seen in
   training gets probability 0. That is why it is the default: an estimate that says a class seen in
   training is impossible, from the absence of one value, cannot be undone by any other evidence.
-- ``"context"``: only unseen contexts back off (at prediction, to their deepest seen ancestor).
+- ``"context"``: only unseen contexts back off (at prediction, to their deepest seen ancestor), as the
+  authors' m-estimate on the HDP tree does (fpetitjean/HDP, ``ProbabilityNode.convertCountToProbsBackOff``,
+  2018): a row is never mixed from two levels.
+
+A per-value back-off mixes levels within a row, so the row no longer sums to one (with m = 0, a value
+counted in its context keeps its frequency there while an uncounted one adds its parent's estimate). Neither
+paper says to normalise; ``normalise=True`` divides each backed-off row by its sum, level by level (a
+level backs off to its parent's normalised row), so that every row is a distribution.
 
 In the class's own tree (the class prior, or ``P(y | class parents)`` where the class has parents) level
 1 is the class's first parent; both value rules treat its levels by number as above.
@@ -85,15 +93,18 @@ class MEstimate(Estimator):
     selection : {"largest_tied", "authors_java"}
         How the holdout chooses m; see the module docstring. Added after runs were logged: at
         ``"largest_tied"`` it is left out of a cell's hash (``added_later``).
+    normalise : bool, default False
+        Divide each row of a backed-off table by its sum (see the module docstring); added after runs were
+        logged, left out of a cell's hash at False.
     """
 
     name = "m_estimate"
     count_based = True
-    added_later = MappingProxyType({"selection": "largest_tied"})
+    added_later = MappingProxyType({"selection": "largest_tied", "normalise": False})
     earlier_defaults = MappingProxyType({"backoff": "value"})
 
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
-                 selection_loss="rmse", backoff="value_to_root", selection="largest_tied"):
+                 selection_loss="rmse", backoff="value_to_root", selection="largest_tied", normalise=False):
         if selection_loss not in LOSSES:
             raise ConfigError(f"selection_loss must be one of {sorted(LOSSES)}, got {selection_loss!r}.")
         if backoff not in BACKOFFS:
@@ -112,6 +123,9 @@ class MEstimate(Estimator):
         self.selection_loss = selection_loss
         self.backoff = backoff
         self.selection = selection
+        if not isinstance(normalise, (bool, np.bool_)):
+            raise ConfigError(f"normalise must be true or false, got {normalise!r}.")
+        self.normalise = bool(normalise)
 
     def tables(self, network, data, rng):
         self.selected_m_ = float(self.m) if self.m is not None else self._select_m(network, data, rng)
@@ -134,6 +148,9 @@ class MEstimate(Estimator):
             estimate = smoothed(counts, m / tree.n_values, row_totals[level])
             if from_level is not None and level >= from_level:
                 estimate = np.where(counts > 0, estimate, tables[level - 1][tree.parent[level]])
+                if self.normalise:
+                    sums = estimate.sum(axis=1, keepdims=True)
+                    estimate = np.divide(estimate, sums, out=np.zeros_like(estimate), where=sums > 0)
             tables.append(estimate)
         return tables
 
@@ -162,7 +179,12 @@ class MEstimate(Estimator):
         """For each m of the grid, the grouped log joint of the held-out rows, as ``PackedNetwork(rest,
         self.tables_for(rest, m))`` gives it, to the last bit: the same estimates and sums, computed
         at the cells the rows read or, when the tables have fewer cells than that, at every cell, but
-        with no table built (kDB-5 on adult has 529,312 cells, naive Bayes 458)."""
+        with no table built (kDB-5 on adult has 529,312 cells, naive Bayes 458). A normalised row needs
+        every value of it: then the tables are built, for each m."""
+        if self.normalise:
+            for m in self.m_grid:
+                yield PackedNetwork(rest, self.tables_for(rest, m)).grouped_log_joint(held_codes)
+            return
         packed = PackedNetwork(rest)
         cells, nodes = packed.cells(held_codes)  # (n, classes, trees)
         read = cells >= 0
