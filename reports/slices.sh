@@ -12,12 +12,15 @@
 #   and the run skips their cells.
 # EXPORT: overrides that choose the exported cells, e.g. "experiment.models=[nb_hdp,tan_hdp]" for a bundle of
 #   hdp_vs_m's HDP cells alone (default: every cell of the dataset).
+# OVERRIDES: overrides of both the run and the export, e.g. "experiment.models=[nb_m_node,tan_m_node]" to run and
+#   bundle some models of an experiment alone (default: none).
 # Commits only the paths it wrote (`git commit --only`), so other work in the checkout is left alone.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 : "${EXPERIMENT:?name the experiment: EXPERIMENT=tying}" "${DATASETS:?name the datasets: DATASETS=\"magic letter\"}"
 STORE=${STORE:-sqlite:///runs/slices-$EXPERIMENT.db}
 EXPORT=${EXPORT:-}
+OVERRIDES=${OVERRIDES:-}
 CHECKPOINT_SECONDS=${CHECKPOINT_SECONDS:-1200}
 reports=reports/$EXPERIMENT
 mkdir -p "$reports/bundles"
@@ -47,9 +50,9 @@ print(json.load(open(found[0]))['counts']['runs'] if found else 0)" "$1"
 }
 
 export_dataset() {  # export the finished cells of dataset $1 into the new folder $2
-    # shellcheck disable=SC2086  # EXPORT holds several overrides
+    # shellcheck disable=SC2086  # EXPORT and OVERRIDES hold several overrides
     python -m bncbench export "experiment=$EXPERIMENT" "experiment.datasets=[$1]" 'experiment.comparisons=[]' \
-        $EXPORT "tracking_uri=$STORE" --out "$2"
+        $EXPORT $OVERRIDES "tracking_uri=$STORE" --out "$2"
 }
 
 if compgen -G "$reports/in_progress/*/*" > /dev/null; then
@@ -57,8 +60,9 @@ if compgen -G "$reports/in_progress/*/*" > /dev/null; then
 fi
 for dataset in $DATASETS; do
     say "$dataset: start"
+    # shellcheck disable=SC2086  # OVERRIDES holds several overrides
     python -m bncbench run "experiment=$EXPERIMENT" "experiment.datasets=[$dataset]" executor.n_jobs=1 \
-        numba_threads=1 "tracking_uri=$STORE" &
+        numba_threads=1 $OVERRIDES "tracking_uri=$STORE" &
     run=$!
     while true; do
         for _ in $(seq $((CHECKPOINT_SECONDS / 10))); do kill -0 $run 2>/dev/null || break; sleep 10; done
