@@ -43,14 +43,24 @@ SOURCES = {
 }
 
 
+#: How ours stands to the paper's: the same, different, or a reading of a setting the paper leaves partly open
+#: (:attr:`PublishedTable.open_settings`), which is neither.
+SAME, DIFFERS, READING = "same", "**differs**", "a reading: the paper leaves it open"
+
+
 @dataclass(frozen=True)
 class ProtocolRow:
-    """One setting of a published table's protocol: the paper's value, ours, and whether they are the same."""
+    """One setting of a published table's protocol: the paper's value, ours, and how they stand (``status``:
+    ``SAME``, ``DIFFERS`` or ``READING``)."""
 
     setting: str
     paper: str
     ours: str
-    same: bool
+    status: str
+
+    @property
+    def same(self) -> bool:
+        return self.status == SAME
 
 
 def protocol_rows(
@@ -70,14 +80,16 @@ def protocol_rows(
     -------
     list of ProtocolRow
         In the order of ``table.protocol``. Ours is the same when it has one value, equal to the
-        paper's or starting with it and a comma ("5x2, seed 1" for "5x2").
+        paper's or starting with it and a comma ("5x2, seed 1" for "5x2"); a reading where the table says
+        the paper leaves the setting open (``table.open_settings``), whatever ours is.
     """
     compared = comparison.loc[comparison["status"] == ""]
     rows = []
     for setting, paper in table.protocol.items():
         ours = _ours(setting, table, compared, settings or {})
         same = len(ours) == 1 and (ours[0] == paper or ours[0].startswith(f"{paper},"))
-        rows.append(ProtocolRow(setting, paper, ", ".join(ours) or NOT_LOGGED, same))
+        status = READING if setting in table.open_settings else SAME if same else DIFFERS
+        rows.append(ProtocolRow(setting, paper, ", ".join(ours) or NOT_LOGGED, status))
     return rows
 
 
@@ -120,7 +132,7 @@ def protocol_lines(rows: Sequence[ProtocolRow]) -> list[str]:
         "",
         markdown_table(
             ["setting", "paper", "ours", ""],
-            [[row.setting, row.paper, row.ours, "same" if row.same else "**differs**"] for row in rows],
+            [[row.setting, row.paper, row.ours, row.status] for row in rows],
         ),
     ]
 
@@ -152,10 +164,13 @@ def differences_section(
         return []
     differing: dict[tuple[str, str, str], list[str]] = {}
     same: dict[tuple[str, str], list[str]] = {}
+    readings: dict[tuple[str, str], dict[str, list[str]]] = {}
     for table, comparison in published:
         for row in protocol_rows(table, comparison, settings):
-            if row.same:
+            if row.status == SAME:
                 same.setdefault((row.setting, row.paper), []).append(table.heading)
+            elif row.status == READING:
+                readings.setdefault((row.setting, row.paper), {}).setdefault(row.ours, []).append(table.heading)
             else:
                 differing.setdefault((row.setting, row.paper, row.ours), []).append(table.heading)
     lines = ["## What differs from the paper, and why", ""]
@@ -181,6 +196,10 @@ def differences_section(
             for (setting, paper), tables in same.items()
         )
         lines += [f"The same as the paper: {shown}.", ""]
+    for (setting, paper), read in readings.items():
+        shown = "; ".join(f"{ours}" + ("" if len(tables) == len(published) else f" in {', '.join(tables)}")
+                          for ours, tables in read.items())
+        lines += [f"Left partly open by the paper, {setting}: {paper}. Read here as: {shown}.", ""]
     return lines
 
 

@@ -107,9 +107,9 @@ class PublishedTable:
         the paper's ("scikit-learn's random forest (random_forest)"); empty for a table without
         one. It tells apart two readings of one table (:attr:`heading`).
     competitor : str
-        The reading of the paper's competitor the table's cells compare with here, as
-        ``protocol["m-estimate"]`` names the paper's ("m-estimates backing off to p(x) (*_m_estimate)");
-        empty for a table with one reading (:attr:`heading`).
+        The reading of the paper's competitor the table's cells compare with here ("m-estimates backing off
+        through the class to p(x) (*_m_estimate)"), beside ``protocol["m-estimate"]``, what the paper fixes of
+        it; empty for a table with one reading (:attr:`heading`).
     row_header : str
         Heading of the paper's first column.
     cells : tuple of PublishedCell
@@ -128,6 +128,9 @@ class PublishedTable:
         (``{"datasets": "68", "CV": "5x2", "HDP iterations": "50000"}``), and its
         ``discretisation`` and ``forest``, set beside those of the runs read
         (:mod:`bncbench.report.differences`).
+    open_settings : frozenset of str
+        The settings of ``protocol`` that the paper fixes only in part (its value says what it fixes and what
+        it leaves open): ours there is a reading, neither the same nor different.
     scatters : tuple of PublishedScatter
         The paper's scatter plots of the table's comparisons.
     """
@@ -148,6 +151,7 @@ class PublishedTable:
     notes: tuple[str, ...] = field(default=())
     scatters: tuple[PublishedScatter, ...] = field(default=())
     protocol: Mapping[str, str] = field(default_factory=dict)
+    open_settings: frozenset[str] = frozenset()
 
     @property
     def heading(self) -> str:

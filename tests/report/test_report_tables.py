@@ -248,14 +248,14 @@ def test_write_report_everything(hdp_store, tmp_path, hdp_config):
         "- not drawn: Petitjean, Buntine, Webb and Zaidi (2018) Fig. 8 (journal; arXiv Fig. 7): "
         "needs models skdb_hdp and random_forest"
     ) in readme
-    table1 = "Table 1 (HDP paper) with m-estimates backing off to p(x) (*_m_estimate)"
+    table1 = "Table 1 (HDP paper) with m-estimates backing off through the class to p(x) (*_m_estimate)"
     assert f"- {table1} (`hdp_table1`): 1 of 4 compared cells agree" in readme
     top = readme[: readme.index("## Win–draw–loss")]
     assert "## What differs from the paper, and why" in top
     assert (
         f"| datasets | 68 | 6 | the experiment's datasets where both models of a cell have runs | {table1}; "
-        "Table 2 (HDP paper) against scikit-learn's random forest (random_forest) with m-estimates backing off to "
-        "p(x) (*_m_estimate) |"
+        "Table 2 (HDP paper) against scikit-learn's random forest (random_forest) with m-estimates backing off "
+        "through the class to p(x) (*_m_estimate) |"
     ) in top
     assert "| discretisation | 5-bin equal frequency | MDL | bncbench's cross-validation" in top
     assert f"The same as the paper: discretisation (MDL) in {table1}, Table 2 (HDP paper) against" in top

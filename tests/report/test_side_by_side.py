@@ -94,7 +94,7 @@ def test_the_source_is_the_paper_not_a_local_file(results):
 def test_every_published_table_has_its_own_heading(results):
     headings = [table.heading for table in PUBLISHED.values()]
     assert len(set(headings)) == len(headings)
-    m_estimate = " with m-estimates backing off to p(x) (*_m_estimate)"
+    m_estimate = " with m-estimates backing off through the class to p(x) (*_m_estimate)"
     assert PUBLISHED["hdp_table2"].heading == f"Table 2 (HDP paper) against scikit-learn's random forest (random_forest){m_estimate}"
     assert PUBLISHED["hdp_table2_weka"].heading == f"Table 2 (HDP paper) against Weka's RandomForest (weka_random_forest){m_estimate}"
     assert PUBLISHED["hdp_table2_weka_m1"].heading.endswith("(weka_random_forest) with m-estimates with m = 1 (*_m1)")
