@@ -15,6 +15,7 @@ from bncbench.bnc.estimators.hdp.estimator import TYINGS
 from bncbench.core.errors import ConfigError
 from bncbench.report.best_of import best_of as hindsight_picks
 from bncbench.report.best_of import check_best_of
+from bncbench.report.claims import Outcome, evaluate_claims
 from bncbench.report.error_counts import with_total_errors
 from bncbench.report.learning_curves import COLUMNS as LEARNING_CURVE_COLUMNS
 from bncbench.report.learning_curves import learning_curves
@@ -101,6 +102,8 @@ class Report:
         ``results`` with the rows of the ``report.best_of`` models, which the comparisons read (None: ``results``).
     folds_per_repetition : int
         ``cv.folds``: the 5x2cv tests are defined for 2 only.
+    claims : list of Outcome
+        The paper's claims the experiment shows (:mod:`bncbench.report.claims`), each with ours.
     """
 
     experiment: str
@@ -124,6 +127,7 @@ class Report:
     left_out: pd.DataFrame | None = None
     compared_results: pd.DataFrame | None = None
     folds_per_repetition: int = 2
+    claims: list[Outcome] = field(default_factory=list)
 
     @property
     def sign_test_options(self) -> dict:
@@ -280,6 +284,7 @@ def compute_report(
         }
         report.curves.append(Curves(kind, reference, paper, by_metric))
     report.learning_curves = learning_curves(results, runs.dataset_params(), metrics)
+    report.claims = evaluate_claims(experiment, compared_results, datasets, options)
     return report
 
 

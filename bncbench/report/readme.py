@@ -187,6 +187,30 @@ def published_section(report: Report) -> Section:
     return Section(title, lines + [""])
 
 
+def claims_section(report: Report) -> Section:
+    """The paper's qualitative claims the experiment measures (:mod:`bncbench.report.claims`): each, the paper's
+    figure, ours, and whether they agree."""
+    measured = [o for o in report.claims if o.measured is not None]
+    agree = sum(o.verdict == "agrees" for o in measured)
+    rows = [
+        [f"{o.claim.where}: “{o.claim.quote}”", o.claim.published, o.measured.ours if o.measured else o.why, o.verdict]
+        for o in report.claims
+    ]
+    return Section(
+        "The paper's claims beside ours",
+        [
+            "[claims.csv](claims.csv). Each qualitative claim of the paper's text, the paper's figure, ours from these "
+            "runs (mean losses over the folds, counted as above; an m-estimate is the class-kept reading, "
+            "[docs/m_estimate_readings.md](../../docs/m_estimate_readings.md)), and whether they agree.",
+            "",
+            f"**{agree} of {len(measured)} measured claims agree** ({len(report.claims) - len(measured)} not measured).",
+            "",
+            markdown_table(["claim", "the paper", "ours", "verdict"], rows),
+            "",
+        ],
+    )
+
+
 def ranking_section(report: Report, figures: Figures) -> Section:
     """Friedman's test and the mean ranks of the models, Nemenyi's critical difference."""
     rankings = report.rankings

@@ -34,9 +34,11 @@ from bncbench.report.figures import (
     scatter_plot,
     win_loss_plot,
 )
+from bncbench.report.claims import claims_frame
 from bncbench.report.readme import (
     FIGURES,
     Figures,
+    claims_section,
     figure_sections,
     left_out_lines,
     published_section,
@@ -76,6 +78,7 @@ OUTPUTS = (
     "ranks.csv",
     "wl_curves.csv",
     "learning_curves.csv",
+    "claims.csv",
     "manifest.json",
 )
 #: What a report was made from (``report_inputs``) and the digest of each of its files.
@@ -336,6 +339,8 @@ def write_files(
         (out / "wdl.tex").write_text(to_latex(report.wdls, caption=caption), encoding="utf-8")
         csv_safe(report.tests).to_csv(out / "tests.csv", index=False)
         _write_published(out, report)
+        if report.claims:
+            csv_safe(claims_frame(report.claims)).to_csv(out / "claims.csv", index=False)
         figures = Figures(out / FIGURES)
         _write_rankings(out, figures, report, total)
         _draw_scatters(figures, report, colours, total)
@@ -347,6 +352,7 @@ def write_files(
             [
                 significance_section(report, clipped),
                 published_section(report),
+                *([claims_section(report)] if report.claims else []),  # only experiments a paper's claims name
                 ranking_section(report, figures),
                 *figure_sections(figures),
             ]
