@@ -88,7 +88,7 @@ def test_a_value_of_the_wrong_type_is_one_line(refused, args, message):
         (["+cv.fold=3"], "unknown setting 'cv.fold' (did you mean cv.folds?); the settings of cv are: cv.bins,"),
         (["+report.reference=level"], "unknown setting 'report.reference' (did you mean report.reference_tying?)"),
         (["+hdp.tying=single"], "unknown setting 'hdp.tying'; the settings of hdp are: hdp.iterations."),
-        (["+m_estimate.m=1"], "unknown setting 'm_estimate.m'"),
+        (["+m_estimate.grid=1"], "unknown setting 'm_estimate.grid'"),
         (["+executor.mem_gb=4"], ("unknown setting 'executor.mem_gb' (did you mean executor.n_jobs?); the settings of "
                                    "executor are: executor.kind, executor.n_jobs.")),  # a slurm setting, not local's
         (["executor=slurm", "tracking_uri=http://127.0.0.1:1", "+executor.n_jobs=2"],

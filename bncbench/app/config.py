@@ -198,8 +198,8 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
 #: How a run's name shows an experiment setting its model reads (``letter/kdb5_hdp it=50000``); settings
 #: in ``_SHOWN_OFF_DEFAULT`` only where they differ from the estimator's default (``backoff=value`` in the
 #: kdb experiment; every m-estimate of the others backs off to the root, the default).
-_LABELS = {"hdp.iterations": "it", "m_estimate.backoff": "backoff"}
-_SHOWN_OFF_DEFAULT = {"m_estimate.backoff"}
+_LABELS = {"hdp.iterations": "it", "m_estimate.backoff": "backoff", "m_estimate.m": "m"}
+_SHOWN_OFF_DEFAULT = {"m_estimate.backoff", "m_estimate.m"}
 
 
 def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> str:

@@ -67,6 +67,7 @@ class Hdp:
 @dataclass
 class MEstimate:
     backoff: str
+    m: Annotated[float, AtLeast(0)] | None
 
 
 @dataclass

@@ -73,3 +73,23 @@ def test_skdb_drops_noise_attributes():
     clf = BNClassifier(structure="skdb", k=2, estimator="laplace").fit(X.astype(str), y)
     assert "signal" in clf.parents_
     assert len(clf.parents_) < X.shape[1]
+
+
+def test_algorithm_4_searches_from_one_parent_and_one_attribute():
+    """With only noise, the best leave-one-out model is the class prior alone (l = 0) or naive Bayes (k' = 0); the
+    SkDB paper's search (Algorithm 4: k' and l from 1) keeps the best among k' >= 1 and l >= 1."""
+    rng = np.random.default_rng(1)
+    n = 300
+    y = rng.integers(0, 2, n)
+    X = pd.DataFrame({f"noise{i}": rng.integers(0, 3, n) for i in range(4)}).astype(str)
+    free = BNClassifier(structure="skdb", k=2, estimator="m_estimate", estimator_params={"m": 1.0}).fit(X, y)
+    assert free.structure_info_["selection"].n_attributes == 0  # the class prior alone
+    paper = BNClassifier(structure="skdb", k=2, structure_params={"min_k": 1, "min_attributes": 1},
+                         estimator="m_estimate", estimator_params={"m": 1.0}).fit(X, y)
+    selection = paper.structure_info_["selection"]
+    grid = selection.losses.loc[1:, 1:]
+    assert selection.k >= 1 and selection.n_attributes >= 1
+    assert grid.loc[selection.k, selection.n_attributes] == grid.to_numpy().min()
+    fixed = BNClassifier(structure="skdb", k=2, structure_params={"select_k": False, "min_attributes": 1},
+                         estimator="m_estimate", estimator_params={"m": 1.0}).fit(X, y)
+    assert fixed.structure_info_["selection"].k == 2 and fixed.structure_info_["selection"].n_attributes >= 1

@@ -197,15 +197,18 @@ class Selection:
     attributes: list = field(default_factory=list)  # the chosen attributes, in mutual-information order
 
 
-def select(network, data, order, k_max, m=1.0, loss="rmse", select_k=True) -> Selection:
-    """Best (l, k') by leave-one-out; ties go to fewer attributes, then to smaller k (Sect. 2.1).
+def select(network, data, order, k_max, m=1.0, loss="rmse", select_k=True, min_k=0, min_attributes=0) -> Selection:
+    """Best (l, k') by leave-one-out, among ``l >= min_attributes`` and ``k' >= min_k``; ties go to fewer
+    attributes, then to smaller k (Sect. 2.1).
 
     ``select_k=False`` is the SkDB paper's SKDB_k (Sect. 3.1): k' stays ``k_max`` and only the number
-    of attributes is chosen."""
+    of attributes is chosen. Algorithm 4 searches from k' = 1 and l = 1 (``min_k=1, min_attributes=1``); 0
+    admits naive Bayes and the class prior alone."""
     grid = leave_one_out_losses(network, data, order, k_max, m, loss)
-    candidate_k = range(grid.shape[0]) if select_k else [k_max]
-    best_l, best_k = 0, candidate_k[0]
-    for l in range(grid.shape[1]):
+    candidate_k = range(min(min_k, k_max), grid.shape[0]) if select_k else [k_max]
+    candidate_l = range(min(min_attributes, grid.shape[1] - 1), grid.shape[1])
+    best_l, best_k = candidate_l[0], candidate_k[0]
+    for l in candidate_l:
         for k in candidate_k:
             if grid[k, l] < grid[best_k, best_l]:
                 best_l, best_k = l, k
@@ -227,6 +230,9 @@ class SelectiveKDependenceStructure(Structure):
         The m-estimate's m used for the selection (Appendix B).
     select_k : bool, default True
         False: k' stays ``k`` and only the attributes are selected, the paper's SKDB_k (Sect. 3.1).
+    min_k, min_attributes : int, default 0
+        The smallest k' and number of attributes the selection considers: Algorithm 4's loops start at 1; 0
+        also admits naive Bayes and the class prior alone (bounded by ``k`` and the attributes there are).
 
     References
     ----------
@@ -241,7 +247,8 @@ class SelectiveKDependenceStructure(Structure):
         **{f"skdb_fixed{k}": {"k": k, "structure_params": {"select_k": False}} for k in range(1, 6)},  # SKDB_k
     }
 
-    def __init__(self, k: int = 5, loss: str = "rmse", m: float = 1.0, select_k: bool = True):
+    def __init__(self, k: int = 5, loss: str = "rmse", m: float = 1.0, select_k: bool = True, min_k: int = 0,
+                 min_attributes: int = 0):
         self.k = check_integer("k", k, minimum=0)
         if loss not in LOSS_CODES:
             raise ConfigError(f"skdb loss must be one of {sorted(LOSS_CODES)}, got {loss!r}.")
@@ -250,11 +257,14 @@ class SelectiveKDependenceStructure(Structure):
         if not isinstance(select_k, bool):
             raise ConfigError(f"skdb select_k must be true or false, got {select_k!r}.")
         self.select_k = select_k
+        self.min_k = check_integer("min_k", min_k, minimum=0)
+        self.min_attributes = check_integer("min_attributes", min_attributes, minimum=0)
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         parents, order = KDependenceStructure(self.k).parents_and_order(data, cards, n_classes, memory_limit)
         network = counted(CountedNetwork(parents, cards, n_classes, memory_limit=memory_limit), data)
-        selection = select(network, data, order, self.k, self.m, self.loss, self.select_k)
+        selection = select(network, data, order, self.k, self.m, self.loss, self.select_k, self.min_k,
+                           self.min_attributes)
         return network.restricted(selection.attributes, selection.k), {"selection": selection}
 
     def naive_bayes_shaped(self) -> bool:
