@@ -284,8 +284,16 @@ def compute_report(
         }
         report.curves.append(Curves(kind, reference, paper, by_metric))
     report.learning_curves = learning_curves(results, runs.dataset_params(), metrics)
-    report.claims = evaluate_claims(experiment, compared_results, datasets, options)
+    report.claims = evaluate_claims(experiment, compared_results, datasets, options, _dataset_rows(test_rows,
+                                                                                                   folds_per_repetition))
     return report
+
+
+def _dataset_rows(test_rows: Callable[[str], np.ndarray] | None, folds_per_repetition: int):
+    """``dataset -> rows``: the test rows of one repetition's folds, which together hold every row once."""
+    if test_rows is None:
+        return None
+    return lambda dataset: int(np.sum(test_rows(dataset)[:folds_per_repetition]))
 
 
 def _scatters(report: Report, tables: list[PublishedTable]) -> None:

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from bncbench.report.claims import CLAIMS, claims_frame, evaluate_claims
+from bncbench.report.published import HDP_PAPER, SKDB_PAPER
 from bncbench.report.readme import claims_section
 
 from .test_published import paper_lines
@@ -21,10 +22,11 @@ def _normalised(text: str) -> str:
 
 
 def test_every_quote_is_the_papers():
-    journal = _normalised(" ".join(paper_lines("hdp-estimates-for-bnc-journal.txt")))
+    text = {HDP_PAPER: _normalised(" ".join(paper_lines("hdp-estimates-for-bnc-journal.txt"))),
+            SKDB_PAPER: _normalised(" ".join(paper_lines("selective-kdb-jmlr.txt")))}
     for claims in CLAIMS.values():
         for claim in claims:
-            assert _normalised(claim.quote) in journal, claim.key
+            assert _normalised(claim.quote) in text[claim.paper], claim.key
 
 
 def frame(losses: dict) -> pd.DataFrame:
@@ -107,3 +109,26 @@ def test_the_section_and_the_csv():
     table = claims_frame(found)
     assert list(table.columns) == ["claim", "paper", "where", "quote", "published", "ours", "verdict"]
     assert table.set_index("claim").at["kdb5_most_important_loss", "ours"] == "needs cylinder-bands among the datasets"
+
+
+def test_the_largest_datasets_against_the_forest():
+    losses = {"tan_hdp": [0.1] * 10, "skdb_hdp": [0.1] * 5 + [0.3] * 5, "weka_random_forest": [0.2] * 10}
+    results = pd.concat([frame(losses), frame({m: v for m, v in losses.items()}).assign(dataset=lambda f: "x" + f.dataset)])
+    results.loc[(results.model == "tan_hdp") & results.dataset.str.startswith("x"), "rmse"] = 0.5
+    results["zero_one_loss"] = results["rmse"]
+    rows = {**{d: 1000 + i for i, d in enumerate(DATASETS)}, **{f"x{d}": 10 for d in DATASETS}}
+    found = {o.claim.key: o for o in evaluate_claims("bnc_vs_rf", results, None, OPTIONS, rows.get)}
+    claim = found["largest_datasets_against_forest"]
+    # the ten largest are d0..d9, where TAN-HDP wins all ten and SkDB-HDP five
+    assert claim.measured.ours == ("on the 10 largest datasets here, 0-1 loss against Weka's forest: TAN-HDP "
+                                   "10–0–0 (significant), SkDB-HDP 5–0–5")
+    assert claim.verdict == "disagrees"
+    assert evaluate_claims("bnc_vs_rf", results, None, OPTIONS)[0].why == "needs the datasets' numbers of rows"
+
+
+def test_skdb_never_losing_to_the_best_k():
+    losses = {"skdb_m_estimate": [0.2] * 10, "kdb_best_k": [0.2] * 9 + [0.1], "kdb5_m_estimate": [0.3] * 10}
+    found = outcomes("skdb_paper", losses)
+    assert found["skdb_never_loses_to_best_k"].verdict == "disagrees"  # one dataset lost
+    assert "0–9–1" in found["skdb_never_loses_to_best_k"].measured.ours
+    assert found["skdb_never_worse_than_kdb5"].verdict == "agrees"
