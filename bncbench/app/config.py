@@ -224,8 +224,8 @@ def _settings_read(cfg: DictConfig, models: dict[str, dict]) -> dict[str, tuple[
         name: tuple(
             f"{estimator}.{parameter}"
             for estimator in MODEL_SETTINGS
-            for parameter in cfg[estimator]
-            if reads_setting(model, grids, name, estimator, parameter)
+            for parameter, value in cfg[estimator].items()
+            if value is not None and reads_setting(model, grids, name, estimator, parameter)
         )
         for name, model in models.items()
     }

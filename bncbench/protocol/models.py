@@ -95,7 +95,9 @@ def model_spec(name: str, grids=(), estimator_settings: Mapping | None = None) -
         return baseline_model(name)
     else:
         spec = _named_pair(name)
-    settings = dict((estimator_settings or {}).get(spec["estimator"]) or {})
+    # a setting left null (m_estimate.m) leaves the estimator's default: it is not written into the model
+    settings = {key: value for key, value in ((estimator_settings or {}).get(spec["estimator"]) or {}).items()
+                if value is not None}
     spec["estimator_params"] = {**settings, **spec["estimator_params"]}
     return spec
 
