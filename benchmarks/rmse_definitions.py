@@ -1,0 +1,79 @@
+"""How much the RMSE's definition moves a comparison: the true class only (SkDB paper Eq. 1, bncbench's ``rmse``)
+against Weka's, over all classes (``sqrt(mean over rows and classes of (p(c) - [c = y])^2)``), which the HDP paper's
+group computes (``reports/authors_hdp``) and the HDP paper does not define. On two classes they are equal; on more,
+the all-class RMSE divides each row's squared error by the number of classes and adds the other classes' mass.
+
+For each multi-class dataset of the 68 (or ``--datasets``) and each structure, the cells of two m-estimate readings
+(``*_m_class_kept`` and ``*_m_estimate``, counting models: fast) under the ``hdp_vs_m`` protocol (5x2 CV,
+``cv.seed=1``, MDL per training fold), both RMSEs from the same predictions; prints each structure's W-D-L of the
+first against the second under each definition and the datasets whose winner changes. Each dataset's cell means
+are appended to ``--out`` as it finishes, and a dataset already there is not run again. Nothing is timed.
+
+    python benchmarks/rmse_definitions.py [--data-dir ../shared/datasets] [--structures nb kdb1 kdb5] \
+        [--out reports/hdp_vs_m/rmse_definitions.csv]
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from authors_hdp import all_class_rmse  # benchmarks/authors_hdp.py, beside this script
+from bncbench.data import load_dataset
+from bncbench.protocol.cross_validation import class_codes, cross_validate
+from bncbench.protocol.models import model_spec
+from bncbench.report.win_draw_loss import win_draw_loss
+
+#: The two readings compared, by the suffix hdp_vs_m names them with, and their back-off.
+READINGS = {"m_class_kept": "value", "m_estimate": "value_to_root"}
+
+
+def cell_means(dataset, model: dict) -> dict:
+    """The cell's mean over its folds of both RMSEs."""
+    y_codes = class_codes(dataset.y)[1]
+    result = cross_validate(dataset, model, seed=1)
+    per_fold = []
+    for fold in range(len(result.metrics)):
+        rows = result.predictions[result.predictions.fold == fold]
+        per_fold.append(all_class_rmse(rows.filter(like="proba_").to_numpy(), y_codes[rows.row.to_numpy()]))
+    return {"rmse": float(result.metrics["rmse"].mean()), "rmse_all_classes": float(np.mean(per_fold))}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default="../shared/datasets")
+    parser.add_argument("--datasets", nargs="*", help="default: the multi-class datasets of the 68, smallest first")
+    parser.add_argument("--structures", nargs="+", default=["nb", "tan", "kdb1", "kdb3", "kdb5"])
+    parser.add_argument("--out", default="reports/hdp_vs_m/rmse_definitions.csv")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    done = set(pd.read_csv(out).dataset) if out.exists() else set()
+    manifest = pd.read_csv(Path(args.data_dir) / "manifest.csv").sort_values("rows")
+    datasets = args.datasets or list(manifest[manifest.n_classes > 2].slug)
+    for name in [d for d in datasets if d not in done]:
+        rows = []
+        dataset = load_dataset(name, args.data_dir)
+        for structure in args.structures:
+            for reading, backoff in READINGS.items():
+                model = model_spec(f"{structure}_m_estimate", estimator_settings={"m_estimate": {"backoff": backoff}})
+                rows.append({"dataset": name, "model": f"{structure}_{reading}", **cell_means(dataset, model)})
+        pd.DataFrame(rows).to_csv(out, mode="a", header=not out.exists(), index=False)
+        print(f"{name}: done", flush=True)
+    results = pd.read_csv(out)
+    results = results[results.dataset.isin(datasets)]
+    for structure in args.structures:
+        a, b = (f"{structure}_{reading}" for reading in READINGS)
+        records = {m: win_draw_loss(results, a, b, m) for m in ("rmse", "rmse_all_classes")}
+        means = results.pivot_table(index="dataset", columns="model", values=["rmse", "rmse_all_classes"])
+        true_winner = np.sign(means["rmse"][a] - means["rmse"][b])
+        weka_winner = np.sign(means["rmse_all_classes"][a] - means["rmse_all_classes"][b])
+        flipped = sorted(means.index[true_winner != weka_winner])
+        print(f"{structure}: {a} vs {b}: true class {records['rmse'].wins}-{records['rmse'].draws}-"
+              f"{records['rmse'].losses}, all classes {records['rmse_all_classes'].wins}-"
+              f"{records['rmse_all_classes'].draws}-{records['rmse_all_classes'].losses}; winner changes on "
+              f"{len(flipped)} of {len(means)}: {', '.join(flipped) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
