@@ -127,6 +127,7 @@ INCONSISTENT = {  # name: (runs change, metrics change, message)
     "a mean without folds": (None, add_row("made_up", 0, 0.5), "metric made_up is a mean without its folds"),
     "folds without a mean": (None, drop_rows("errors"), "metric fold/errors has no mean"),
     "a loss missing": (None, drop_rows("log_loss", "fold/log_loss"), "has no folds of log_loss"),
+    "a fold of an added loss missing": (None, drop_rows("fold/rmse_all_classes", step=4), "metric fold/rmse_all_classes has 9 values"),
     "a cfg_hash changed": (edit_json("tags", lambda t: {**t, "cfg_hash": "0123456789abcdef"}), None, "tag cfg_hash '0123456789abcdef' is not the hash"),
     "an estimator param added": (
         edit_json("params", lambda p: {**p, "model.estimator_params": "{}", "model.estimator_params.alpha": "2.0"}), None,
@@ -135,6 +136,15 @@ INCONSISTENT = {  # name: (runs change, metrics change, message)
         edit_json("tags", lambda t: {**t, "data_digest": "f" * 32}), None, "inputs read the data '[0-9a-f]+', its tag data_digest says 'f+'"),
     "no metrics at all": (None, lambda table, run_id: table[table["run_id"] != run_id], "has no metrics"),
 }
+
+
+def test_a_run_logged_before_a_loss_was_added_is_complete_without_it(origin, tmp_path, new_store):
+    """Runs logged before the all-class RMSE (issue 41), as the committed bundles' are, import as finished."""
+    uri, bundle = origin
+    older = tampered(bundle, tmp_path / "older", metrics=lambda table, run_id: table[
+        ~table["key"].isin(["rmse_all_classes", "fold/rmse_all_classes"])])
+    store = new_store(tmp_path / "store")
+    assert len(import_bundles(store, [older]).imported) == len(DATASETS) * len(MODELS)
 
 
 @pytest.mark.parametrize("case", INCONSISTENT)

@@ -1,9 +1,17 @@
-"""The clipping counts of bncbench.core.metrics, on hand-made predictions."""
+"""The clipping counts, the two RMSEs and the distances to the truth of bncbench.core.metrics, on hand-made
+predictions."""
 
 import numpy as np
 import pytest
 
-from bncbench.core.metrics import PROBABILITY_FLOOR, clipped_log_loss, log_loss, zero_probability_rows
+from bncbench.core.metrics import (
+    PROBABILITY_FLOOR,
+    clipped_log_loss,
+    log_loss,
+    rmse,
+    rmse_all_classes,
+    zero_probability_rows,
+)
 
 # Four rows: the true class gets 0.8, 0.5, 0 and 1e-16; the last two are below the floor.
 PROBA = np.array([[0.8, 0.2], [0.5, 0.5], [1.0, 0.0], [1.0, 1e-16]])
@@ -45,3 +53,12 @@ def test_a_declared_class_absent_from_the_data_takes_probability_zero_from_the_m
     found = truth_distances(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), truth)
     assert found["tv_to_truth"] == pytest.approx(0.5 * (0.0 + 0.1 + 0.1))
     assert truth_distances(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), None) == {}
+
+
+def test_the_all_class_rmse_by_hand_and_equal_to_the_true_class_one_on_two_classes():
+    three = np.array([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
+    y = np.array([0, 1])
+    # row 1: 0.4^2 + 0.3^2 + 0.1^2 = 0.26; row 2: 0.2^2 + 0.8^2 + 0.6^2 = 1.04; over 6 terms
+    assert rmse_all_classes(three, y) == pytest.approx(np.sqrt((0.26 + 1.04) / 6))
+    assert rmse(three, y) == pytest.approx(np.sqrt((0.4**2 + 0.8**2) / 2))
+    assert rmse_all_classes(PROBA, Y) == pytest.approx(rmse(PROBA, Y))  # two classes: one squared error twice

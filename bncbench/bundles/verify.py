@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from bncbench.core.metrics import LOSSES
+from bncbench.core.metrics import LOGGED_LOSSES, LOSSES
 from bncbench.protocol.cell import logged_hashes
 from bncbench.tracking import tags as tag
 
@@ -196,7 +196,7 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
     for run_id, key in series.index.difference(means.index):
         yield run_id, f"metric {tag.FOLD_PREFIX}{key} has no mean ({key})"
     expected = series.index.get_level_values("run_id").map(folds).to_numpy()
-    loss = series.index.get_level_values("key").isin(list(LOSSES))
+    loss = series.index.get_level_values("key").isin(list(LOGGED_LOSSES))
     outside = (series["first"] < 0) | (series["last"] >= expected)
     incomplete = loss & ((series["n"] != expected) | (series["first"] != 0))
     for (run_id, key), row in series[outside | incomplete].iterrows():

@@ -16,7 +16,7 @@ from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.estimators import estimator_class
 from bncbench.bnc.progress import task
 from bncbench.core.errors import ConfigError, DatasetError
-from bncbench.core.metrics import CLIPPING, COUNTS, LOSSES, TRUTH
+from bncbench.core.metrics import CLIPPING, COUNTS, LOGGED_LOSSES, TRUTH
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
@@ -110,7 +110,7 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
             index = len(fold_metrics)
             with task(f"{name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
                 proba, seconds, classifier, truth = fit_predict(train, test, rep_seed, index == 0)
-            losses = {name: loss(proba, y_codes[test]) for name, loss in LOSSES.items()}
+            losses = {name: loss(proba, y_codes[test]) for name, loss in LOGGED_LOSSES.items()}
             counts = {name: count(proba, y_codes[test]) for name, count in {**CLIPPING, **COUNTS}.items()}
             fold_metrics.append({**losses, **counts, **seconds, **truth_distances(proba, classes, truth)})
             predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
