@@ -54,6 +54,19 @@ def test_a_grid_generates_every_combination_with_readable_names():
     assert (spec["k"], spec["estimator_params"]["tying"], spec["estimator_params"]["iterations"]) == (5, "level", 5000)
 
 
+def test_a_grid_of_a_baseline_sweeps_its_params_over_the_papers_settings():
+    grid = {"baseline": "weka_random_forest", "baseline_params": {"n_estimators": [10, 500]},
+            "name": "weka_random_forest_{n_estimators}trees"}
+    assert list(grid_models([grid])) == ["weka_random_forest_10trees", "weka_random_forest_500trees"]
+    assert model_spec("weka_random_forest_10trees", [grid]) == {
+        "name": "weka_random_forest_10trees", "baseline": "weka_random_forest", "discretise": True,
+        "baseline_params": {"n_estimators": 10, "nominal_numbers": True}}
+    plan = compose(["experiment=bnc_vs_rf", "suite=small"]).plan
+    forests = {cell.model: cell.cfg_hash for cell in plan.cells
+               if cell.dataset == "iris" and cell.model.startswith("weka_random_forest")}
+    assert len(set(forests.values())) == 2  # its own cells, not the 100-tree forest's
+
+
 @pytest.mark.parametrize(
     ("grids", "message"),
     [
@@ -61,6 +74,8 @@ def test_a_grid_generates_every_combination_with_readable_names():
         ([{**GRID, "nmae": "x"}], "must be a mapping with structure and estimator"),
         ([{**GRID, "name": "{structure}_{alpha}"}], "names alpha, not one of its fields: estimator, iterations, structure, tying"),
         ([{**GRID, "name": "same"}], "two models of experiment.grids are named 'same'"),
+        ([{"baseline": "weka_forest"}], "unknown baseline; valid baselines: random_forest, weka_random_forest"),
+        ([{"baseline": "xgboost", "estimator": "hdp"}], "or with baseline"),
     ],
 )
 def test_a_bad_grid_is_refused(grids, message):

@@ -9,6 +9,8 @@ A model config is a BNC (``structure``, ``k``, ``structure_params``, ``estimator
    level], iterations: [500, 5000]}}`` gives 8 models, named by the grid's ``name`` template
    (``"{structure}_{estimator}_{tying}_it{iterations}"``) or else ``<structure>_<estimator>_<value>...``;
    a grid's ``missing`` (``value`` or ``ignore``, or a list of them to sweep) is the models' ``missing``;
+   a grid of a baseline sweeps its ``baseline_params`` the same way, e.g. ``{baseline: weka_random_forest,
+   baseline_params: {n_estimators: [10]}, name: "weka_random_forest_{n_estimators}trees"}``;
 2. a baseline (``bncbench.baselines.BASELINE_MODELS``: ``random_forest``, ``xgboost``, ... and their
    ``_raw`` variants);
 3. ``<structure preset>_<estimator>``, e.g. ``kdb5_hdp``: a preset a structure declares
@@ -23,7 +25,7 @@ import fnmatch
 import itertools
 from collections.abc import Mapping
 
-from bncbench.baselines import baseline_model, baseline_tags, make_baseline
+from bncbench.baselines import BASELINE_MODELS, RAW_SUFFIX, baseline_model, baseline_tags, make_baseline
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class
 from bncbench.bnc.structures import structure_presets
 from bncbench.core.errors import ConfigError
@@ -65,6 +67,8 @@ def model_tags(model: Mapping) -> dict:
 
 #: Keys of a grid besides the swept parameters.
 GRID_KEYS = {"structure", "estimator", "structure_params", "estimator_params", "missing", "name"}
+#: Keys of a grid of a baseline.
+BASELINE_GRID_KEYS = {"baseline", "baseline_params", "name"}
 
 
 def model_spec(name: str, grids=(), estimator_settings: Mapping | None = None) -> dict:
@@ -85,6 +89,10 @@ def model_spec(name: str, grids=(), estimator_settings: Mapping | None = None) -
         No grid, baseline or structure preset and estimator give ``name``; the message lists the ways.
     """
     generated = grid_models(grids)
+    if name in generated and "baseline" in generated[name]:
+        baseline = generated[name]["baseline"]
+        spec = baseline_model(baseline)
+        return {**spec, "name": name, "baseline_params": {**spec["baseline_params"], **generated[name]["baseline_params"]}}
     if name in generated:
         spec = _pair(name, generated[name]["structure"], generated[name]["estimator"])
         for section in ("structure_params", "estimator_params"):
@@ -106,15 +114,13 @@ def reads_setting(spec: Mapping, grids, name: str, estimator: str, parameter: st
     """Whether the model ``name`` takes ``<estimator>.<parameter>`` from the experiment's settings: its
     estimator is ``estimator`` and neither its grid nor its name sets the parameter."""
     generated = grid_models(grids)
-    own = generated[name]["estimator_params"] if name in generated else {}
+    own = generated[name].get("estimator_params", {}) if name in generated else {}
     return spec.get("estimator") == estimator and parameter not in own
 
 
 def catalogue(grids=()) -> list[str]:
     """Every model name a config can use: each structure preset with each estimator defined on it, the
     baselines and their raw variants, and the models of ``grids``."""
-    from bncbench.baselines import BASELINE_MODELS, RAW_SUFFIX
-
     pairs = [
         f"{preset}_{estimator}"
         for preset, structure in structure_presets().items()
@@ -152,8 +158,6 @@ def _named_pair(name: str) -> dict:
         estimator = name.removeprefix(f"{structure}_")
         if estimator != name and estimator in ESTIMATORS:
             return _pair(name, structure, estimator)
-    from bncbench.baselines import BASELINE_MODELS
-
     raise ConfigError(
         f"unknown model {name!r}: a model is <structure>_<estimator> (structures: {', '.join(sorted(presets))}; "
         f"estimators: {', '.join(sorted(ESTIMATORS))}), a baseline ({', '.join(BASELINE_MODELS)}, each also "
@@ -174,24 +178,30 @@ def grid_models(grids) -> dict[str, dict]:
 
 
 def _expand(grid):
-    if not isinstance(grid, Mapping) or not {"structure", "estimator"} <= set(grid) or set(grid) - GRID_KEYS:
+    is_bnc = isinstance(grid, Mapping) and {"structure", "estimator"} <= set(grid) and not set(grid) - GRID_KEYS
+    is_baseline = isinstance(grid, Mapping) and "baseline" in grid and not set(grid) - BASELINE_GRID_KEYS
+    if not (is_bnc or is_baseline):
         raise ConfigError(
             f"a grid of experiment.grids must be a mapping with structure and estimator (a name or a list) "
             f"and optionally structure_params, estimator_params (values: a list each to sweep), missing "
-            f"(value or ignore, or a list) and a name template; got {grid!r}."
+            f"(value or ignore, or a list) and a name template; or with baseline (a name or a list) and "
+            f"optionally baseline_params and a name template; got {grid!r}."
         )
+    if is_baseline and not set(_as_list(grid["baseline"])) <= set(BASELINE_MODELS):
+        raise ConfigError(f"grid {grid!r}: unknown baseline; valid baselines: {', '.join(BASELINE_MODELS)}.")
+    kinds, sections = (("baseline",), ("baseline_params",)) if is_baseline else (
+        ("structure", "estimator"), ("structure_params", "estimator_params"))
     swept = [
         (section, key, values if isinstance(values, list) else [values])
-        for section in ("structure_params", "estimator_params")
+        for section in sections
         for key, values in (grid.get(section) or {}).items()
     ] + ([(None, "missing", _as_list(grid["missing"]))] if "missing" in grid else [])  # None: the model's own key
-    for structure, estimator, *values in itertools.product(
-        _as_list(grid["structure"]), _as_list(grid["estimator"]), *(v for _, _, v in swept)
-    ):
-        spec = {"structure": structure, "estimator": estimator, "structure_params": {}, "estimator_params": {}}
+    for combination in itertools.product(*(_as_list(grid[kind]) for kind in kinds), *(v for _, _, v in swept)):
+        named, values = dict(zip(kinds, combination[:len(kinds)])), combination[len(kinds):]
+        spec = {**named, **{section: {} for section in sections}}
         for (section, key, _), value in zip(swept, values, strict=True):
             (spec if section is None else spec[section])[key] = value
-        fields = {"structure": structure, "estimator": estimator, **{key: v for (_, key, _), v in zip(swept, values)}}
+        fields = {**named, **{key: v for (_, key, _), v in zip(swept, values)}}
         template = grid.get("name")
         try:
             name = template.format(**fields) if template else "_".join(map(str, fields.values()))
