@@ -132,3 +132,15 @@ def test_skdb_never_losing_to_the_best_k():
     assert found["skdb_never_loses_to_best_k"].verdict == "disagrees"  # one dataset lost
     assert "0–9–1" in found["skdb_never_loses_to_best_k"].measured.ours
     assert found["skdb_never_worse_than_kdb5"].verdict == "agrees"
+
+
+def test_a_setting_that_keeps_kdb5_from_losing_to_kdb3_is_named():
+    losses = {"kdb3_hdp": [0.3] * 10, "kdb5_hdp": [0.4] * 10,  # the default: kDB-5 loses everywhere
+              "kdb3_hdp_cap_100": [0.3] * 10, "kdb5_hdp_cap_100": [0.2] * 5 + [0.4] * 5,  # 5 wins, 5 losses
+              "kdb5_hdp_single": [0.1] * 10}  # no kDB-3 beside it: not a setting of the ablation
+    found = outcomes("hdp_ablations", losses)["hdp_controls_overfitting_some_setting"]
+    assert found.verdict == "agrees"
+    assert found.measured.ours == ("kDB-5-HDP against kDB-3-HDP on RMSE: default 0–0–10 (significant); "
+                                   "cap_100 5–0–5; kDB-5 does not lose under cap_100")
+    del losses["kdb5_hdp_cap_100"]
+    assert outcomes("hdp_ablations", losses)["hdp_controls_overfitting_some_setting"].verdict == "disagrees"
