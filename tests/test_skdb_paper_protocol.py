@@ -72,6 +72,7 @@ def test_the_settings_enter_the_hash_only_off_the_default():
 def test_skdb_paper_composes_with_the_papers_protocol():
     plan = compose(["experiment=skdb_paper", "experiment.datasets=[iris]"]).plan
     assert plan.cv == CrossValidationSettings(1, 10, 1, "equal_frequency", 5, 100_000)
-    assert len(plan.cells) == 17 and {"a": "skdb_m_estimate", "b": "kdb_best_k"} in plan.comparisons
+    assert len(plan.cells) == 18 and {"a": "skdb_m_estimate", "b": "kdb_best_k"} in plan.comparisons
+    assert {"a": "skdb_m_estimate", "b": "weka_random_forest"} in plan.comparisons  # Table 6, RF(5EF)
     assert plan.report["counting"] == "wilcoxon"
     assert all(cell.label.endswith("cv=1x10,seed=1 ef5,sample=100000") for cell in plan.cells)

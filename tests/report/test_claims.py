@@ -144,3 +144,11 @@ def test_a_setting_that_keeps_kdb5_from_losing_to_kdb3_is_named():
                                    "cap_100 5–0–5; kDB-5 does not lose under cap_100")
     del losses["kdb5_hdp_cap_100"]
     assert outcomes("hdp_ablations", losses)["hdp_controls_overfitting_some_setting"].verdict == "disagrees"
+
+
+def test_skdb_against_the_forest_competitive_on_rmse_behind_on_zero_one():
+    results = frame({"skdb_m_estimate": [0.2] * 5 + [0.3] * 5, "weka_random_forest": [0.25] * 10})
+    results["zero_one_loss"] = [0.2] * 10 + [0.1] * 10  # the forest: fewer errors
+    found = {o.claim.key: o for o in evaluate_claims("skdb_paper", results, None, OPTIONS)}["skdb_against_forest"]
+    assert found.verdict == "agrees"
+    assert found.measured.ours == "SkDB against Weka's forest on the discretised data: RMSE 5–0–5, 0-1 loss 0–0–10 (significant)"
