@@ -100,8 +100,23 @@ def edit_json(column, edit):
 
 
 def forged_means(table, run_id):
-    """Every fold and the mean of zero_one_loss set to 0.001: consistent, hence undetectable."""
-    table.loc[rows(table, run_id, "fold/zero_one_loss") | rows(table, run_id, "zero_one_loss"), "value"] = 0.001
+    """Every fold and the mean of zero_one_loss and errors set to 0: consistent, hence undetectable."""
+    for key in ("zero_one_loss", "errors"):
+        table.loc[rows(table, run_id, f"fold/{key}") | rows(table, run_id, key), "value"] = 0.0
+
+
+def fold_and_mean(key, step, value):
+    """Fold ``step`` of ``key`` set to ``value`` and its mean made the folds' mean again (NaN left out)."""
+    def change(table, run_id):
+        table.loc[rows(table, run_id, f"fold/{key}", step), "value"] = value
+        table.loc[rows(table, run_id, key), "value"] = table.loc[rows(table, run_id, f"fold/{key}"), "value"].mean()
+    return change
+
+
+def run_times(start, end):
+    def change(table):
+        table.loc[0, "start_time"], table.loc[0, "end_time"] = start, end
+    return change
 
 
 def cv_1x3_consistent(table):
@@ -135,6 +150,18 @@ INCONSISTENT = {  # name: (runs change, metrics change, message)
     "a data_digest its inputs did not read": (
         edit_json("tags", lambda t: {**t, "data_digest": "f" * 32}), None, "inputs read the data '[0-9a-f]+', its tag data_digest says 'f+'"),
     "no metrics at all": (None, lambda table, run_id: table[table["run_id"] != run_id], "has no metrics"),
+    # numbers the runner could never have logged (issue 42), each with its mean consistent
+    "a 0-1 loss above 1": (None, fold_and_mean("zero_one_loss", 2, 1.5), r"metric fold/zero_one_loss is 1.5 at fold 2, outside its domain \[0, 1\]"),
+    "a negative RMSE": (None, fold_and_mean("rmse", 0, -0.5), r"metric fold/rmse is -0.5 at fold 0, outside its domain \[0, 1\]"),
+    "a log loss above the clip": (None, fold_and_mean("log_loss", 1, 40.0), r"metric fold/log_loss is 40.0 at fold 1, outside its domain \[0, 34.5"),
+    "an infinite log loss": (None, set_value("log_loss", np.inf), "metric log_loss is inf, outside its domain"),
+    "a NaN fold beside the mean of the other nine": (None, fold_and_mean("log_loss", 4, np.nan), "metric fold/log_loss is nan at fold 4, outside its domain"),
+    "a negative fit time": (None, fold_and_mean("fit_seconds", 3, -1.0), r"metric (fold/)?fit_seconds is -[.\d]+( at fold 3)?, outside its domain \[0, inf\]"),
+    "a fold's rate changed, its errors not": (None, fold_and_mean("zero_one_loss", 0, 0.5), r"fold/zero_one_loss is 0.5, but fold/errors / fold/test_rows is \d+ / \d+ at fold 0"),
+    "more errors than test rows": (None, fold_and_mean("errors", 0, 1000.0), "fold/errors 1000 exceeds fold/test_rows"),
+    "a fraction of a row": (None, fold_and_mean("test_rows", 5, 74.5), "metric fold/test_rows is 74.5 at fold 5, not a whole number of rows"),
+    "clipped rows that are not the clipped loss": (None, fold_and_mean("zero_probability_rows", 6, 3.0), "fold/clipped_log_loss is 0.0, but 3 zero-probability rows of \\d+ clip"),
+    "an end before the start": (run_times(2_000_000, 1_000_000), None, "end_time 1000000 is before its start_time 2000000"),
 }
 
 
@@ -244,10 +271,10 @@ def test_the_committed_bundles_pass_verification():
 
 
 def other_numbers(bundle: Path, where: Path) -> Path:
-    """The bundle with every run's zero_one_loss folds and mean moved consistently: a bundle of the same
-    cells with other numbers."""
+    """The bundle with every run's rmse folds and mean moved consistently: a bundle of the same cells with
+    other numbers."""
     def change(table, _):
-        moved = table["key"].isin(["zero_one_loss", "fold/zero_one_loss"])
+        moved = table["key"].isin(["rmse", "fold/rmse"])
         table.loc[moved, "value"] = table.loc[moved, "value"] + 0.001
     return tampered(bundle, where, metrics=change)
 
@@ -310,7 +337,7 @@ def test_keep_store_or_bundle_chooses_and_the_report_reads_the_one_kept(origin, 
     replaced = import_bundles(store, [other], keep="bundle")
     assert len(replaced.imported) == 4 and len(replaced.replaced) == 4
     results = read_results(store, tmp_path, "replaced")
-    assert np.allclose(results["zero_one_loss"], original["zero_one_loss"] + 0.001)
+    assert np.allclose(results["rmse"], original["rmse"] + 0.001)
     client = tracking.open_store(store)
     finished = [run for run in tracking.cell_runs(client, tracking.experiment_id(client, "smoke"))
                 if run.info.status == "FINISHED"]

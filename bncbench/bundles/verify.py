@@ -11,7 +11,11 @@ checksums again. :func:`problems` checks what can be checked from the bundle alo
 - every metric is logged once per step; each ``fold/<metric>`` has its mean ``<metric>``, logged
   once, equal to the mean of the folds (within ``REL_TOLERANCE``); each loss has one value per fold
   of the run's cross-validation (``cv.repetitions`` x ``cv.folds``), and no fold lies outside it;
-- the dataset inputs read the data of the ``data_digest`` tag.
+- the dataset inputs read the data of the ``data_digest`` tag;
+- every number lies in its domain (``bncbench.core.metrics.DOMAINS``: losses in their ranges, counts and
+  times non-negative, all finite), counts of rows are whole, each fold's counts agree with its rates
+  (``zero_one_loss`` is ``errors / test_rows``, ``clipped_log_loss`` is 34.5 nats a zero-probability row,
+  no more errors than test rows) and a run ends after it starts.
 
 A run forged consistently (folds and mean changed together, the hash of its params) passes: these
 checks find corruption and careless edits, not a forger (docs/bundles.md).
@@ -24,7 +28,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 
-from bncbench.core.metrics import LOGGED_LOSSES, LOSSES
+from bncbench.core.metrics import DOMAINS, LOG_LOSS_MAX, LOGGED_LOSSES, LOSSES, WHOLE_COUNTS
 from bncbench.protocol.cell import logged_hashes
 from bncbench.tracking import tags as tag
 
@@ -136,6 +140,8 @@ def _field_problems(run) -> Iterator[str]:
         if bad:
             yield f"{column} {bad[0]!r} is {getattr(run, column)[bad[0]]!r}, not text"
             return
+    if pd.notna(run.start_time) and pd.notna(run.end_time) and run.end_time < run.start_time:
+        yield f"end_time {run.end_time} is before its start_time {run.start_time}"
     missing = [name for name in tag.CELL if name not in run.tags]
     if missing:
         yield f"tags lack {', '.join(missing)}"
@@ -181,6 +187,8 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
     for (run_id, key, step), values in twice.groupby(["run_id", "key", "step"], sort=False)["value"]:
         yield run_id, f"metric {key} has {len(values)} values at step {step} ({values.tolist()})"
     metrics = metrics[~metrics["run_id"].isin(set(twice["run_id"]))]
+    yield from _domain_problems(metrics)
+    yield from _count_problems(metrics)
     of_folds = metrics["key"].str.startswith(tag.FOLD_PREFIX)
     means = metrics[~of_folds].groupby(["run_id", "key"], sort=False)["value"].agg(logged="first", size="size")
     series = (
@@ -213,3 +221,52 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
         missing = [loss for loss in LOSSES if (run_id, loss) not in present]
         if missing:
             yield run_id, f"has no folds of {', '.join(missing)}"
+
+
+def _domain_problems(metrics: pd.DataFrame) -> Iterator[tuple[str, str]]:
+    """``(run id, problem)`` of the first value of each metric outside its domain (``DOMAINS``) or not finite,
+    and of each count of rows whose fold is not a whole number."""
+    name = metrics["key"].str.removeprefix(tag.FOLD_PREFIX)
+    low, high = (name.map({key: bounds[i] for key, bounds in DOMAINS.items()}) for i in (0, 1))
+    value = metrics["value"].to_numpy(float)
+    inside = (value >= low - ABS_TOLERANCE) & (value <= high * (1 + REL_TOLERANCE) + ABS_TOLERANCE)
+    outside = low.notna() & ~(np.isfinite(value) & inside)
+    fractional = ~outside & metrics["key"].isin([tag.FOLD_PREFIX + key for key in WHOLE_COUNTS]) & (value != np.round(value))
+    for bad, rule in ((outside, "outside its domain [{:g}, {:g}]"), (fractional, "not a whole number of rows")):
+        for row in metrics[bad].drop_duplicates(["run_id", "key"]).itertuples(index=False):
+            where = f" at fold {row.step}" if row.key.startswith(tag.FOLD_PREFIX) else ""
+            domain = DOMAINS[row.key.removeprefix(tag.FOLD_PREFIX)]
+            yield row.run_id, f"metric {row.key} is {row.value!r}{where}, {rule.format(*domain)}"
+
+
+def _count_problems(metrics: pd.DataFrame) -> Iterator[tuple[str, str]]:
+    """``(run id, problem)`` of the first fold of a run whose counts disagree with its rates: ``zero_one_loss``
+    not ``errors / test_rows``, more errors or zero-probability rows than test rows, ``clipped_log_loss`` not
+    ``LOG_LOSS_MAX`` a zero-probability row, or more than the ``log_loss`` (a rule holds where a run logged
+    its metrics: those logged before a count existed lack it)."""
+    counted = ["zero_one_loss", "errors", "test_rows", "zero_probability_rows", "clipped_log_loss", "log_loss"]
+    folds = metrics[metrics["key"].isin([tag.FOLD_PREFIX + key for key in counted])]
+    table = folds.assign(key=folds["key"].str.removeprefix(tag.FOLD_PREFIX)).pivot(
+        index=["run_id", "step"], columns="key", values="value").reindex(columns=counted)
+    table["clipped"] = LOG_LOSS_MAX * table["zero_probability_rows"] / table["test_rows"]
+
+    def close(a, b):
+        return np.isclose(table[a], b, rtol=REL_TOLERANCE, atol=ABS_TOLERANCE)
+
+    rules = [  # (the problem, the metrics it reads, where it is broken)
+        ("fold/errors {errors:g} exceeds fold/test_rows {test_rows:g}", ["errors", "test_rows"],
+         table["errors"] > table["test_rows"]),
+        ("fold/zero_one_loss is {zero_one_loss!r}, but fold/errors / fold/test_rows is {errors:g} / {test_rows:g}",
+         ["zero_one_loss", "errors", "test_rows"], ~close("zero_one_loss", table["errors"] / table["test_rows"])),
+        ("fold/zero_probability_rows {zero_probability_rows:g} exceeds fold/test_rows {test_rows:g}",
+         ["zero_probability_rows", "test_rows"], table["zero_probability_rows"] > table["test_rows"]),
+        ("fold/clipped_log_loss is {clipped_log_loss!r}, but {zero_probability_rows:g} zero-probability rows of "
+         "{test_rows:g} clip {clipped!r}", ["clipped_log_loss", "zero_probability_rows", "test_rows"],
+         ~close("clipped_log_loss", table["clipped"])),
+        ("fold/clipped_log_loss {clipped_log_loss!r} exceeds fold/log_loss {log_loss!r}", ["clipped_log_loss", "log_loss"],
+         table["clipped_log_loss"] > table["log_loss"] * (1 + REL_TOLERANCE) + ABS_TOLERANCE),
+    ]
+    for rule, reads, broken in rules:
+        found = table[broken & table[reads].notna().all(axis=1)]
+        for (run_id, step), row in found.groupby(level="run_id", sort=False).head(1).iterrows():
+            yield run_id, rule.format(**{key: float(value) for key, value in row.items()}) + f" at fold {step}"

@@ -103,3 +103,19 @@ def tv_to_truth(proba: np.ndarray, truth: np.ndarray) -> float:
 #: Distances of the model's ``P(y | x)`` on the test rows to the true one, of datasets drawn from a known
 #: network (``bncbench.data.synthetic``): ``(proba, truth) -> float``, lower is better.
 TRUTH = {"kl_to_truth": kl_to_truth, "tv_to_truth": tv_to_truth}
+
+
+#: The largest ``log_loss`` of a row: that of a true class clipped at PROBABILITY_FLOOR (34.5 nats).
+LOG_LOSS_MAX = float(-np.log(PROBABILITY_FLOOR))
+#: The closed interval each number the runner logs lies in, per fold and as a mean over the folds: what a
+#: bundle's numbers are checked against before an import (``bncbench.bundles.verify``). Estimators' own
+#: diagnostics (e.g. the m an m-estimate chose) have no domain here.
+DOMAINS = {
+    "zero_one_loss": (0.0, 1.0), "rmse": (0.0, 1.0), "rmse_all_classes": (0.0, 1.0), "log_loss": (0.0, LOG_LOSS_MAX),
+    "errors": (0.0, np.inf), "test_rows": (1.0, np.inf), "zero_probability_rows": (0.0, np.inf),
+    "clipped_log_loss": (0.0, LOG_LOSS_MAX), "kl_to_truth": (0.0, LOG_LOSS_MAX), "tv_to_truth": (0.0, 1.0),
+    "fit_seconds": (0.0, np.inf), "predict_seconds": (0.0, np.inf),
+}
+#: The counts of ``DOMAINS`` whose folds are whole numbers (their means need not be).
+WHOLE_COUNTS = ("errors", "test_rows", "zero_probability_rows")
+
