@@ -117,6 +117,11 @@ def scatter_figure(
     if means.empty:
         raise Undefined(f"no dataset has a {metric} for both {a} and {b}")
     colours = colours or Colours()
+    decided_a, decided_b = compared_values(results, means, metric, None)  # as the W-D-L counts them
+    drawn = np.isfinite(means[[a, b]]).all(axis=1).to_numpy()  # an infinite mean has no place on an axis
+    if not drawn.any():
+        raise Undefined(f"no dataset has a finite {metric} for both {a} and {b}")
+    counted, means = len(means), means[drawn]
     x, y = means[b].to_numpy(), means[a].to_numpy()
     values = np.concatenate([x, y])
     spreads = {scale: _spread(values, scale) for scale in ("linear", "log")}
@@ -124,9 +129,10 @@ def scatter_figure(
     scale = "log" if decades and spreads["log"] > spreads["linear"] else "linear"
     figure = Figure(figsize=(4.8, 5.2))
     ax = figure.add_subplot()
-    decided_a, decided_b = compared_values(results, means, metric, None)  # as the W-D-L counts them
     tie = same_mean(decided_a, decided_b)
     wins, losses = ~tie & (decided_a < decided_b), ~tie & (decided_a > decided_b)
+    title = f"{wins.sum()}–{tie.sum()}–{losses.sum()}"
+    wins, losses, tie = wins[drawn], losses[drawn], tie[drawn]
     groups = [
         (wins, colours(a), f"{a} wins ({wins.sum()})"),
         (losses, colours(b), f"{b} wins ({losses.sum()})"),
@@ -141,9 +147,10 @@ def scatter_figure(
     distance = np.abs(_scaled(y, scale) - _scaled(x, scale))
     named = [i for i in np.argsort(-distance, kind="stable")[:OUTLIERS] if distance[i] > 0]
     _name_points(axes, [str(means.index[i]) for i in named], x[named], y[named], x, y)
-    shown = f"{len(means)} of {total}" if total and total > len(means) else str(len(means))
+    shown = f"{counted} of {total}" if total and total > counted else str(counted)
+    hidden = f" ({counted - len(means)} of infinite mean not drawn)" if counted > len(means) else ""
     ax.set_title(
-        f"{a} vs {b}: {wins.sum()}–{tie.sum()}–{losses.sum()} on {shown} datasets\n"
+        f"{a} vs {b}: {title} on {shown} datasets{hidden}\n"
         f"below the diagonal {a} wins, above it {b}",
         fontsize=9,
     )

@@ -127,3 +127,12 @@ def test_no_common_dataset_is_undefined(tmp_path):
     with pytest.raises(Undefined, match="no dataset has a rmse for both a and b"):
         scatter_plot(frame, "a", "b", "rmse", tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+def test_an_infinite_mean_is_counted_in_the_title_and_left_off_the_axes(tmp_path):
+    """A log loss of inf (a run logged without clipping, by another tool) must not stop the report (issue 42)."""
+    ax = scatter_figure(results([0.1, np.inf, 0.3], [0.2, 0.2, 0.2]), "a", "b", "log_loss").axes[0]
+    assert ax.get_title().startswith("a vs b: 1–0–2 on 3 datasets (1 of infinite mean not drawn)")
+    assert np.isfinite(ax.get_xlim()).all() and np.isfinite(ax.get_ylim()).all()
+    with pytest.raises(Undefined, match="no dataset has a finite log_loss for both a and b"):
+        scatter_plot(results([np.inf], [0.2]), "a", "b", "log_loss", tmp_path / "x.png")
