@@ -521,6 +521,8 @@ def test_a_tracking_uri_that_is_not_a_database_gets_a_message_at_once(tmp_path, 
 
 SECRET = "s3cret-pw"
 NO_SERVER = f"http://alice:{SECRET}@127.0.0.1:9"  # nothing listens on port 9 (discard)
+#: Tokens in the path parameters, the query and the fragment (issue 42), quoted for Hydra's grammar.
+NO_SERVER_TOKENS = f"'http://127.0.0.1:9/api;sid={SECRET}?token={SECRET}#{SECRET}'"
 MANIFEST = "slug,rows,n_attributes,n_classes\n"
 
 
@@ -576,6 +578,9 @@ def cell_store(tmp_path_factory, bncbench) -> Path:
         (["report", *CELL, f"tracking_uri={NO_SERVER}"], {}, "cannot "),
         (["export", *CELL, f"tracking_uri={NO_SERVER}"], {}, "cannot "),
         (["run", *CELL, f"tracking_uri={NO_SERVER}"], {}, "cannot open the tracking store 'http://alice:***@127.0.0.1:9'"),
+        (["run", *CELL, f"tracking_uri={NO_SERVER_TOKENS}"], {},
+         "cannot open the tracking store 'http://127.0.0.1:9/api;sid=***?token=***#***'"),
+        (["report", *CELL, f"tracking_uri={NO_SERVER_TOKENS}"], {}, "cannot "),
         (["run", *CELL, f"experiment.name='{'é' * 101}'"], {}, "is 202 bytes long in UTF-8, over the 200"),
         (["run", *CELL, "experiment.name=" + "é" * 101], {}, "cannot parse the command-line overrides"),
         (["run", *CELL, "tracking_uri=sqlite:///a_file/mlflow.db"], {"a_file": b"mine"}, "cannot open the tracking store"),
@@ -586,7 +591,8 @@ def cell_store(tmp_path_factory, bncbench) -> Path:
     ids=["export into a file", "export under a file", "export into /proc", "manifest without slug",
          "manifest count not a number", "manifest short row", "manifest not utf-8", "manifest open quote",
          "import a missing bundle", "import a file", "report of no store", "report of no server (password)",
-         "export from no server (password)", "run on no server (password)", "name over 200 bytes",
+         "export from no server (password)", "run on no server (password)", "run on no server (tokens)",
+         "report of no server (tokens)", "name over 200 bytes",
          "override hydra cannot parse",
          "store under a file", "dry run with a bad setting", "lock file a symlink"],
 )

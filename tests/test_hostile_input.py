@@ -131,9 +131,17 @@ def test_a_lock_file_is_never_truncated(tmp_path):
         ("tracking_uri: http://:token@h", "tracking_uri: http://:***@h"),
         ("http://host:5000/path@x and sqlite:///a/b.db", "http://host:5000/path@x and sqlite:///a/b.db"),
         ("http://alice@host", "http://alice@host"),  # no password
+        # tokens in the query, the path parameters and the fragment (issue 42), masked in any text
+        ("cannot reach 'https://h/api?token=abc&x=1': refused", "cannot reach 'https://h/api?token=***&x=***': refused"),
+        ("https://h/mlflow;jsessionid=abc/runs?k", "https://h/mlflow;jsessionid=***/runs?k"),
+        ("https://h/#access_token=abc", "https://h/#***"),
+        ("http://alice:s3cret@host:5000/x;a=b?c=d#e", "http://alice:***@host:5000/x;a=***?c=***#***"),
+        ("sqlite:///runs/mlflow.db", "sqlite:///runs/mlflow.db"),
+        ("Max retries exceeded with url: /api;sid=abc?token=abc (Caused", "Max retries exceeded with url: /api;sid=***?token=*** (Caused"),
+        ("no file /data/a.csv or ./b/c.csv", "no file /data/a.csv or ./b/c.csv"),
     ],
 )
-def test_passwords_in_uris_are_masked(text, shown):
+def test_credentials_in_uris_are_masked(text, shown):
     assert masked(text) == shown
 
 
