@@ -15,6 +15,7 @@ import csv
 import gzip
 import json
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -203,8 +204,10 @@ def write_store_stream(
 
     The data go to a temporary file that is renamed into place only after ``schema.json`` is
     updated, so an interrupted write never leaves a partial data file, and a data file never
-    exists without its schema entry. ``schema.json`` is rewritten under a lock, so processes
-    adding different datasets to one store do not lose each other's entries.
+    exists without its schema entry; if that rename fails, ``schema.json`` is put back as it was, so a
+    retry is not refused. ``schema.json`` is rewritten under a lock, so processes adding different
+    datasets to one store do not lose each other's entries. New files take the umask's mode, a replaced
+    one keeps its own (:func:`_temporary_file`).
 
     Parameters
     ----------
@@ -239,13 +242,26 @@ def write_store_stream(
             schema = read_schema(data_dir)
             if not replace:
                 refuse_present(data_dir, name, schema)
+            schema_path = data_dir / SCHEMA_FILE
+            before = schema_path.read_bytes() if schema_path.is_file() else None
             schema[name] = entry
-            schema_text = json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
-            with _temporary_file(data_dir, SCHEMA_FILE) as schema_temp:
-                schema_temp.write_text(schema_text, encoding="utf-8")
-                os.replace(schema_temp, data_dir / SCHEMA_FILE)
-        os.replace(temp, target)
+            _write_schema(data_dir, (json.dumps(schema, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+            try:
+                os.replace(temp, target)
+            except BaseException:  # the entry goes with its file: the schema as it was (a retry is then not refused)
+                if before is None:
+                    schema_path.unlink(missing_ok=True)
+                else:
+                    _write_schema(data_dir, before)
+                raise
     return entry
+
+
+def _write_schema(data_dir: Path, text: bytes) -> None:
+    """Replace the store's ``schema.json`` with ``text`` at once (a reader sees the old file or the new)."""
+    with _temporary_file(data_dir, SCHEMA_FILE) as schema_temp:
+        schema_temp.write_bytes(text)
+        os.replace(schema_temp, data_dir / SCHEMA_FILE)
 
 
 def refuse_present(data_dir: Path, name: str, schema: dict | None = None) -> None:
@@ -265,14 +281,25 @@ def refuse_present(data_dir: Path, name: str, schema: dict | None = None) -> Non
 
 @contextlib.contextmanager
 def _temporary_file(directory: Path, final_name: str) -> Iterator[Path]:
-    """A hidden temporary file beside its final path, removed unless renamed away."""
+    """A hidden temporary file beside its final path, removed unless renamed away, with the mode of the file it
+    replaces or else of a new file (``0o666`` less the umask), not ``mkstemp``'s 0600: a store a group shares
+    stays readable by the group."""
     handle, name = tempfile.mkstemp(dir=directory, prefix=f".{final_name}.", suffix=".tmp")
+    final = directory / final_name
+    os.fchmod(handle, stat.S_IMODE(final.stat().st_mode) if final.is_file() else 0o666 & ~_umask())
     os.close(handle)
     temp = Path(name)
     try:
         yield temp
     finally:
         temp.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it, then set back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager

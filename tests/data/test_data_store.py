@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
+import stat
 
 import numpy as np
 import pandas as pd
@@ -147,6 +149,46 @@ def test_interrupted_write_leaves_no_partial_file(make_store):
     assert not (store / "half.csv.gz").exists()
     assert [p.name for p in store.iterdir() if p.suffix == ".tmp"] == []
     assert (store / "schema.json").read_text() == schema_before
+
+
+ENTRY = {"attributes": [{"name": "v", "type": "numeric", "values": None}],
+         "class": {"name": "class", "type": "nominal", "values": ["a", "b"]}}
+FRAME = pd.DataFrame({"v": [1.0, 2.0], "class": ["a", "b"]})
+
+
+@pytest.mark.parametrize("umask", [0o002, 0o022, 0o077])
+def test_a_new_dataset_and_the_schema_take_the_umask_and_a_replaced_file_keeps_its_mode(tmp_path, umask):
+    """Not mkstemp's 0600: a store a group shares stays readable by those who could read it (issue 42)."""
+    before = os.umask(umask)
+    try:
+        write_store_table(tmp_path, "d", FRAME, ENTRY)
+        for name in ("d.csv.gz", "schema.json"):
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask
+        (tmp_path / "schema.json").chmod(0o640)
+        write_store_table(tmp_path, "e", FRAME, ENTRY)
+        assert stat.S_IMODE((tmp_path / "schema.json").stat().st_mode) == 0o640
+    finally:
+        os.umask(before)
+
+
+def test_a_failed_final_rename_leaves_the_schema_as_it_was_and_a_retry_succeeds(make_store, monkeypatch):
+    store = good_store(make_store)
+    schema_before = (store / "schema.json").read_text()
+    real_replace = os.replace
+
+    def failing(source, target):
+        if str(target).endswith(".csv.gz"):
+            raise OSError(28, "No space left on device")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="No space left"):
+        write_store_table(store, "half", FRAME, ENTRY)
+    assert (store / "schema.json").read_text() == schema_before
+    assert not (store / "half.csv.gz").exists() and [p for p in store.iterdir() if p.suffix == ".tmp"] == []
+    monkeypatch.setattr(os, "replace", real_replace)
+    write_store_table(store, "half", FRAME, ENTRY)  # not refused as "already in the store"
+    assert read_store_table(store, "half")[0].shape == (2, 2)
 
 
 # --- unknown dataset ---------------------------------------------------------------------
