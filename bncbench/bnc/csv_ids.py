@@ -312,9 +312,19 @@ class CsvIds:
 def _header(path: Path) -> list:
     """The column names of the file's header, as pyarrow reads them."""
     try:
-        return pa_csv.open_csv(path).schema.names
+        return unique_columns(path, pa_csv.open_csv(path).schema.names)
     except pa.ArrowInvalid as error:  # it parses the first block
         raise DatasetError(f"{path}: {error}") from None
+
+
+def unique_columns(path: Path, names: list) -> list:
+    """``names``, the columns of the file at ``path``; refused when one is named twice (a table in memory is
+    refused so too): which of them would be read is not for a reader to guess."""
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DatasetError(f"{path}: the header names column{'s' if len(repeated) > 1 else ''} "
+                           f"{', '.join(map(repr, repeated))} more than once; give each column a name of its own.")
+    return names
 
 
 @njit(cache=True)

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from numba import njit
 
 from bncbench.bnc.classifier import BNClassifier
-from bncbench.bnc.csv_ids import CsvIds
+from bncbench.bnc.csv_ids import CsvIds, unique_columns
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.core.errors import ConfigError, DatasetError
@@ -53,7 +53,7 @@ def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Ite
 def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
     """The rows of a CSV file as strings (missing = empty field), ``chunk_rows`` at a time, read by pyarrow's
     streaming reader (about four times as fast as pandas' chunked ``read_csv``, with the same strings)."""
-    columns = pa_csv.open_csv(path).schema.names
+    columns = unique_columns(path, pa_csv.open_csv(path).schema.names)
     convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(columns, pa.string()), strings_can_be_null=True,
                                     null_values=[""])
     pending = []
@@ -218,7 +218,9 @@ def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[pa
     """The rows of the file that ``rows`` selects as pyarrow tables of up to ``chunk_rows`` rows (a CSV
     file's columns as strings; a parquet file's as stored)."""
     if path.suffix == ".parquet":
-        batches = pq.ParquetFile(path).iter_batches(batch_size=chunk_rows)
+        file = pq.ParquetFile(path)
+        unique_columns(path, file.schema_arrow.names)
+        batches = file.iter_batches(batch_size=chunk_rows)
         return _selected((pa.Table.from_batches([batch]) for batch in batches), rows)
     return _selected(_csv_tables(path, chunk_rows), rows)
 

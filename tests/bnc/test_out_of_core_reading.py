@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from bncbench import BNClassifier
+from bncbench.core.errors import DatasetError
 from bncbench.bnc.out_of_core import (
     _Sample,
     fit_file,
@@ -141,3 +142,18 @@ def test_a_csv_of_long_quoted_values_fits_as_in_memory(tmp_path):
     with pytest.warns(UserWarning):
         expected = in_memory.predict_proba(test[["a", "b"]].replace("", np.nan))
     np.testing.assert_array_equal(unseen, expected)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_header_that_repeats_a_column_name_is_refused_as_in_memory(tmp_path, suffix):
+    """In memory the same table is refused; from a file one of the two was fitted silently (issue 42)."""
+    path = tmp_path / f"repeated{suffix}"
+    if suffix == ".csv":
+        path.write_text("a,b,a,class\n1,x,2,p\n2,y,1,q\n")
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table([["1", "2"], ["x", "y"], ["2", "1"], ["p", "q"]], names=["a", "b", "a", "class"]), path)
+    for numeric in (None, []):
+        with pytest.raises(DatasetError, match=r"the header names column 'a' more than once; give each column"):
+            fit_file(BNClassifier(structure="nb", estimator="laplace"), path, numeric=numeric)
