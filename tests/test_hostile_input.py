@@ -185,3 +185,47 @@ def test_on_a_terminal_a_new_store_beside_others_is_asked_for(answer, created, t
     assert (tmp_path / "mlfow.db").exists() == created
     if not created:
         assert "no store created at" in err
+
+
+def test_a_store_another_process_holds_locked_is_waited_for_with_a_bound_then_said_in_one_line(tmp_path, monkeypatch):
+    """Not sqlite3.OperationalError out of the command (issue 42)."""
+    import time
+
+    from bncbench.tracking import store
+
+    tracking.open_store(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    holder = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], "
+                               "isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); "
+                               "time.sleep(60)", str(tmp_path / "mlflow.db")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(store, "LOCK_WAIT_SECONDS", 1.0)
+        started = time.monotonic()
+        with pytest.raises(ConfigError, match=r"could not be read \(database is locked\) after waiting 1 s: another "
+                                              "process holds it locked; try again when it is done"):
+            tracking.open_store(f"sqlite:///{tmp_path / 'mlflow.db'}")
+        assert time.monotonic() - started < 30
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_lock_met_after_the_store_opened_is_one_line_from_the_command(capsys, monkeypatch):
+    import sqlalchemy.exc
+    from mlflow.exceptions import MlflowException
+
+    from bncbench.app import cli
+
+    def locked_report(overrides, replace):
+        try:
+            try:
+                raise sqlite3.OperationalError("database is locked")
+            except sqlite3.OperationalError as err:
+                raise sqlalchemy.exc.OperationalError("SELECT 1", {}, err) from err
+        except sqlalchemy.exc.OperationalError as err:
+            raise MlflowException(f"(sqlite3.OperationalError) {err.orig}") from err
+
+    monkeypatch.setattr(cli, "report", locked_report)
+    assert cli.main(["report", "experiment=smoke"]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("bncbench: error: the SQLite store is locked by another process") and said.count("\n") == 1

@@ -191,7 +191,23 @@ def _dispatch(args, command: str) -> int:
     except OSError as err:  # a file or folder the command was given, or met, that cannot be used
         print(f"bncbench: error: {masked(_os_error(err))}", file=sys.stderr)
         return 2
+    except Exception as err:
+        if not _store_locked(err):
+            raise
+        print("bncbench: error: the SQLite store is locked by another process (SQLite waited for it, then "
+              f"gave up: {_one_line(str(getattr(err, 'orig', err)))}); try again when it is done.", file=sys.stderr)
+        return 2
     return 0
+
+
+def _store_locked(err: BaseException) -> bool:
+    """Whether ``err`` is SQLite's "database is locked" (as sqlite3 or SQLAlchemy raise it, directly or as the
+    cause of MLflow's error), met after the store was opened."""
+    while err is not None:
+        if type(err).__name__ == "OperationalError" and "database is locked" in str(err):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
 
 
 def _one_line(text: str) -> str:

@@ -147,6 +147,10 @@ def _check_writable(directory: Path) -> None:
         raise OSError(f"cannot write in {directory} ({err.strerror})") from None
 
 
+#: How long opening a SQLite store waits for another process's lock on it before it says so.
+LOCK_WAIT_SECONDS = 30.0
+
+
 def _check_sqlite_file(path: Path) -> None:
     """Raise OSError unless ``path`` is absent, empty or an MLflow SQLite database: MLflow would retry
     opening anything else for minutes, and would add its tables to another application's database."""
@@ -159,8 +163,13 @@ def _check_sqlite_file(path: Path) -> None:
     if header and header != _SQLITE_HEADER:
         raise OSError(f"{path} is not a SQLite database")
     if header:
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as database:
-            tables = {row[0] for row in database.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        try:
+            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                         timeout=LOCK_WAIT_SECONDS)) as database:
+                tables = {row[0] for row in database.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.OperationalError as err:
+            raise OSError(f"{path} could not be read ({err}) after waiting {LOCK_WAIT_SECONDS:g} s: another process "
+                          "holds it locked; try again when it is done") from None
         if tables and not _MLFLOW_TABLES <= tables:
             shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
             raise OSError(
