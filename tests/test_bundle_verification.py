@@ -219,9 +219,24 @@ MALFORMED = {  # name: (runs change, metrics change, files change, message)
     "params without the model": (edit_json("params", lambda p: {k: v for k, v in p.items() if not k.startswith("model.")}), None, None, "params are not a cell's config: no params model"),
     "a param both a value and a group": (edit_json("params", lambda p: {**p, "model.k.x": "1"}), None, None, "is inside 'k', which is a value"),
     "estimator params that are a number": (edit_json("params", lambda p: {**p, "model.estimator_params": "5"}), None, None, "do not form a model's config"),
+    # what MLflow's store would refuse or cut, found before the first run is written (issue 42)
+    "an artifact name with a NUL byte": (None, None, lambda b: artifact_named(b, "config\x00.yaml"), "a name that is not one of the artifacts a bundle carries"),
+    "an artifact not carried": (None, None, lambda b: artifact_named(b, "model.pkl"), "a name that is not one of the artifacts"),
+    "a metric key longer than MLflow takes": (None, add_row("fold/" + "x" * 300, 0, 0.5), None, r"metric name 'fold/x+'\.\.\. is 305 characters long, over the 250 MLflow takes"),
+    "a param longer than MLflow keeps": (edit_json("params", lambda p: {**p, "note": "x" * 7000}), None, None, "params 'note' is 7000 characters long, over the 6000 MLflow keeps"),
+    "a tag name MLflow refuses": (edit_json("tags", lambda t: {**t, "../up": "1"}), None, None, r"name '\.\./up' is not one MLflow takes"),
     "a manifest that is a list": (None, None, None, "not the manifest of a bncbench bundle"),
     "a manifest with counts a list": (None, None, None, "lacks or mistypes counts"),
 }
+
+
+def artifact_named(bundle: Path, name: str) -> None:
+    """The bundle's artifacts table with one artifact ``name`` of its first run."""
+    first = pd.read_parquet(bundle / RUNS)["run_id"].iloc[0]
+    pd.DataFrame({"run_id": [first], "name": [name], "content": [b"x"]}).to_parquet(bundle / ARTIFACTS)
+    manifest = json.loads((bundle / MANIFEST).read_text())
+    manifest["files"][ARTIFACTS] = ""  # listed, so that tampered() hashes it
+    (bundle / MANIFEST).write_text(json.dumps(manifest))
 
 
 def malformed(bundle: Path, where: Path, case: str) -> Path:

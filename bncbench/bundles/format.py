@@ -19,6 +19,7 @@ Runs are keyed by their original run id (the id in the store that first ran them
 is the sha256 of its files' names and hashes: the same runs exported twice make the same id.
 """
 
+import fnmatch
 import hashlib
 import json
 import re
@@ -219,14 +220,22 @@ def read_bundle(path: str | Path) -> Bundle:
             if not (isinstance(run_id, str) and isinstance(name, str) and isinstance(content, bytes)):
                 _refuse(path, f"{ARTIFACTS} holds a row ({run_id!r}, {name!r}, {type(content).__name__}), not "
                         "(run id, name, bytes)")
-            if name in artifacts.get(run_id, {}) or "/" in name or name.startswith("."):
-                _refuse(path, f"{ARTIFACTS} holds {name!r} of run {run_id} twice, or a name that is not a file's")
+            if name in artifacts.get(run_id, {}) or not _carried(name):
+                _refuse(path, f"{ARTIFACTS} holds {name!r} of run {run_id} twice, or a name that is not one of the "
+                        f"artifacts a bundle carries ({', '.join(CARRIED_ARTIFACTS)}, a plain file name)")
             artifacts.setdefault(run_id, {})[name] = bytes(content)
     _check_tables(path, manifest, runs, metrics, predictions, artifacts)
     found = problems(runs, metrics)
     if found:
         _refuse_runs(path, found)
     return Bundle(path, manifest, runs, metrics, predictions, artifacts)
+
+
+def _carried(name: str) -> bool:
+    """Whether ``name`` is that of an artifact a bundle carries: a plain file name (no folder, no hidden file,
+    no control character, which MLflow's artifact store would refuse half-way) of ``CARRIED_ARTIFACTS``."""
+    plain = "/" not in name and "\\" not in name and not name.startswith(".") and name.isprintable()
+    return plain and any(fnmatch.fnmatchcase(name, pattern) for pattern in CARRIED_ARTIFACTS)
 
 
 def _manifest(path: Path) -> dict:

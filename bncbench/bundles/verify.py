@@ -12,6 +12,7 @@ checksums again. :func:`problems` checks what can be checked from the bundle alo
   once, equal to the mean of the folds (within ``REL_TOLERANCE``); each loss has one value per fold
   of the run's cross-validation (``cv.repetitions`` x ``cv.folds``), and no fold lies outside it;
 - the dataset inputs read the data of the ``data_digest`` tag;
+- every name and value is one MLflow's store takes whole (not refused, not cut to its length);
 - every number lies in its domain (``bncbench.core.metrics.DOMAINS``: losses in their ranges, counts and
   times non-negative, all finite), counts of rows are whole, each fold's counts agree with its rates
   (``zero_one_loss`` is ``errors / test_rows``, ``clipped_log_loss`` is 34.5 nats a zero-probability row,
@@ -27,6 +28,8 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
+from mlflow.exceptions import MlflowException
+from mlflow.utils import validation
 
 from bncbench.core.metrics import DOMAINS, LOG_LOSS_MAX, LOGGED_LOSSES, LOSSES, WHOLE_COUNTS
 from bncbench.protocol.cell import logged_hashes
@@ -142,6 +145,10 @@ def _field_problems(run) -> Iterator[str]:
             return
     if pd.notna(run.start_time) and pd.notna(run.end_time) and run.end_time < run.start_time:
         yield f"end_time {run.end_time} is before its start_time {run.start_time}"
+    stored = next(_store_problems(run), None)
+    if stored:
+        yield stored
+        return
     missing = [name for name in tag.CELL if name not in run.tags]
     if missing:
         yield f"tags lack {', '.join(missing)}"
@@ -157,6 +164,33 @@ def _field_problems(run) -> Iterator[str]:
             f"tag cfg_hash {run.tags[tag.CFG_HASH]!r} is not the hash of its params ({', '.join(sorted(hashes))}): "
             "its params or its cfg_hash were changed"
         )
+
+
+def _store_problems(run) -> Iterator[str]:
+    """The params and tags MLflow's store would refuse or cut (``mlflow.utils.validation``: a name it does not
+    take, a name or value over its length): found before the first run is written, so that an import is whole
+    or nothing, and a param cut to its limit cannot leave a run whose ``cfg_hash`` is not its params'."""
+    limits = {"params": (validation._validate_param_name, validation.MAX_PARAM_VAL_LENGTH),
+              "tags": (validation._validate_tag_name, validation.MAX_TAG_VAL_LENGTH)}
+    for column, (valid_name, longest) in limits.items():
+        for key, value in getattr(run, column).items():
+            problem = _name_problem(valid_name, key) or (
+                f"{column} {key!r} is {len(value)} characters long, over the {longest} MLflow keeps" if len(value) > longest
+                else f"{column} {key!r} holds a NUL character" if "\x00" in value else "")
+            if problem:
+                yield problem
+                return
+
+
+def _name_problem(valid_name, key: str) -> str:
+    """Why MLflow's store would not take the name ``key`` (``""`` if it would)."""
+    if len(key) > validation.MAX_ENTITY_KEY_LENGTH:
+        return f"name {key[:40]!r}... is {len(key)} characters long, over the {validation.MAX_ENTITY_KEY_LENGTH} MLflow takes"
+    try:
+        valid_name(key)
+    except MlflowException as err:
+        return f"name {key!r} is not one MLflow takes ({err.message.split(':', 1)[-1].strip()})"
+    return ""
 
 
 def _input_problems(inputs: list, digest: str | None) -> Iterator[str]:
@@ -183,6 +217,10 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
     with their run's number of ``folds`` (over the whole table at once: a bundle has millions of values)."""
     for run_id in folds.keys() - set(metrics["run_id"]):
         yield run_id, "has no metrics"
+    for key, run_id in metrics.drop_duplicates("key")[["key", "run_id"]].itertuples(index=False):
+        problem = _name_problem(validation._validate_metric_name, key)
+        if problem:
+            yield run_id, f"metric {problem}"
     twice = metrics[metrics.duplicated(["run_id", "key", "step"], keep=False)]
     for (run_id, key, step), values in twice.groupby(["run_id", "key", "step"], sort=False)["value"]:
         yield run_id, f"metric {key} has {len(values)} values at step {step} ({values.tolist()})"
