@@ -225,6 +225,8 @@ MALFORMED = {  # name: (runs change, metrics change, files change, message)
     "a metric key longer than MLflow takes": (None, add_row("fold/" + "x" * 300, 0, 0.5), None, r"metric name 'fold/x+'\.\.\. is 305 characters long, over the 250 MLflow takes"),
     "a param longer than MLflow keeps": (edit_json("params", lambda p: {**p, "note": "x" * 7000}), None, None, "params 'note' is 7000 characters long, over the 6000 MLflow keeps"),
     "a tag name MLflow refuses": (edit_json("tags", lambda t: {**t, "../up": "1"}), None, None, r"name '\.\./up' is not one MLflow takes"),
+    "a manifest that is a FIFO": (None, None, None, "its manifest.json is not a regular file"),
+    "a manifest nested too deep": (None, None, None, "nested deeper than a manifest is"),
     "a manifest that is a list": (None, None, None, "not the manifest of a bncbench bundle"),
     "a manifest with counts a list": (None, None, None, "lacks or mistypes counts"),
 }
@@ -244,6 +246,11 @@ def malformed(bundle: Path, where: Path, case: str) -> Path:
     bad = tampered(bundle, where, runs=runs, metrics=metrics, files=files)
     if case == "a manifest that is a list":
         (bad / MANIFEST).write_text("[1, 2]")
+    if case == "a manifest that is a FIFO":  # read, it would be waited on without end
+        (bad / MANIFEST).unlink()
+        os.mkfifo(bad / MANIFEST)
+    if case == "a manifest nested too deep":
+        (bad / MANIFEST).write_text("[" * 100_000 + "]" * 100_000)
     if case == "a manifest with counts a list":
         manifest = json.loads((bad / MANIFEST).read_text())
         (bad / MANIFEST).write_text(json.dumps({**manifest, "counts": [4]}))

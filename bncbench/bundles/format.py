@@ -241,10 +241,14 @@ def _carried(name: str) -> bool:
 def _manifest(path: Path) -> dict:
     if not path.is_dir():
         _refuse(path, "no such folder")
+    if (path / MANIFEST).exists() and not (path / MANIFEST).is_file():  # a FIFO would be waited on without end
+        _refuse(path, f"its {MANIFEST} is not a regular file")
     try:
         manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
         _refuse(path, f"it has no {MANIFEST}")
+    except RecursionError:
+        _refuse(path, f"its {MANIFEST} is nested deeper than a manifest is (it does not parse)")
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         _refuse(path, f"its {MANIFEST} does not parse ({err})")
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:

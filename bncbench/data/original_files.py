@@ -166,6 +166,10 @@ def add_original_files(
     paths = [Path(file) for file in files]
     if not paths:
         raise ConfigError("no file to convert: name the dataset's original files.")
+    for path in paths:  # a FIFO, a device (/dev/zero) or a folder would be read without end, or not at all
+        if path.exists() and not path.is_file():
+            raise DatasetError(f"{path} is not a regular file (a folder, a device or a pipe): name the dataset's "
+                               "original files themselves.")
     if not replace:
         refuse_present(data_dir, name)
     file_format = file_format or _format_of(paths[0])

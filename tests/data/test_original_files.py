@@ -552,3 +552,17 @@ def test_a_dry_run_says_which_absent_datasets_must_be_converted(tmp_path, capsys
     assert said.endswith(" have no openml_id: convert the original files first (bncbench data add; "
                          "conf/dataset/<name>.yaml says how).")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "folder"])
+def test_a_file_that_is_not_a_regular_file_is_refused_before_reading(tmp_path, kind):
+    """A FIFO or /dev/zero would be read without end (issue 42); a folder is not a file either."""
+    path = {"fifo": tmp_path / "rows.csv", "device": Path("/dev/zero"), "folder": tmp_path / "folder.csv"}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    started = time.monotonic()
+    with pytest.raises(DatasetError, match="is not a regular file .*name the dataset's original files themselves"):
+        add_original_files(tmp_path / "store", "d", [path], file_format="csv", header=True)
+    assert time.monotonic() - started < 10 and not (tmp_path / "store" / "d.csv.gz").exists()
