@@ -28,12 +28,11 @@ from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
-from mlflow.exceptions import MlflowException
-from mlflow.utils import validation
 
 from bncbench.core.metrics import DOMAINS, LOG_LOSS_MAX, LOGGED_LOSSES, LOSSES, WHOLE_COUNTS
 from bncbench.protocol.cell import logged_hashes
 from bncbench.tracking import tags as tag
+from bncbench.tracking.limits import MAX_LENGTH, refused_name
 
 #: How far a logged mean may lie from the mean of its folds (relative; absolute near 0): the runner
 #: logs ``numpy.mean`` of the folds, which any reader computes again to the last bits.
@@ -167,30 +166,17 @@ def _field_problems(run) -> Iterator[str]:
 
 
 def _store_problems(run) -> Iterator[str]:
-    """The params and tags MLflow's store would refuse or cut (``mlflow.utils.validation``: a name it does not
-    take, a name or value over its length): found before the first run is written, so that an import is whole
+    """The params and tags MLflow's store would refuse or cut (``bncbench.tracking.limits``: a name it does not
+    take, a value over its length, a NUL): found before the first run is written, so that an import is whole
     or nothing, and a param cut to its limit cannot leave a run whose ``cfg_hash`` is not its params'."""
-    limits = {"params": (validation._validate_param_name, validation.MAX_PARAM_VAL_LENGTH),
-              "tags": (validation._validate_tag_name, validation.MAX_TAG_VAL_LENGTH)}
-    for column, (valid_name, longest) in limits.items():
+    for column, longest in MAX_LENGTH.items():
         for key, value in getattr(run, column).items():
-            problem = _name_problem(valid_name, key) or (
+            problem = refused_name(column, key) or (
                 f"{column} {key!r} is {len(value)} characters long, over the {longest} MLflow keeps" if len(value) > longest
                 else f"{column} {key!r} holds a NUL character" if "\x00" in value else "")
             if problem:
                 yield problem
                 return
-
-
-def _name_problem(valid_name, key: str) -> str:
-    """Why MLflow's store would not take the name ``key`` (``""`` if it would)."""
-    if len(key) > validation.MAX_ENTITY_KEY_LENGTH:
-        return f"name {key[:40]!r}... is {len(key)} characters long, over the {validation.MAX_ENTITY_KEY_LENGTH} MLflow takes"
-    try:
-        valid_name(key)
-    except MlflowException as err:
-        return f"name {key!r} is not one MLflow takes ({err.message.split(':', 1)[-1].strip()})"
-    return ""
 
 
 def _input_problems(inputs: list, digest: str | None) -> Iterator[str]:
@@ -218,7 +204,7 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
     for run_id in folds.keys() - set(metrics["run_id"]):
         yield run_id, "has no metrics"
     for key, run_id in metrics.drop_duplicates("key")[["key", "run_id"]].itertuples(index=False):
-        problem = _name_problem(validation._validate_metric_name, key)
+        problem = refused_name("metrics", key)
         if problem:
             yield run_id, f"metric {problem}"
     twice = metrics[metrics.duplicated(["run_id", "key", "step"], keep=False)]
