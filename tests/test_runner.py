@@ -30,8 +30,8 @@ def iris_cv(iris):
 def test_five_times_two_folds(iris, iris_cv):
     metrics = iris_cv.metrics
     assert list(metrics.columns) == [
-        "zero_one_loss", "rmse", "log_loss", "zero_probability_rows", "clipped_log_loss", "errors",
-        "test_rows", "fit_seconds", "predict_seconds",
+        "zero_one_loss", "rmse", "log_loss", "rmse_all_classes", "zero_probability_rows", "clipped_log_loss",
+        "errors", "test_rows", "fit_seconds", "predict_seconds",
     ]
     assert len(metrics) == 10
     assert (metrics[["fit_seconds", "predict_seconds"]] > 0).all().all()
@@ -64,6 +64,9 @@ def test_metrics_agree_with_the_predictions(iris, iris_cv):
     np.testing.assert_allclose(by_fold["error"].mean(), iris_cv.metrics["zero_one_loss"])
     np.testing.assert_allclose(np.sqrt(by_fold["sq"].mean()), iris_cv.metrics["rmse"])  # SkDB Eq. 1
     np.testing.assert_allclose(by_fold["nll"].mean(), iris_cv.metrics["log_loss"])
+    target = np.eye(3)[np.searchsorted(sorted(iris.y.unique()), predictions["y_true"])]
+    all_classes = pd.Series(((proba - target) ** 2).mean(axis=1)).groupby(predictions["fold"].to_numpy()).mean()
+    np.testing.assert_allclose(np.sqrt(all_classes), iris_cv.metrics["rmse_all_classes"])  # Weka's
 
 
 def test_same_seed_same_numbers_other_seed_other_folds(iris, iris_cv):
