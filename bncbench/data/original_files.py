@@ -404,12 +404,15 @@ class _ArffSource:
             ) from ex
         if sparse:
             row = list(omitted)
-            for index, token in pairs:
+            for position, (index, token) in enumerate(pairs):
                 if index >= len(row):
                     raise DatasetError(
                         f"{path}, line {number}: sparse index {index} where the header declares {len(row)} "
                         f"attributes (indices 0..{len(row) - 1}); fix the line."
                     )
+                if any(index == earlier for earlier, _ in pairs[:position]):
+                    raise DatasetError(f"{path}, line {number}: sparse index {index} is given twice; which value "
+                                       "it has is not for a reader to guess: fix the line.")
                 row[index] = token
             return row
         if len(row) != len(omitted):
@@ -562,6 +565,11 @@ class _LibsvmSource:
         with _text_lines(path) as lines:
             for number, line in lines:
                 parts = line.partition("#")[0].split(None, 1)
+                if parts and _LIBSVM_FEATURE.fullmatch(parts[0]):
+                    raise DatasetError(
+                        f"{path}, line {number}: begins with {_quote(parts[0])}, a feature index:value, not a label "
+                        "(libsvm lines are 'label index:value ...'); give the line its label."
+                    )
                 if parts:
                     yield number, parts[0], parts[1].strip() if len(parts) > 1 else ""
 

@@ -241,6 +241,7 @@ def test_chunks_of_one_or_two_rows_give_the_same_bytes(tmp_path, fmt, text, opti
     ("sunny,85,85,FALSE,1,x", "6 values where the header declares 7 attributes"),
     ("sunny,85,85,FALSE,1,x,no,{2}", "cannot read"),
     ("{0 sunny, 9 1}", "sparse index 9 where the header declares 7 attributes"),
+    ("{0 sunny, 1 2, 1 3}", "sparse index 1 is given twice"),  # issue 42: one of them was kept silently
     ("{0 sunny, 1 2 ,}", "cannot read '{0 sunny, 1 2 ,}' as ARFF values"),
     ("{0 sunny 1 2}", "attribute 'outlook' has value 'sunny 1 2', which its @attribute line does not declare"),
     ("cloudy,85,85,FALSE,1,x,no", "attribute 'outlook' has value 'cloudy', which its @attribute line does not"),
@@ -307,6 +308,7 @@ def test_an_arff_date_must_be_dropped_or_nominal(tmp_path):
     ("1 1:2\n2 1:\n", "line 2: '1:' is not a feature index:value"),
     ("1 1:2\n2 1:0x10\n", "line 2: column 'f1' is numeric but holds '0x10'"),
     ("1 1:2\n2 1:inf\n", "line 2: column 'f1' is numeric but holds 'inf'"),
+    ("1 1:2\n2:1 3:5\n", "line 2: begins with '2:1', a feature index:value, not a label"),  # issue 42
 ])
 def test_a_bad_libsvm_line_is_named_by_its_line(tmp_path, text, expected):
     path = write(tmp_path / "bad.svm", text)
