@@ -196,6 +196,13 @@ def add_original_files(
             written += len(chunk.lines)
         if written == 0:
             raise DatasetError(f"{_listed(paths)} holds no data rows; nothing to convert.")
+        classes = sorted(plan.observed[len(plan.sources) - 1])
+        if len(classes) < 2:
+            raise DatasetError(
+                f"{_listed(paths)}: the class {plan.class_name!r} has {len(classes)} value{'' if classes else 's'} in "
+                f"the data{' (' + _quote(classes[0]) + ')' if classes else ', every row missing it'}; a classifier "
+                "needs two. Name the class column (--class), or check the missing-value token (--missing)."
+            )
         return {
             "file": f"{name}.csv.gz",
             "source_files": [path.name for path in paths],
@@ -627,8 +634,8 @@ class _LibsvmSource:
 
 @dataclass
 class _Plan:
-    """Which columns of the files go to the store, in which order, with which type; and the nominal
-    values seen so far of the nominal columns that declare none."""
+    """Which columns of the files go to the store, in which order, with which type; and the values seen so
+    far of the nominal columns (the class last)."""
 
     sources: list[_Column]
     positions: list[int]
@@ -668,11 +675,7 @@ class _Plan:
             column.kind != "numeric" or column.name in declared_nominal or column.name == class_name
             for column in sources
         ])
-        observed = {
-            position: set()
-            for position, (column, flag) in enumerate(zip(sources, is_nominal))
-            if flag and column.declared is None
-        }
+        observed = {position: set() for position, flag in enumerate(is_nominal) if flag}
         headerless = isinstance(source, _DelimitedSource) and not source.header
         positions = [source.columns.index(column) for column in sources]
         return cls(sources, positions, class_name, is_nominal, observed, headerless)
@@ -711,8 +714,8 @@ class _Plan:
         for position in np.flatnonzero(self.nominal):
             column = self.sources[position]
             used = _present(codes[:, position], is_missing)
+            self.observed[position].update(tokens[used])  # the values seen (a declared column's schema is its own)
             if column.declared is None:
-                self.observed[position].update(tokens[used])
                 continue
             undeclared = used[~_objects(tokens[used]).isin(column.declared).to_numpy()]
             if len(undeclared):

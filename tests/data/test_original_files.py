@@ -568,3 +568,16 @@ def test_a_file_that_is_not_a_regular_file_is_refused_before_reading(tmp_path, k
     with pytest.raises(DatasetError, match="is not a regular file .*name the dataset's original files themselves"):
         add_original_files(tmp_path / "store", "d", [path], file_format="csv", header=True)
     assert time.monotonic() - started < 10 and not (tmp_path / "store" / "d.csv.gz").exists()
+
+
+@pytest.mark.parametrize("text, expected", [
+    (ARFF.split("@data")[0] + "@data\nsunny,85,85,FALSE,1,x,?\novercast,80,90,TRUE,2,y,?\n",
+     "the class 'play' has 0 values in the data, every row missing it; a classifier needs two"),
+    (ARFF.split("@data")[0] + "@data\nsunny,85,85,FALSE,1,x,no\novercast,80,90,TRUE,2,y,no\n",
+     "the class 'play' has 1 value in the data ('no'); a classifier needs two"),
+])
+def test_a_class_with_fewer_than_two_values_in_the_data_is_refused(tmp_path, text, expected):
+    """Accepted silently before (issue 42): the store then held a dataset no classifier can learn."""
+    path = write(tmp_path / "one.arff", text)
+    assert expected in one_line_error(DatasetError, tmp_path / "store", "one", [path])
+    assert not (tmp_path / "store" / "one.csv.gz").exists()
