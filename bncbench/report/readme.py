@@ -200,8 +200,11 @@ def claims_section(report: Report) -> Section:
         "The paper's claims beside ours",
         [
             "[claims.csv](claims.csv). Each qualitative claim of the paper's text, the paper's figure, ours from these "
-            "runs (mean losses over the folds, counted as above; an m-estimate is the class-kept reading, "
-            "[docs/m_estimate_readings.md](../../docs/m_estimate_readings.md)), and whether they agree.",
+            "runs (mean losses over the folds, counted as above"
+            + ("; an m-estimate is the class-kept reading, "
+               "[docs/m_estimate_readings.md](../../docs/m_estimate_readings.md)"
+               if any(o.claim.against_m_estimate for o in report.claims) else "")
+            + "), and whether they agree.",
             "",
             f"**{agree} of {len(measured)} measured claims agree** ({len(report.claims) - len(measured)} not measured).",
             "",

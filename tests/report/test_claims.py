@@ -106,6 +106,9 @@ def test_the_section_and_the_csv():
     text = "\n".join(section.body)
     assert "**4 of 4 measured claims agree** (1 not measured)." in text  # no cylinder-bands among d0..d9
     assert "| Sect. 6.3: “kDB5-HDP has a slight edge over SkDB5-HDP” | 33–5–30 on RMSE |" in text
+    assert "an m-estimate is the class-kept reading" in text
+    ablations = evaluate_claims("hdp_ablations", frame({"kdb3_hdp": [0.3] * 10, "kdb5_hdp": [0.4] * 10}), None, OPTIONS)
+    assert "m-estimate" not in "\n".join(claims_section(SimpleNamespace(claims=ablations)).body)  # it has none
     table = claims_frame(found)
     assert list(table.columns) == ["claim", "paper", "where", "quote", "published", "ours", "verdict"]
     assert table.set_index("claim").at["kdb5_most_important_loss", "ours"] == "needs cylinder-bands among the datasets"
