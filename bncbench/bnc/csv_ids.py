@@ -10,6 +10,7 @@ loop took three times as long (2.6-3.7x) on the benchmark's file. The values the
 decoded (UTF-8) when asked for. ``tests/bnc/test_csv_ids.py`` checks it against pyarrow on random files.
 """
 
+import collections
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -320,7 +321,7 @@ def _header(path: Path) -> list:
 def unique_columns(path: Path, names: list) -> list:
     """``names``, the columns of the file at ``path``; refused when one is named twice (a table in memory is
     refused so too): which of them would be read is not for a reader to guess."""
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = sorted(name for name, count in collections.Counter(names).items() if count > 1)
     if repeated:
         raise DatasetError(f"{path}: the header names column{'s' if len(repeated) > 1 else ''} "
                            f"{', '.join(map(repr, repeated))} more than once; give each column a name of its own.")

@@ -35,8 +35,10 @@ and values into floats, where the store keeps each token as written.
 from __future__ import annotations
 
 import bz2
+import collections
 import contextlib
 import csv
+import functools
 import gzip
 import io
 import lzma
@@ -45,7 +47,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 import pandas as pd
@@ -64,8 +66,10 @@ SEPARATOR_WORDS = {"tab": "\t", "whitespace": None}
 CHUNK_CELLS = 2_000_000
 #: gzip's level of a converted file: zlib's default, ten times faster than 9 on such files, 5-15% larger.
 COMPRESSION_LEVEL = 6
-#: The most columns a libsvm file may make: the store is dense.
+#: The most columns a dataset may have (a libsvm file's largest index too): the store is dense.
 MAX_FEATURES = 100_000
+#: The longest line read: a file with no line ends (or a binary one) is refused at this length, not read whole.
+MAX_LINE_CHARACTERS = 1 << 24
 #: How many characters of a bad line or value an error quotes.
 QUOTED_CHARACTERS = 60
 
@@ -265,6 +269,15 @@ def _separator(separator: str) -> str | None:
     return separator
 
 
+def _check_width(columns: int, path: Path) -> None:
+    """Refuse a file of more columns than ``MAX_FEATURES``, which the dense store cannot hold."""
+    if columns > MAX_FEATURES:
+        raise DatasetError(
+            f"{path} has {columns:,} columns, more than the {MAX_FEATURES:,} a dense store file can hold; check "
+            "its separator (--sep), or drop the columns a classifier does not need before converting it."
+        )
+
+
 def _listed(paths: Sequence[Path]) -> str:
     return ", ".join(str(path) for path in paths)
 
@@ -284,12 +297,13 @@ def _text_lines(path: Path) -> Iterator[Iterator[tuple[int, str]]]:
     opener = DECOMPRESSORS.get(path.suffix.lower(), open)
     try:
         with opener(path, "rt", encoding="utf-8-sig", newline="") as text:  # -sig: a byte order mark is no text
-            yield enumerate(text, start=1)
+            yield _checked_lines(text, path)
     except FileNotFoundError as ex:
         raise DatasetError(f"{path}: no such file; give the path of the dataset's original file.") from ex
     except UnicodeDecodeError as ex:
         raise DatasetError(
-            f"{path} is not UTF-8 text ({ex.reason} at byte {ex.start} of a block); convert it to UTF-8 "
+            f"{path} is not UTF-8 text ({ex.reason} at byte {ex.start} of a block): if it is a binary file, give "
+            "the dataset's text files (ARFF, CSV, libsvm); if it is text in another encoding, convert it to UTF-8 "
             "(e.g. iconv -f latin1 -t utf-8)."
         ) from ex
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as ex:
@@ -297,6 +311,20 @@ def _text_lines(path: Path) -> Iterator[Iterator[tuple[int, str]]]:
             f"{path} cannot be read ({type(ex).__name__}: {ex}); check that the file is whole and that its "
             "suffix (.gz, .bz2, .xz) is that of its compression."
         ) from ex
+
+
+def _checked_lines(text: TextIO, path: Path) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` with their numbers from 1, each read to at most ``MAX_LINE_CHARACTERS``: a longer
+    line, or one holding a NUL character, is no row of a dataset but a binary file or one without line ends."""
+    for number, line in enumerate(iter(functools.partial(text.readline, MAX_LINE_CHARACTERS + 1), ""), start=1):
+        if len(line) > MAX_LINE_CHARACTERS or "\0" in line:
+            problem = (f"longer than {MAX_LINE_CHARACTERS:,} characters" if len(line) > MAX_LINE_CHARACTERS
+                       else "a NUL character")
+            raise DatasetError(
+                f"{path}, line {number}: {problem}, so the file is no text of rows (it is binary, or has no line "
+                "ends); give the dataset's text files (ARFF, CSV, libsvm)."
+            )
+        yield number, line
 
 
 def _arff_values(text: str, pattern: re.Pattern = _ARFF_VALUE) -> list[re.Match]:
@@ -333,6 +361,7 @@ class _ArffSource:
         self.paths = paths
         headers = [self._header(path) for path in paths]
         self.relation, self.columns, _ = headers[0]
+        _check_width(len(self.columns), paths[0])
         for path, (_, columns, _) in zip(paths[1:], headers[1:]):
             if columns != self.columns:
                 raise DatasetError(
@@ -481,7 +510,8 @@ class _DelimitedSource:
             names = fields
         else:
             names = [f"att{index}" for index in range(1, len(fields) + 1)]
-        duplicated = sorted({name for name in names if names.count(name) > 1})
+        _check_width(len(names), paths[0])
+        duplicated = sorted(name for name, count in collections.Counter(names).items() if count > 1)
         if duplicated or "" in names:
             raise ConfigError(
                 f"the column names of {paths[0]} must be unique and not empty, but {duplicated or ['']} "
@@ -658,6 +688,11 @@ class _Plan:
         declared_nominal = {name for item in nominal for name in _columns(item, source, "--nominal")}
         by_name = {column.name: column for column in source.columns}
         kept = [column for column in source.columns if column.name not in dropped and column.name != class_name]
+        if not kept:
+            raise DatasetError(
+                f"{_listed(source.paths)} has no attribute besides the class {class_name!r}, so there is nothing to "
+                "classify from: is it a dataset's file? If so, check its separator (--sep) and --drop."
+            )
         if CLASS_COLUMN in [column.name for column in kept]:
             raise ConfigError(
                 f"{_listed(source.paths)} has a column named {CLASS_COLUMN!r} that is not the class "
@@ -677,7 +712,8 @@ class _Plan:
         ])
         observed = {position: set() for position, flag in enumerate(is_nominal) if flag}
         headerless = isinstance(source, _DelimitedSource) and not source.header
-        positions = [source.columns.index(column) for column in sources]
+        position_of = {column.name: position for position, column in enumerate(source.columns)}
+        positions = [position_of[column.name] for column in sources]
         return cls(sources, positions, class_name, is_nominal, observed, headerless)
 
     def store_names(self) -> list[str]:

@@ -581,3 +581,44 @@ def test_a_class_with_fewer_than_two_values_in_the_data_is_refused(tmp_path, tex
     path = write(tmp_path / "one.arff", text)
     assert expected in one_line_error(DatasetError, tmp_path / "store", "one", [path])
     assert not (tmp_path / "store" / "one.csv.gz").exists()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "arff", "libsvm"])
+@pytest.mark.parametrize("kind", ["nul", "no line end", "not utf-8"])
+def test_a_binary_file_or_one_without_line_ends_is_refused_in_every_format(tmp_path, monkeypatch, fmt, kind):
+    """A binary file was read as "0 attributes, 25 classes", and a file without line ends was read whole into memory
+    (issue 42): each format reads its lines bounded, and a NUL or undecodable byte names the file as binary."""
+    monkeypatch.setattr("bncbench.data.original_files.MAX_LINE_CHARACTERS", 1000)
+    path = tmp_path / f"rows.{fmt}"
+    path.write_bytes({"nul": b"1,2\x00,a\n3,4,b\n", "no line end": b"1," * 5000,
+                      "not utf-8": b"\x7fELF\x02\x01\x01\x00\x00\x00\xff\xfe"}[kind])
+    message = one_line_error(DatasetError, tmp_path / "store", "d", [path], file_format=fmt)
+    assert {"nul": "line 1: a NUL character, so the file is no text of rows (it is binary",
+            "no line end": "line 1: longer than 1,000 characters, so the file is no text of rows",
+            "not utf-8": "is not UTF-8 text (invalid start byte at byte 10 of a block): if it is a binary file, give "
+                         "the dataset's text files"}[kind] in message
+    assert store_state(tmp_path / "store") == {}
+
+
+@pytest.mark.parametrize("text, options", [
+    ("/bin/sh\n/bin/bash\n/usr/bin/zsh\n", {}),  # /etc/shells: one column, read as the class
+    ("id,class\n1,a\n2,b\n", {"header": True, "drop": ["id"]}),  # the only attribute dropped
+    ("@relation r\n@attribute class {a,b}\n@data\na\nb\n", {"file_format": "arff"}),
+])
+def test_a_file_with_no_attribute_besides_the_class_is_refused(tmp_path, text, options):
+    """A system file of one column was added as "0 attributes, 10 classes" (issue 42)."""
+    path = write(tmp_path / ("f.arff" if options.get("file_format") == "arff" else "f.csv"), text)
+    assert "has no attribute besides the class" in one_line_error(DatasetError, tmp_path / "store", "d", [path],
+                                                                   **options)
+    assert store_state(tmp_path / "store") == {}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "arff"])
+def test_more_columns_than_the_dense_store_holds_are_refused_at_once(tmp_path, monkeypatch, fmt):
+    """A line of 2,000,001 fields ran for minutes (names were checked pairwise); libsvm's bound holds for all."""
+    monkeypatch.setattr("bncbench.data.original_files.MAX_FEATURES", 50)
+    text = ("a," * 60 + "c\n" if fmt == "csv"
+            else "@relation r\n" + "".join(f"@attribute a{i} numeric\n" for i in range(61)) + "@data\n")
+    path = write(tmp_path / f"wide.{fmt}", text)
+    assert "has 61 columns, more than the 50 a dense store file can hold" in one_line_error(
+        DatasetError, tmp_path / "store", "d", [path])
