@@ -1,6 +1,8 @@
 """Synthetic datasets drawn from a declared Bayesian network: the sampler, the store files, the refusals."""
 
 import itertools
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -76,6 +78,17 @@ def test_same_declaration_same_bytes_and_the_chunk_size_changes_nothing(tmp_path
     assert dataset_digest(spec(), tmp_path / "a").digest == dataset_digest(spec(), tmp_path / "b").digest
     other = write_synthetic(tmp_path / "a", spec(sample_seed=12))
     assert other != name and data_file(tmp_path / "a", other).read_bytes() != first
+
+
+def test_a_drawn_dataset_takes_the_umask_like_any_store_file(tmp_path):
+    """learning_curves drew its datasets as mode 0600 into a data directory a group may share (issue 42)."""
+    before = os.umask(0o002)
+    try:
+        name = write_synthetic(tmp_path, spec())
+    finally:
+        os.umask(before)
+    for path in (data_file(tmp_path, name), tmp_path / "schema.json"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o664
 
 
 def test_a_smaller_sample_is_the_first_rows_of_a_larger_one(tmp_path):
