@@ -24,6 +24,10 @@ from bncbench.bnc.structures import GivenStructure, make_structure
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.core.errors import BncbenchError, ConfigError, DatasetError, UnseenValuesWarning
 
+#: Most bytes of the ``(rows, classes, tables)`` sums of one block of rows in prediction.
+PREDICT_BLOCK_BYTES = 64 * 2**20
+
+
 class BNClassifier(ClassifierMixin, BaseEstimator):
     """Bayesian network classifier: a structure over the attributes plus a parameter estimator.
 
@@ -247,8 +251,19 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         return self._proba(self._codes(X))
 
     def _proba(self, codes: np.ndarray) -> np.ndarray:
-        """``predict_proba`` of rows coded by ``_codes`` (or as the training rows were, out of core)."""
-        proba = self.packed_.predict_proba(codes)
+        """``predict_proba`` of rows coded by ``_codes`` (or as the training rows were, out of core), a block of
+        rows at a time: the kernels' ``(rows, classes, tables)`` sums stay within ``PREDICT_BLOCK_BYTES`` whatever
+        the rows and classes; the answer itself, ``(rows, classes)``, is refused above ``memory_limit_gib``."""
+        n_classes, n_tables = len(self.classes_), max(1, len(self.network_.trees))
+        MemoryLimit(self.memory_limit_gib, []).check_row_class_arrays(
+            "predict_proba's answer", len(codes), n_classes, 1, 8, "predict fewer rows at a time")
+        block = max(1, PREDICT_BLOCK_BYTES // (8 * n_classes * n_tables))
+        if len(codes) <= block:
+            proba = self.packed_.predict_proba(codes)
+        else:
+            proba = np.empty((len(codes), n_classes))
+            for start in range(0, len(codes), block):
+                proba[start : start + block] = self.packed_.predict_proba(codes[start : start + block])
         if np.isnan(proba).any():
             invalid = np.isnan(proba).any(axis=1)
             raise BncbenchError(

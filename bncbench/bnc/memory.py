@@ -8,8 +8,12 @@ Two kinds of arrays grow with the attributes' numbers of values rather than with
   ``(n, r(X))`` count matrix and an ``(n, r(next variable))`` child index, so below an ID-like
   attribute (about one context per training row) a level costs rows x values.
 
+A third kind grows with the rows and the classes: the estimators that score training or held-out rows
+under every class (the m-estimate's choice of m, WANBIA's weights) hold ``(rows, classes, tables)``
+arrays, which a class of many values (an ID taken as the class) makes larger than any machine.
+
 The first size follows from the cardinalities; the second from the number of contexts that counting
-finds, level by level, before the level's arrays are made. A fit whose arrays would exceed the limit is
+finds, level by level, before the level's arrays are made; the third from the rows, classes and tables. A fit whose arrays would exceed the limit is
 refused with a ``NotApplicableError`` that states the size, the table or pair of attributes that
 causes it, and the fixes. Storing the trees sparsely instead would change every estimator and kernel,
 all of which read dense ``(contexts x values)`` tables; on ordinary data these arrays are small (at
@@ -60,6 +64,20 @@ class MemoryLimit:
             f"attributes, more than memory_limit_gib={self.gib}; the largest pair is {self.names[i]!r} x "
             f"{self.names[j]!r} ({cards[i]} x {cards[j]} values x {n_classes} classes: {_gib(pair_bytes[i, j])}). "
             f"{_fixes(self.names, [i, j], cards, 'use a structure without attribute parents (nb, aode)')}"
+        )
+
+    def check_row_class_arrays(self, what: str, rows: int, n_classes: int, tables: int, entry_bytes: int,
+                               other_fix: str) -> None:
+        """Refuse ``what`` if its ``(rows, classes, tables)`` arrays, ``entry_bytes`` an entry in all, would
+        exceed the bound."""
+        total = float(rows) * n_classes * tables * entry_bytes
+        if total <= self.max_bytes:
+            return
+        raise NotApplicableError(
+            f"{what} needs about {_gib(total)} for {rows:,} rows x {n_classes:,} classes x {tables} tables "
+            f"({entry_bytes} bytes an entry), more than memory_limit_gib={self.gib}. A class of this many values "
+            f"is rarely a classifier's target (is it an ID column?): group its rare values, {other_fix}, or raise "
+            "the limit (BNClassifier(memory_limit_gib=...), None for none)."
         )
 
     def budget(self, used_bytes: float) -> "CountingBudget":

@@ -117,3 +117,38 @@ def test_ordinary_data_fits_as_without_a_bound(shared_data_dir, dataset, model):
         for table, expected_table in zip(tables, expected, strict=True):
             np.testing.assert_array_equal(table, expected_table)
     np.testing.assert_array_equal(bounded.predict_proba(X), unbounded.predict_proba(X))
+
+
+def _many_classes_frame(n_rows, n_classes):
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.integers(0, 3, (n_rows, 4)).astype(str)).add_prefix("a")
+    return X, rng.integers(0, n_classes, n_rows).astype(str)
+
+
+@pytest.mark.parametrize("estimator, what", [("m_estimate", "the m-estimate's choice of m"),
+                                             ("wanbia", "WANBIA's weights")])
+def test_a_class_of_many_values_is_refused_before_the_row_class_arrays_exist(estimator, what):
+    """100,000 classes made fit run until the kernel killed it (issue 42): the (rows, classes, tables) arrays of the
+    estimators that score rows under every class are bounded like the counts, and refused before they exist."""
+    X, y = _many_classes_frame(4000, 3000)  # wanbia: 4000 x ~2,200 classes x 5 tables x 48 bytes = 1.98 GiB
+    tracemalloc.start()
+    with pytest.raises(NotApplicableError) as refused:
+        BNClassifier(structure="nb", estimator=estimator, memory_limit_gib=0.1).fit(X, y)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    message = str(refused.value)
+    assert message.startswith(f"{what} needs about ") and "classes x 5 tables" in message
+    assert "more than memory_limit_gib=0.1. A class of this many values" in message
+    assert peak < 0.05 * GIB
+
+
+def test_prediction_goes_by_blocks_of_rows_with_the_same_answer_and_refuses_an_answer_above_the_bound(monkeypatch):
+    X, y = _many_classes_frame(3000, 40)
+    model = BNClassifier(structure="kdb", k=2, estimator="m_estimate", random_state=0).fit(X, y)
+    whole = model.predict_proba(X)
+    monkeypatch.setattr("bncbench.bnc.classifier.PREDICT_BLOCK_BYTES", 8 * 40 * 5 * 7)  # 7 rows a block
+    np.testing.assert_array_equal(model.predict_proba(X), whole)
+    model.set_params(memory_limit_gib=3000 * 40 * 8 / GIB * 0.99)
+    with pytest.raises(NotApplicableError, match=r"predict_proba's answer needs about .* for 3,000 rows x 40 "
+                                                 r"classes x 1 tables.*predict fewer rows at a time"):
+        model.predict_proba(X)

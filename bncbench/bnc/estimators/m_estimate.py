@@ -70,6 +70,10 @@ SELECTIONS = ("largest_tied", "authors_java")
 #: rows, so rounding alone makes them differ by about 1e-16 per row summed (under 1e-12 for the 5000
 #: rows of the largest holdout); a real difference between two m is many orders larger.
 TIE_RTOL = 1e-9
+#: Bytes an entry (row, class, table) of the holdout's arrays takes at their peak: its cell and node (int64), the
+#: mask of those read, their counts, totals and numbers of values, and for one m the estimates, their logs and the
+#: temporaries of ``np.where`` (float64): about a dozen 8-byte arrays at once.
+_HOLDOUT_BYTES_PER_ENTRY = 96
 
 
 class MEstimate(Estimator):
@@ -186,6 +190,10 @@ class MEstimate(Estimator):
                 yield PackedNetwork(rest, self.tables_for(rest, m)).grouped_log_joint(held_codes)
             return
         packed = PackedNetwork(rest)
+        if rest.memory_limit is not None:
+            rest.memory_limit.check_row_class_arrays(
+                "the m-estimate's choice of m", len(held_codes), rest.n_classes, len(rest.trees),
+                _HOLDOUT_BYTES_PER_ENTRY, "fix m (estimator_params={'m': 1.0}) or hold out fewer rows (holdout_max)")
         cells, nodes = packed.cells(held_codes)  # (n, classes, trees)
         read = cells >= 0
         cells, nodes = np.where(read, cells, 0), np.where(read, nodes, 0)  # cell 0 is node 0's

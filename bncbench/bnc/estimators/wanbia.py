@@ -32,6 +32,10 @@ from bncbench.bnc.parameters import check_integer
 from bncbench.bnc.structures.base import make_structure
 from bncbench.core.errors import ConfigError
 
+#: Bytes an entry (row, class, table) of the objective's arrays takes at their peak: each looked-up cell, node and
+#: log value kept (int64, float64), and during an evaluation the slope and, renormalised, log Z and its expectation.
+_BYTES_PER_ENTRY = 48
+
 
 class WeightingToAlleviateNaiveBayes(AttributeWeighting):
     """WANBIA weights: the exponents of the Dirichlet tables that maximise the training CLL.
@@ -128,6 +132,10 @@ class ConditionalLogLikelihood:
     """
 
     def __init__(self, network, tables, codes, renormalise):
+        if network.memory_limit is not None:
+            network.memory_limit.check_row_class_arrays(
+                "WANBIA's weights", len(codes), network.n_classes, len(network.trees), _BYTES_PER_ENTRY,
+                "use an estimator that scores no training row (m_estimate with a fixed m, hdp)")
         packed = PackedNetwork(network, tables)
         cells, nodes = packed.cells(codes)
         seen = cells >= 0
