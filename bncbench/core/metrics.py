@@ -65,8 +65,8 @@ def _clipped(proba: np.ndarray, y_codes: np.ndarray) -> np.ndarray:
 
 
 def zero_probability_rows(proba: np.ndarray, y_codes: np.ndarray) -> int:
-    """Rows whose true class has probability below PROBABILITY_FLOOR (in practice 0): those ``log_loss``
-    clips."""
+    """Rows whose true class has probability below PROBABILITY_FLOOR: 0, or a probability as small (the
+    posterior is computed in logs, so such a value is the model's, not an underflow): those ``log_loss`` clips."""
     return int(np.sum(_clipped(proba, y_codes)))
 
 

@@ -1,7 +1,8 @@
 """Where a log-loss comparison measures the clip at ``PROBABILITY_FLOOR`` rather than the models.
 
 ``log_loss`` clips the true class's probability at ``bncbench.core.metrics.PROBABILITY_FLOOR`` (1e-15):
-a test row whose true class was given probability 0 adds ``-log(1e-15) / n = 34.5 / n`` to the log
+a test row whose true class was given a probability below it (0, or as small: naive Bayes' product over
+many attributes gives 1e-17 to a true class on breast-cancer, with Laplace smoothing, computed in logs) adds ``-log(1e-15) / n = 34.5 / n`` to the log
 loss of a fold of n rows, whatever else the model does. The runner logs that part of each fold's log
 loss as ``clipped_log_loss``. Where it is more than half of a model's mean ``log_loss`` on a
 dataset, a win or loss there counts the zeros the model gave more than it measures its other
@@ -76,7 +77,7 @@ def clipping_note(a: str, b: str, dominated: pd.DataFrame) -> str:
     return (
         f"- {markdown_text(a)} vs {markdown_text(b)}, log_loss: on {n} dataset{'s' if n > 1 else ''} more than "
         f"{DOMINATED_SHARE:.0%} of the mean log_loss is clipped rows (true class given "
-        f"probability 0): {'; '.join(sides)}. There this comparison measures the "
+        f"probability below {PROBABILITY_FLOOR:g}): {'; '.join(sides)}. There this comparison measures the "
         f"{PROBABILITY_FLOOR:g} clip "
         f"(`{CLIPPED}` in results.csv)."
     )

@@ -188,3 +188,26 @@ def test_class_series_of_one_kind_fit_as_their_values_listed(mixed_frame, labels
             np.testing.assert_array_equal(ta, tb)
     np.testing.assert_array_equal(fits[0].predict_proba(X), fits[1].predict_proba(X))
     assert type(fits[0].predict(X[:1])[0]) is type(fits[1].predict(X[:1])[0])
+
+
+def test_a_true_class_below_the_log_loss_clip_is_the_models_probability_not_an_underflow():
+    """On smoke's breast-cancer, naive Bayes with Laplace smoothing gives some true classes less than 1e-15, which
+    log_loss clips and a newcomer took for underflow (issue 42): the posterior is exact in logs down there."""
+    from scipy.special import logsumexp
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import StratifiedKFold
+
+    from bncbench.data import MDLDiscretizer
+
+    data = load_breast_cancer(as_frame=True)
+    train, test = next(StratifiedKFold(2, shuffle=True, random_state=2).split(data.data, data.target))
+    discretizer = MDLDiscretizer().fit(data.data.iloc[train], data.target.iloc[train])
+    X_train, X_test = discretizer.transform(data.data.iloc[train]), discretizer.transform(data.data.iloc[test])
+    y = data.target.astype(str)
+    model = BNClassifier(structure="nb", estimator="laplace").fit(X_train, y.iloc[train])
+    proba = model.predict_proba(X_test)
+    true = proba[np.arange(len(proba)), np.searchsorted(model.classes_, y.iloc[test])]
+    log_joint = model.packed_.log_joint(model._codes(X_test))
+    exact = np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+    assert true.min() < 1e-15 and (true > 0).all()  # clipped by log_loss, yet not 0
+    np.testing.assert_allclose(proba, exact, rtol=1e-9, atol=0)

@@ -30,7 +30,7 @@ def test_the_note_names_the_models_and_datasets(make_results):
     note = clipping_note("m", "l", clip_dominated(make_results(MEANS), "m", "l"))
     assert note == (
         "- m vs l, log_loss: on 3 datasets more than 50% of the mean log_loss is clipped rows (true "
-        "class given probability 0): m on d0, d1; l on d2. There this comparison measures the 1e-15 "
+        "class given probability below 1e-15): m on d0, d1; l on d2. There this comparison measures the 1e-15 "
         "clip (`clipped_log_loss` in results.csv)."
     )
     assert clipping_note("m", "l", clip_dominated(make_results(MEANS), "m", "l", datasets=["d3"])) == ""
