@@ -407,6 +407,23 @@ def test_list_names_with_one_line_each(in_process, kind, name, description):
     assert line.split(maxsplit=1)[1] == description
 
 
+def test_list_datasets_names_its_data_directory_and_says_when_it_is_missing(in_process, tmp_path, cli_env):
+    """``list datasets`` was silent when the data directory was missing, and ``data_dir=`` raised a traceback
+    (issue 42)."""
+    result = in_process("list", "datasets", f"data_dir={tmp_path / 'absent'}")
+    assert result.returncode == 0, result.output
+    assert result.stderr.startswith(f"bncbench: the data directory {tmp_path / 'absent'} does not exist: a run "
+                                    "fetches the datasets with an OpenML id into it on first use")
+    assert "adult                  source store (OpenML 1590)" in result.stdout
+    result = in_process("list", "datasets")  # BNCBENCH_DATA_DIR: the shared datasets
+    assert result.stderr == (f"bncbench: the data directory {Path(cli_env['BNCBENCH_DATA_DIR']).resolve()} holds 68 "
+                             "of the datasets listed.\n")
+    for args, allowed in [(("models", "x=1"), "no override"), (("datasets", "seed=3"), "data_dir=... alone")]:
+        result = in_process("list", *args)
+        assert result.returncode == 2 and result.stderr == (
+            f"bncbench: error: bncbench list {args[0]} takes {allowed}, got '{args[1]}'.\n")
+
+
 @pytest.mark.parametrize(
     ("overrides", "store", "files"),
     [

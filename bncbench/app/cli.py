@@ -71,6 +71,8 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         description="List the named configs of one kind, one line each.",
     )
     listing.add_argument("kind", choices=list(LISTED_GROUPS), help="what to list")
+    listing.add_argument("overrides", nargs="*", metavar="data_dir=...",
+                         help="datasets: the data directory whose datasets are described (default: as a run's)")
     export = commands.add_parser(
         "export",
         help="write an experiment's finished cells to a portable bundle (to commit, or to merge elsewhere)",
@@ -182,7 +184,7 @@ def _dispatch(args, command: str) -> int:
             return import_(args.items, args.keep)
         if args.command == "data":
             return data_add(args)
-        print("\n".join(list_configs(args.kind)))
+        print("\n".join(list_configs(args.kind, _listing_data_dir(args.kind, args.overrides))))
     except BncbenchError as err:
         print(f"bncbench: error: {_one_line(masked(err))}", file=sys.stderr)
         return 2
@@ -357,8 +359,33 @@ def data_add(args) -> int:
     return 0
 
 
-def list_configs(kind: str) -> list[str]:
-    """One line per config of ``kind`` (a key of ``LISTED_GROUPS``): its name and what it is."""
+def _listing_data_dir(kind: str, overrides: list[str]) -> Path | None:
+    """The data directory ``list datasets`` describes (``data_dir=...``, else a run's default), said on stderr
+    with how many of the configs' datasets it holds: a missing directory is named, not met by silence."""
+    from bncbench.data import resolve_data_dir
+    from bncbench.data.store import DATA_DIR_HINT, read_schema
+
+    others = [override for override in overrides if kind != "datasets" or not override.startswith("data_dir=")]
+    if others:
+        allowed = "data_dir=... alone" if kind == "datasets" else "no override"
+        raise ConfigError(f"bncbench list {kind} takes {allowed}, got {' '.join(others)!r}.")
+    if kind != "datasets":
+        return None
+    given = dict(override.split("=", 1) for override in overrides)
+    data_dir = resolve_data_dir(given.get("data_dir"))
+    if not data_dir.is_dir():
+        print(f"bncbench: the data directory {data_dir} does not exist: a run fetches the datasets with an OpenML id "
+              "into it on first use (network needed); the others are converted into it with `bncbench data add`; "
+              f"{DATA_DIR_HINT}.", file=sys.stderr)
+    else:
+        held = len(set(read_schema(data_dir)) & {path.stem for path in (config_dir() / "dataset").glob("*.yaml")})
+        print(f"bncbench: the data directory {data_dir} holds {held} of the datasets listed.", file=sys.stderr)
+    return data_dir
+
+
+def list_configs(kind: str, data_dir: Path | None = None) -> list[str]:
+    """One line per config of ``kind`` (a key of ``LISTED_GROUPS``): its name and what it is (a dataset's from the
+    data directory ``data_dir``)."""
     if kind == "models":
         from bncbench.protocol.models import catalogue
 
@@ -366,10 +393,9 @@ def list_configs(kind: str) -> list[str]:
         names = sorted(catalogue(grids))
     else:
         names = sorted(path.stem for path in (config_dir() / LISTED_GROUPS[kind]).glob("*.yaml"))
-    describe = {
+    describe = _dataset_describer(data_dir) if kind == "datasets" else {
         "experiments": describe_experiment,
         "models": lambda name: describe_model(name, grids, settings),
-        "datasets": _dataset_describer(),
         "suites": lambda name: f"{len(_load('suite', name)['datasets'])} datasets",
     }[kind]
     width = max(map(len, names), default=0)
@@ -438,13 +464,12 @@ def _grid_model_names(grids) -> list[str]:
     return list(grid_models(grids))
 
 
-def _dataset_describer():
+def _dataset_describer(data_dir: Path):
     """``describe(name)`` of a dataset config: its size from the store's ``manifest.csv`` where the
     store has one and lists it, else where it comes from."""
-    from bncbench.data import resolve_data_dir
     from bncbench.data.store import read_manifest
 
-    manifest = read_manifest(resolve_data_dir(None))
+    manifest = read_manifest(data_dir)
 
     def describe(name: str) -> str:
         if name in manifest:
