@@ -2,6 +2,7 @@
 costs for what it never saw, round-trips, and its shipped default prices every experiment's models."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -260,3 +261,33 @@ def test_the_module_imports_no_heavy_library():
         text=True,
     ).stdout.split()
     assert not {name.split(".")[0] for name in loaded} & {"numba", "mlflow", "hydra", "sklearn", "omegaconf"}
+
+
+def _dry_run_lines(*overrides, data_dir) -> list[str]:
+    out = subprocess.run([sys.executable, "-m", "bncbench", "run", "--dry-run", *overrides, "executor.n_jobs=1",
+                          f"data_dir={data_dir}", "tracking_uri=sqlite:////nonexistent/none.db"],
+                         capture_output=True, text=True, check=True).stdout
+    return out.splitlines()
+
+
+def test_a_lighter_setting_is_priced_as_its_own_dry_run_prices_it(shared_data_dir, tmp_path):
+    """The lighter settings were priced by their HDP cells alone ("both": 1 CPU-minute, its dry run 8): one price
+    of a cell for both (``Costs.cpu_seconds``)."""
+    lines = _dry_run_lines("experiment=hdp_vs_m", data_dir=shared_data_dir)
+    lighter = dict(re.findall(r"(hdp\.iterations=1000|suite=small|both) \(about ([^)]+)\)", lines[-1]))
+    assert set(lighter) == {"hdp.iterations=1000", "suite=small", "both"}
+    for setting, overrides in [("hdp.iterations=1000", ["hdp.iterations=1000"]), ("suite=small", ["suite=small"]),
+                               ("both", ["hdp.iterations=1000", "suite=small"])]:
+        (cost,) = [line for line in _dry_run_lines("experiment=hdp_vs_m", *overrides, data_dir=shared_data_dir)
+                   if line.startswith("bncbench: expected cost about ")]
+        assert cost.startswith(f"bncbench: expected cost about {lighter[setting]}, "), (setting, cost)
+
+
+def test_cells_of_datasets_the_store_does_not_describe_are_not_priced_by_a_guess(tmp_path):
+    """A fresh data directory priced every cell at one second ("about 2.4 CPU-hours" for the headline): the cost of
+    cells of unknown datasets is said to be unknown, not made up."""
+    lines = _dry_run_lines("experiment=kdb", "experiment.datasets=[sklearn-iris,zoo]", data_dir=tmp_path / "absent")
+    (cost,) = [line for line in lines if line.startswith("bncbench: expected cost about ")]
+    assert " for the 7 cells of the datasets the data directory describes " in cost
+    assert "bncbench: no cost known for 7 cells, those of zoo (not in the data directory's manifest.csv): the " \
+           "expected cost leaves them out." in lines

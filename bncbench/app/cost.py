@@ -70,25 +70,44 @@ class Costs:
 
     def lines(self, plan: Plan, to_run: Sequence[Cell], workers: int) -> list[str]:
         """What the sweep prints before its first cell (``to_run`` in the order it runs them)."""
-        seconds = [self.seconds[cell.key] for cell in to_run]
+        known = [cell for cell in to_run if self.features[cell.key] is not None]
+        seconds = [self.seconds[cell.key] for cell in known]
         unknown = sorted({cell.dataset for cell in to_run if self.features[cell.key] is None})
         finished = len(plan) - len(to_run)
         lines = [
             f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells ({len(plan.datasets)} datasets x "
             f"{len(plan.models)} models): {len(to_run)} to run, {finished} finished before."
         ]
-        if to_run:
+        if known:
             speed = "" if self.factor == 1.0 else f", at this machine's speed ({self.factor:.2f}x the model's)"
+            part = f" for the {len(known)} cells of the datasets the data directory describes" if unknown else ""
             lines.append(
                 f"bncbench: expected cost about {_hours(sum(seconds))}, {_wall(wall_seconds(seconds, workers))} "
-                f"on {workers} worker{'s' if workers > 1 else ''} (cost model{speed}; typically within x1.3 a cell, "
-                "x2 for 90% of them)."
+                f"on {workers} worker{'s' if workers > 1 else ''}{part} (cost model{speed}; typically within x1.3 a "
+                "cell, x2 for 90% of them)."
             )
         if unknown:
-            lines.append(f"bncbench: no cost known for {', '.join(unknown)} (not in the data directory's manifest).")
+            lines.append(
+                f"bncbench: no cost known for {len(to_run) - len(known)} cells, those of {', '.join(unknown)} (not in "
+                "the data directory's manifest.csv): the expected cost leaves them out."
+            )
         if sum(seconds) >= _LIGHTER_FROM_SECONDS:
-            lines.append(self._lighter(plan, to_run))
+            lines.append(self._lighter(plan, known))
         return lines
+
+    def cpu_seconds(self, cells: Sequence[Cell], plan: Plan, iterations: int | None = None) -> float:
+        """The CPU seconds of ``cells`` (each described by the store), as ``plan_costs`` prices a cell: the model's
+        prediction at this machine's factor plus the overhead of a cell; with ``hdp.iterations=<iterations>``
+        where given. The one price of a cell, for the whole sweep and for its lighter settings alike."""
+        if iterations is None:
+            return float(sum(self.seconds[cell.key] for cell in cells))
+        features = [
+            replace(self.features[cell.key], iterations=iterations) if _reads_iterations(plan, cell)
+            else self.features[cell.key]
+            for cell in cells
+        ]
+        predicted = self.model.predict(features) if features else np.zeros(0)
+        return float(np.sum(predicted * self.factor + _CELL_OVERHEAD_SECONDS))
 
     @functools.cached_property
     def dataset_totals(self) -> dict[str, float]:
@@ -98,32 +117,22 @@ class Costs:
             totals[dataset] = totals.get(dataset, 0.0) + seconds
         return totals
 
-    def _lighter(self, plan: Plan, to_run: Sequence[Cell]) -> str:
-        """``bncbench: lighter: hdp.iterations=1000 (about 1.2 h), suite=small (...), ...``."""
+    def _lighter(self, plan: Plan, known: Sequence[Cell]) -> str:
+        """``bncbench: lighter: hdp.iterations=1000 (about 1.2 h), suite=small (...), ...``, priced over the cells
+        of ``known`` as the whole sweep is (``cpu_seconds``)."""
         options = []
-        hdp = [cell for cell in to_run if _reads_iterations(plan, cell) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS]
+        hdp = [cell for cell in known if _reads_iterations(plan, cell) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS]
         if hdp:
-            fewer = self._with_iterations(to_run, _LIGHTER_ITERATIONS, plan)
+            fewer = self.cpu_seconds(known, plan, _LIGHTER_ITERATIONS)
             options.append(f"hdp.iterations={_LIGHTER_ITERATIONS} (about {_hours(fewer)})")
         small = set(_suite(_LIGHTER_SUITE))
         if small and set(plan.datasets) == set(_suite("all")):  # the datasets come from the suite
-            in_suite = [cell for cell in to_run if cell.dataset in small]
-            options.append(f"suite={_LIGHTER_SUITE} (about {_hours(sum(self.seconds[c.key] for c in in_suite))})")
+            in_suite = [cell for cell in known if cell.dataset in small]
+            options.append(f"suite={_LIGHTER_SUITE} (about {_hours(self.cpu_seconds(in_suite, plan))})")
             if hdp:
-                options.append(
-                    f"both (about {_hours(self._with_iterations(in_suite, _LIGHTER_ITERATIONS, plan))})"
-                )
+                options.append(f"both (about {_hours(self.cpu_seconds(in_suite, plan, _LIGHTER_ITERATIONS))})")
         options.append("or a subset: experiment.models=[...] experiment.datasets=[...]")
         return "bncbench: lighter: " + ", ".join(options) + "."
-
-    def _with_iterations(self, cells: Sequence[Cell], iterations: int, plan: Plan) -> float:
-        """The CPU seconds of ``cells`` with ``hdp.iterations=<iterations>``."""
-        known = [
-            replace(found, iterations=iterations) if _reads_iterations(plan, cell) else found
-            for cell in cells
-            if (found := self.features[cell.key]) is not None
-        ]
-        return float(self.model.predict(known).sum() * self.factor) if known else 0.0
 
 
 def plan_costs(plan: Plan, data_dir, logged: Iterable = ()) -> Costs:

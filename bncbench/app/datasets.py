@@ -47,12 +47,7 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
     if not missing:
         return _with_digests(plan, drawn, data_dir)
     names = ", ".join(missing)
-    without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
-    reason = None
-    if without_id:
-        reason = f"{', '.join(without_id)} {'has' if len(without_id) == 1 else 'have'} no openml_id"
-    elif not _reachable(OPENML_HOST):
-        reason = f"OpenML ({OPENML_HOST[0]}) cannot be reached from here"
+    reason = fetch_obstacle(missing)
     if reason is None:
         print(f"bncbench: fetching {len(missing)} datasets from OpenML into {data_dir}: {names}", flush=True)
         from bncbench.data.openml_source import fetch_openml_into_store  # here: openml is slow to import
@@ -67,11 +62,27 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
     if reason is not None:
         raise ConfigError(
             f"{len(missing)} datasets of the experiment are not in the data directory {data_dir} ({names}) "
-            f"and {reason}. Point bncbench at a folder that holds them ({DATA_DIR_HINT}), convert their "
-            "original files into it (bncbench data add; their conf/dataset/<name>.yaml says how), or run the "
-            "others (experiment.datasets=[...])."
+            f"and {reason}. {FETCH_FIXES}"
         )
     return _with_digests(plan, {**drawn, **missing}, data_dir)
+
+
+#: What to do when datasets are missing and cannot be fetched.
+FETCH_FIXES = (
+    f"Point bncbench at a folder that holds them ({DATA_DIR_HINT}), convert their original files into it (bncbench "
+    "data add; their conf/dataset/<name>.yaml says how), or run the others (experiment.datasets=[...])."
+)
+
+
+def fetch_obstacle(missing: dict[str, dict]) -> str | None:
+    """Why the datasets ``missing`` (name -> spec) cannot be fetched from OpenML (some have no openml_id, or
+    OpenML cannot be reached from here), or None: what the sweep checks before fetching, and its dry run."""
+    without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
+    if without_id:
+        return f"{', '.join(without_id)} {'has' if len(without_id) == 1 else 'have'} no openml_id"
+    if not _reachable(OPENML_HOST):
+        return f"OpenML ({OPENML_HOST[0]}) cannot be reached from here"
+    return None
 
 
 def _with_digests(plan: Plan, added: dict[str, dict], data_dir: Path) -> Plan:

@@ -24,7 +24,7 @@ from bncbench import tracking
 from bncbench.app.compile_cache import warm_kernels
 from bncbench.app.config import Composed
 from bncbench.app.cost import plan_costs
-from bncbench.app.datasets import fetch_missing, missing_datasets
+from bncbench.app.datasets import FETCH_FIXES, fetch_missing, fetch_obstacle, missing_datasets
 from bncbench.app.executors import LocalProcesses, cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
@@ -177,15 +177,12 @@ def show_plan(composed: Composed) -> int:
               f"{resolve_data_dir(cfg.data_dir)} before its first cell.")
     missing = missing_datasets(plan)
     if missing:
-        without_id = [name for name, spec in missing.items() if spec.get("openml_id") is None]
-        fetched = [name for name in missing if name not in without_id]
+        obstacle = fetch_obstacle(missing)
         print(
             f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(cfg.data_dir)} "
-            f"({', '.join(missing)})"
-            + (f"; the sweep fetches {', '.join(fetched)} from OpenML before its first cell" if fetched else "")
-            + (f"; {', '.join(without_id)} {'has' if len(without_id) == 1 else 'have'} no openml_id: convert the "
-               "original files first (bncbench data add; conf/dataset/<name>.yaml says how)" if without_id else "")
-            + "."
+            f"({', '.join(missing)}); "
+            + ("the sweep fetches them from OpenML before its first cell." if obstacle is None else
+               f"{obstacle}, so the run would stop before its first cell. {FETCH_FIXES}")
         )
     return 0
 

@@ -550,9 +550,28 @@ def test_a_dry_run_says_which_absent_datasets_must_be_converted(tmp_path, capsys
             "experiment.comparisons=[]", f"data_dir={tmp_path / 'store'}", f"tracking_uri=sqlite:///{tmp_path}/mlflow.db"]
     assert main(argv) == 0
     said = capsys.readouterr().out.splitlines()[-1]
-    assert "; the sweep fetches census-income, poker-hand from OpenML before its first cell; localization, " in said
-    assert said.endswith(" have no openml_id: convert the original files first (bncbench data add; "
-                         "conf/dataset/<name>.yaml says how).")
+    assert "census-income" in said and "poker-hand" in said and "localization" in said
+    assert " have no openml_id, so the run would stop before its first cell. Point bncbench at a folder" in said
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("reachable", [True, False])
+def test_a_dry_run_promises_a_fetch_only_where_the_run_could_make_it(tmp_path, capsys, monkeypatch, reachable):
+    """It said "the sweep fetches ... from OpenML" where OpenML could not be reached, and the run then stopped
+    (issue 42): the dry run asks what the run asks (``fetch_obstacle``)."""
+    monkeypatch.setattr("bncbench.app.datasets._reachable", lambda host: reachable)
+    argv = ["run", "--dry-run", "experiment=skdb_paper", "experiment.datasets=[census-income,poker-hand]",
+            "experiment.models=[nb_laplace]", "experiment.comparisons=[]", f"data_dir={tmp_path / 'store'}",
+            f"tracking_uri=sqlite:///{tmp_path}/mlflow.db"]
+    assert main(argv) == 0
+    said = capsys.readouterr().out.splitlines()[-1]
+    assert said.startswith(f"bncbench: 2 datasets are not in the data directory {tmp_path / 'store'} (")
+    assert said.endswith("; the sweep fetches them from OpenML before its first cell." if reachable else
+                         "cannot be reached from here, so the run would stop before its first cell. Point bncbench "
+                         "at a folder that holds them (set the data directory with the config option data_dir=... or "
+                         "the environment variable BNCBENCH_DATA_DIR), convert their original files into it "
+                         "(bncbench data add; their conf/dataset/<name>.yaml says how), or run the others "
+                         "(experiment.datasets=[...]).")
     assert list(tmp_path.iterdir()) == []
 
 
