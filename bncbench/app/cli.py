@@ -256,14 +256,23 @@ def report(overrides: Sequence[str], replace: bool = False) -> int:
     """Write the report of the configuration ``overrides`` compose from the logged runs."""
     from bncbench.app.config import compose
     from bncbench.app.runs_dir import report_dir
-    from bncbench.report.writer import write_report
+    from bncbench.report.writer import report_cells, write_report
 
     composed = compose(overrides)
-    cfg = composed.cfg
-    place = write_report(
-        composed.plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir
-    )
+    cfg, plan = composed.cfg, composed.plan
+    cells = {cell.key for cell in plan.cells}
+    before = report_cells(Path(report_dir(cfg)) / plan.experiment)  # a subset run's report is replaced: say so
+    place = write_report(plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None,
+                         data_dir=cfg.data_dir)
     print(f"report written to {place}")
+    after = report_cells(place)
+    finished = len(cells & after)
+    replaced = f"; it replaced the report of {len(before)} cells that was there" if before and before != after else ""
+    if finished < len(cells) or replaced:
+        subset = ("; to report only the cells a subset run made, give its overrides (experiment.datasets=[...] "
+                  "experiment.models=[...])" if finished < len(cells) else "")
+        print(f"bncbench: {finished} of the {len(cells)} cells of this configuration have a finished run{subset}"
+              f"{replaced}.")
     return 0
 
 

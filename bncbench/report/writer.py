@@ -255,11 +255,7 @@ def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: boo
     if not (place / "README.md").is_file():
         return None
     found = []
-    try:
-        logged = pd.read_csv(place / "results.csv", usecols=["dataset", "model"])
-        old = set(zip(logged["dataset"].astype(str), logged["model"].astype(str)))
-    except (OSError, ValueError, pd.errors.ParserError):  # no readable table: another kind of folder
-        old = None
+    old = report_cells(place) or None  # none: no readable table, another kind of folder
     if other_cells and (old is None or not cells or not old <= cells):
         datasets = len({dataset for dataset, _ in old}) if old else 0
         found.append(f"a report of {len(old)} cells ({datasets} datasets)" if old else "a report")
@@ -268,6 +264,15 @@ def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: boo
     if found == ["tracked by git"]:
         found = ["a report tracked by git"]
     return ", ".join(found) if found else None
+
+
+def report_cells(place: Path) -> set[tuple[str, str]]:
+    """The (dataset, model) cells of the report at ``place`` (its ``results.csv``); empty if none is readable."""
+    try:
+        logged = pd.read_csv(place / "results.csv", usecols=["dataset", "model"])
+    except (OSError, ValueError, pd.errors.ParserError):
+        return set()
+    return set(zip(logged["dataset"].astype(str), logged["model"].astype(str)))
 
 
 def _tracked_by_git(place: Path) -> bool:
