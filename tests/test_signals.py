@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -158,3 +159,31 @@ def test_ctrl_c_stops_a_long_hdp_fit_at_once_when_the_output_is_a_pipe(cli_env):
     assert fit.returncode != 0 and stderr.rstrip().splitlines()[-1] == "KeyboardInterrupt", stderr
     # the fit would take minutes; 20 s leaves room for the interpreter's exit on a loaded machine (5.4 s seen in CI)
     assert waited < 20, f"the fit answered Ctrl-C after {waited:.1f} s"
+
+
+def test_sigterm_stops_an_import_with_its_experiment_tagged_and_no_half_run(tmp_path, cli_env):
+    """An interrupted import died with the shell's "Terminated" and left its experiment untagged, so the printed link
+    opened MLflow's GenAI page (issue 42): it stops as Ctrl-C does, says what stays, and the view tags come first."""
+    from mlflow import MlflowClient
+
+    bundles = sorted(str(path.parent) for path in (Path(__file__).parents[1] / "reports" / "hdp_vs_m" / "bundles")
+                     .glob("*/manifest.json"))[:5]
+    db = tmp_path / "mlflow.db"
+    importing = subprocess.Popen(
+        [sys.executable, "-m", "bncbench", "import", *bundles, f"tracking_uri=sqlite:///{db}"], cwd=tmp_path,
+        env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + START_TIMEOUT
+    while finished(db) < 3:
+        assert importing.poll() is None and time.monotonic() < deadline, "no run imported in time"
+        time.sleep(0.1)
+    importing.send_signal(signal.SIGTERM)
+    _, err = importing.communicate(timeout=60)
+    assert importing.returncode == 128 + signal.SIGTERM, err
+    assert err.splitlines()[-1] == ("bncbench: import interrupted (SIGTERM): the runs imported before stay, the one "
+                                    "being written was deleted; the same command imports the rest.")
+    client = MlflowClient(f"sqlite:///{db}")
+    experiment = client.get_experiment_by_name("hdp_vs_m")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    runs = client.search_runs([experiment.experiment_id], max_results=5000)
+    assert runs and {run.info.status for run in runs} == {"FINISHED"}

@@ -311,6 +311,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
     store's or the bundles' run of a cell they disagree on as ``keep`` says (``bncbench.bundles.load``)."""
     from bncbench import tracking
     from bncbench.app.config import compose
+    from bncbench.app.interrupts import signal_of, sigterm_as_interrupt
     from bncbench.app.runs_dir import artifact_location
     from bncbench.app.ui import browse_hint, view_tags
     from bncbench.bundles import import_bundles
@@ -318,22 +319,27 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
 
     overrides = [item for item in items if "=" in item]
     cfg = compose(overrides).cfg
-    summary = import_bundles(
-        cfg.tracking_uri,
-        [item for item in items if "=" not in item],
-        keep=keep,
-        artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
-        artifact_location_given=cfg.artifact_location is not None,
-        data_dir=resolve_data_dir(cfg.data_dir),
-        progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
-    )
+    try:
+        with sigterm_as_interrupt():
+            summary = import_bundles(
+                cfg.tracking_uri,
+                [item for item in items if "=" not in item],
+                keep=keep,
+                artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
+                artifact_location_given=cfg.artifact_location is not None,
+                data_dir=resolve_data_dir(cfg.data_dir),
+                progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
+                experiment_tags=view_tags(),  # the view the printed link opens
+            )
+    except KeyboardInterrupt as err:
+        signum = signal_of(err)
+        print(f"bncbench: import interrupted ({signum.name}): the runs imported before stay, the one being written was "
+              "deleted; the same command imports the rest.", file=sys.stderr)
+        return 128 + signum
     print("\n".join(summary.lines()))
     client = tracking.open_store(cfg.tracking_uri, check=False)
     for name in dict.fromkeys(bundle.split("/")[0] for bundle in summary.imported + summary.already_there):
-        experiment_id = tracking.experiment_id(client, name)
-        for key, value in view_tags().items():  # the view the printed link opens
-            client.set_experiment_tag(experiment_id, key, value)
-        print(browse_hint(cfg.tracking_uri, experiment_id))
+        print(browse_hint(cfg.tracking_uri, tracking.experiment_id(client, name)))
     return 0
 
 

@@ -26,6 +26,7 @@ from bncbench.app.config import Composed
 from bncbench.app.cost import plan_costs
 from bncbench.app.datasets import FETCH_FIXES, fetch_missing, fetch_obstacle, missing_datasets
 from bncbench.app.executors import LocalProcesses, cells_at_once, make_executor
+from bncbench.app.interrupts import signal_of, sigterm_as_interrupt
 from bncbench.app.progress import SweepProgress
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
 from bncbench.app.ui import browse_hint, ui_tags
@@ -36,14 +37,6 @@ from bncbench.core.uris import credentials_to_environment, masked
 from bncbench.protocol.cell import Cell, Plan
 from bncbench.report import unchanged_report, write_report
 from bncbench.tracking import lease
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that the sweep stops the same way."""
-
-
-def _raise_interrupted(signum, frame):
-    raise Interrupted()
 
 
 @dataclass
@@ -129,24 +122,23 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
         progress = SweepProgress(
             to_run, costs.seconds, workers, lambda: list(executor.running), done_before=len(finished)
         ).start()
-        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
         try:
-            for outcome in executor.run(to_run, destination):
-                summary.add(outcome)
-                progress.done(outcome.cell, outcome.status, outcome.seconds)
-                if outcome.status == "failed":
-                    reason = masked(outcome.message.splitlines()[0])
-                    print(f"bncbench: cell {outcome.cell.name} failed: {reason}", flush=True)
+            with sigterm_as_interrupt():
+                for outcome in executor.run(to_run, destination):
+                    summary.add(outcome)
+                    progress.done(outcome.cell, outcome.status, outcome.seconds)
+                    if outcome.status == "failed":
+                        reason = masked(outcome.message.splitlines()[0])
+                        print(f"bncbench: cell {outcome.cell.name} failed: {reason}", flush=True)
         except KeyboardInterrupt as err:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the summary short
             progress.stop()
             executor.stop()
-            signum = signal.SIGTERM if isinstance(err, Interrupted) else signal.SIGINT
-            _interrupted(client, experiment_id, sweep, plan, summary, signal.Signals(signum).name, command)
+            signum = signal_of(err)
+            _interrupted(client, experiment_id, sweep, plan, summary, signum.name, command)
             return 128 + signum
         finally:
             progress.stop()
-            signal.signal(signal.SIGTERM, previous)
     report_ok = _write_report(plan, cfg, replace, keep_unchanged=not to_run)
     print(browse_hint(cfg.tracking_uri, experiment_id))
     _print_by_reason("skipped", summary.not_applicable)

@@ -14,9 +14,10 @@ cell two runs.
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import pandas as pd
 
@@ -135,6 +136,7 @@ def import_bundles(
     artifact_location_given: bool = False,
     data_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
+    experiment_tags: Mapping[str, str] = MappingProxyType({}),
 ) -> ImportSummary:
     """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
 
@@ -171,6 +173,8 @@ def import_bundles(
         ``$BNCBENCH_DATA_DIR``, else ``~/.cache/bncbench/datasets``).
     progress : callable, optional
         Told a line as each bundle is done (``bundle 3/40 tying-...: 30 runs imported, 0 already there``).
+    experiment_tags : mapping
+        Tags set on each experiment of the bundles before its first run is written (the UI's view of it).
 
     Returns
     -------
@@ -209,6 +213,9 @@ def import_bundles(
         experiments = {  # every experiment checked (e.g. not deleted) before any run is written
             name: tracking.prepare_experiment(client, name, artifact_location) for name in names
         }
+        for experiment_id in experiments.values():  # before the first run, so that an import stopped has them
+            for key, value in experiment_tags.items():
+                client.set_experiment_tag(experiment_id, key, value)
         for position, bundle in enumerate(bundles, 1):
             imported_before = len(summary.imported)
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
