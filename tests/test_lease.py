@@ -95,6 +95,8 @@ def test_a_cell_whose_process_died_is_marked_killed_and_run_again(cell):
     assert run_cell(*job).status == "finished"
     assert client.get_run(abandoned).info.status == "KILLED"
     assert "left RUNNING by an interrupted process" in client.get_run(abandoned).data.tags["error"]
+    names = {run.info.run_name: run.info.status for run in client.search_runs([exp])}
+    assert names == {"sklearn-iris/nb_laplace": "FINISHED", "sklearn-iris/nb_laplace (killed)": "KILLED"}  # told apart
 
 
 def test_a_live_run_started_just_after_this_process_looked_is_not_marked_killed(cell, monkeypatch):

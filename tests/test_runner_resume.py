@@ -145,6 +145,7 @@ def test_the_run_left_running_is_marked_killed_and_its_cell_rerun(killed_and_res
     now = client.get_run(stale.info.run_id)
     assert now.info.status == "KILLED"
     assert "interrupted" in now.data.tags["error"]
+    assert now.info.run_name == f"{stale.info.run_name} (killed)"  # the runs table tells it from its rerun (issue 42)
     (rerun,) = client.search_runs(
         [experiment_id], f"attributes.run_name = '{stale.info.run_name}' and attributes.status = 'FINISHED'"
     )

@@ -202,8 +202,7 @@ def _end_interrupted(client, run_id: str) -> None:
     """End the run of a cell stopped by Ctrl-C (or SIGTERM) KILLED, saying so, so that it never shows
     as running; its cell runs again in the next sweep."""
     try:
-        tracking.set_tags(client, run_id, {tag.ERROR: INTERRUPTED})
-        tracking.end_run(client, run_id, status="KILLED")
+        tracking.abandon(client, [tracking.get_run(client, run_id)], INTERRUPTED)
     except Exception:  # the store itself may be what was interrupted; the next sweep abandons the run
         pass
 

@@ -104,10 +104,17 @@ def running_runs(client: MlflowClient, experiment_id: str, hash_: str) -> list:
 
 
 def abandon(client: MlflowClient, runs, reason: str) -> None:
-    """Mark RUNNING runs whose process died as KILLED, with ``reason`` in their ``error`` tag."""
+    """Mark RUNNING runs whose process died (or was stopped) as KILLED, with ``reason`` in their ``error`` tag and
+    ``KILLED_SUFFIX`` after their name, so that the runs table tells each from its cell's rerun."""
     for run in runs:
         set_tags(client, run.info.run_id, {tag.ERROR: reason})
         end_run(client, run.info.run_id, status="KILLED")
+        if not run.info.run_name.endswith(KILLED_SUFFIX):
+            client.update_run(run.info.run_id, name=run.info.run_name + KILLED_SUFFIX)
+
+
+#: What the name of a run stopped before it finished ends with (``<dataset>/<model> (killed)``).
+KILLED_SUFFIX = " (killed)"
 
 
 def fail_runs(client: MlflowClient, reasons: Mapping[str, str]) -> None:
