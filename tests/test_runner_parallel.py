@@ -2,6 +2,7 @@
 depend on it; the progress lines of a sweep and of a long fit."""
 
 import io
+import os
 import subprocess
 import sys
 import time
@@ -92,7 +93,9 @@ def _cells(*names):
             for d, m in (name.split("/") for name in names)]
 
 
-def test_sweep_progress_estimates_the_time_left_from_the_cost_model():
+def test_sweep_progress_estimates_the_time_left_from_the_cost_model(monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.94, 3.0, 2.0))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     cells = _cells("a/m", "b/m", "c/m", "d/m")
     predicted = {cell.key: seconds for cell, seconds in zip(cells, [10.0, 20.0, 30.0, 40.0])}
     running = []
@@ -108,6 +111,11 @@ def test_sweep_progress_estimates_the_time_left_from_the_cost_model():
     line = progress.line(now=progress._start + 65.0)
     assert line.startswith("bncbench: 2/4 cells done; running: b/m; 1 min 5 s elapsed, about ")
     assert "ETA" in line
+    # an ETA far from the plan's says so, and what the machine's load is (issue 42: twice the plan, no word)
+    assert line.endswith("; the cells done took 2.7x the time the plan predicted (load average 3.9 on 2 cores)")
+    progress.done(cells[1], "finished", 20.0)
+    progress._actual, progress._expected = 100.0, 90.0  # within SLOWER_SAID of the plan: nothing said
+    assert progress.line(now=progress._start + 65.0).endswith(")")
 
 
 def test_sweep_progress_prints_on_a_terminal_when_cells_end(monkeypatch):

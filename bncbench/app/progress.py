@@ -10,6 +10,8 @@ On a terminal a line is printed whenever a cell ends, at most every ``INTERVAL``
 ``LOG_INTERVAL`` seconds. A fit's own progress is ``bncbench.bnc.progress``.
 """
 
+import math
+import os
 import sys
 import threading
 import time
@@ -27,6 +29,16 @@ QUIET_INTERVAL = 60.0
 LOG_INTERVAL = 600.0
 #: Predicted seconds that the first cells' ratio of actual to predicted cost is shrunk towards 1 by.
 _PRIOR_SECONDS = 60.0
+#: How far (a factor either way) the cells done may be from their predictions before a line says so, and why.
+SLOWER_SAID = 1.5
+
+
+def _load() -> str:
+    """`` (load average 3.9 on 2 cores)``: what a machine shared with other work shows, or nothing if unknown."""
+    try:
+        return f" (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    except (OSError, AttributeError):
+        return ""
 
 
 class SweepProgress:
@@ -93,11 +105,15 @@ class SweepProgress:
                 self._expected += self.predicted[cell.key]
         self._changed.set()
 
+    def factor(self) -> float:
+        """How long the cells done took against their predictions, shrunk towards 1 while they are few."""
+        return (self._actual + _PRIOR_SECONDS) / (self._expected + _PRIOR_SECONDS)
+
     def seconds_left(self, now: float | None = None) -> float:
         """Predicted wall seconds until the last cell ends (see the module)."""
         now = time.monotonic() if now is None else now
         with self._lock:
-            factor = (self._actual + _PRIOR_SECONDS) / (self._expected + _PRIOR_SECONDS)
+            factor = self.factor()
             running = {cell.key for cell in self.running()}
             for key in running:
                 self._started_at.setdefault(key, now)
@@ -123,6 +139,8 @@ class SweepProgress:
             left = self.seconds_left(now)
             arrival = time.strftime("%H:%M", time.localtime(time.time() + left))
             text += f", about {duration(left)} left (ETA {arrival})"
+            if abs(math.log(self.factor())) > math.log(SLOWER_SAID):
+                text += f"; the cells done took {self.factor():.1f}x the time the plan predicted{_load()}"
         return text
 
     def _run(self) -> None:
