@@ -3,6 +3,7 @@ depend on it; the progress lines of a sweep and of a long fit."""
 
 import io
 import os
+import re
 import subprocess
 import sys
 import time
@@ -144,7 +145,7 @@ def test_progress_lines_name_their_task():
         list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
     list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
     lines = terminal.getvalue().splitlines()
-    assert lines[0].startswith("HDP sampler (vote/nb_hdp fold 3/10): 1/100 iterations, ")
+    assert lines[0].startswith("HDP sampler (vote/nb_hdp fold 3/10): 9/100 iterations, ")
     assert lines[-1].startswith("HDP sampler: 73/100 iterations, ")
 
 
@@ -175,10 +176,22 @@ def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_termin
     terminal = Terminal()
     chunks = list(iteration_chunks(5000, "HDP sampler", stream=terminal, interval=0))
     lines = terminal.getvalue().splitlines()
-    assert len(lines) == len(chunks) - 1 and lines[0].startswith("HDP sampler: 1/5000 iterations, ")
+    assert len(lines) == len(chunks) - 2 and lines[0].startswith("HDP sampler: 9/5000 iterations, ")
     quick = Terminal()
     list(iteration_chunks(5000, "HDP sampler", stream=quick))
     assert quick.getvalue() == ""  # done within the interval: nothing to show
+
+
+def test_the_time_left_is_that_of_the_speed_now_not_of_a_slow_first_iteration(monkeypatch):
+    """A warm-up's first iteration, compiling its kernel, took 18 s: the line promised 15 minutes for a fit of one
+    second (issue 42). The first range prints nothing, and the time left is at the last range's speed."""
+    clock, terminal = Clock(), Terminal()
+    monkeypatch.setattr(progress.time, "monotonic", clock)
+    for first, last in iteration_chunks(50, "HDP sampler", stream=terminal, interval=0, seconds=0.02):
+        clock.now += 18.0 if first == 0 else 0.002 * (last - first)
+    lines = terminal.getvalue().splitlines()
+    assert lines[0] == "HDP sampler: 2/50 iterations, 18 s elapsed, about 0 s left"
+    assert all(line.endswith("about 0 s left") for line in lines)
 
 
 @pytest.mark.parametrize("seconds", [0, CHUNK_SECONDS])
@@ -196,7 +209,8 @@ def test_an_hdp_fit_in_chunks_gives_the_numbers_of_one_run(monkeypatch, seconds)
     monkeypatch.setattr(sys, "stderr", terminal)
     monkeypatch.setattr(hdp, "iteration_chunks", partial(iteration_chunks, interval=0, seconds=seconds))
     chunked = fit()  # seconds=0: one iteration a call
-    assert terminal.getvalue().splitlines()[0].startswith("HDP sampler: 1/430 iterations, ")
+    first_line = re.match(r"HDP sampler: (\d+)/430 iterations, ", terminal.getvalue())
+    assert first_line and int(first_line[1]) >= 2  # the first range, one iteration, prints no line
     for tree_plain, tree_chunked in zip(plain.tables_, chunked.tables_, strict=True):
         for level_plain, level_chunked in zip(tree_plain, tree_chunked, strict=True):
             np.testing.assert_array_equal(level_plain, level_chunked)

@@ -44,8 +44,9 @@ def iteration_chunks(total: int, label: str, stream=None, interval: float = INTE
     iteration, and a range at most ``GROWTH`` times the one before), so that Python, which runs between
     two ranges, answers Ctrl-C within about ``seconds``, on a terminal or not. On a terminal, after a
     range, when ``interval`` seconds have passed since the last line (or the start), ``<label> (<task>):
-    2500/5000 iterations, 10 s elapsed, about 10 s left``; a loop that takes less than ``interval`` in
-    all prints nothing, and elsewhere nothing is printed.
+    2500/5000 iterations, 10 s elapsed, about 10 s left``, the time left at the speed of the range just run
+    (never of the first, which a compilation makes slow: a warm-up once promised 15 minutes for a one-second
+    fit); a loop that takes less than ``interval`` in all prints nothing, and elsewhere nothing is printed.
     """
     stream = sys.stderr if stream is None else stream
     if _task.get():
@@ -58,10 +59,12 @@ def iteration_chunks(total: int, label: str, stream=None, interval: float = INTE
         began = time.monotonic()
         yield first, last
         now = time.monotonic()
-        size = max(1, min(GROWTH * size, int(seconds * (last - first) / max(now - began, 1e-9))))
+        per_iteration = max(now - began, 1e-9) / (last - first)
+        size = max(1, min(GROWTH * size, int(seconds / per_iteration)))
+        measured = first > 0  # the first range (a kernel's compilation, a first call) is no measure of speed
         first = last
-        if terminal and last < total and now - last_line >= interval:
+        if terminal and measured and last < total and now - last_line >= interval:
             last_line = now
-            left = (now - start) / last * (total - last)
+            left = per_iteration * (total - last)  # at the speed of the range just run
             elapsed, left = duration(now - start), duration(left)
             print(f"{label}: {last}/{total} iterations, {elapsed} elapsed, about {left} left", file=stream, flush=True)
