@@ -145,7 +145,7 @@ def test_progress_lines_name_their_task():
         list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
     list(iteration_chunks(100, "HDP sampler", stream=terminal, interval=0))
     lines = terminal.getvalue().splitlines()
-    assert lines[0].startswith("HDP sampler (vote/nb_hdp fold 3/10): 9/100 iterations, ")
+    assert re.match(r"HDP sampler \(vote/nb_hdp fold 3/10\): \d+/100 iterations, ", lines[0])
     assert lines[-1].startswith("HDP sampler: 73/100 iterations, ")
 
 
@@ -176,7 +176,7 @@ def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_termin
     terminal = Terminal()
     chunks = list(iteration_chunks(5000, "HDP sampler", stream=terminal, interval=0))
     lines = terminal.getvalue().splitlines()
-    assert len(lines) == len(chunks) - 2 and lines[0].startswith("HDP sampler: 9/5000 iterations, ")
+    assert len(lines) == len(chunks) - 2 and lines[0].startswith(f"HDP sampler: {chunks[1][1]}/5000 iterations, ")
     quick = Terminal()
     list(iteration_chunks(5000, "HDP sampler", stream=quick))
     assert quick.getvalue() == ""  # done within the interval: nothing to show
