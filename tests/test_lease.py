@@ -178,3 +178,17 @@ def test_two_launchers_on_one_store_run_every_cell_once(store, tmp_path, new_sto
         assert launcher.returncode == 0, output
     assert runs_by_status(tmp_path / "store" / "mlflow.db") == {"FINISHED": len(DATASETS) * len(MODELS)}
     assert not any("interrupted process" in output or "Traceback" in output for output in outputs)
+
+
+def test_a_claim_stopped_by_ctrl_c_or_sigterm_leaves_no_run_looking_alive(cell, monkeypatch):
+    """An import stopped by SIGTERM while it claimed a cell left a RUNNING run with no metrics (issue 42)."""
+    job, client, exp = cell
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lease, "claim", interrupted)
+    tags = {"cfg_hash": job[0].cfg_hash, "dataset": "sklearn-iris", "model": "nb_laplace"}
+    with pytest.raises(KeyboardInterrupt):
+        lease.claim_cell(client, exp, "sklearn-iris/nb_laplace", tags, None)
+    assert client.search_runs([exp]) == []  # the run started for the claim is deleted

@@ -3,6 +3,7 @@
 marked KILLED by the sweep, the summary says what finished and how to resume, the exit status is 128 +
 the signal, and the same command again (after Ctrl-C) plans the cells that did not finish."""
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -28,8 +29,8 @@ def _as_from_a_terminal() -> None:
 
 
 def finished(db, status="FINISHED") -> int:
-    try:
-        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as connection:
+    try:  # closed at once: an open read keeps a lock that makes the writer wait
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)) as connection:
             return connection.execute("select count(*) from runs where status = ?", (status,)).fetchone()[0]
     except sqlite3.Error:
         return 0
@@ -176,7 +177,7 @@ def test_sigterm_stops_an_import_with_its_experiment_tagged_and_no_half_run(tmp_
     deadline = time.monotonic() + START_TIMEOUT
     while finished(db) < 3:
         assert importing.poll() is None and time.monotonic() < deadline, "no run imported in time"
-        time.sleep(0.1)
+        time.sleep(0.5)
     importing.send_signal(signal.SIGTERM)
     _, err = importing.communicate(timeout=60)
     assert importing.returncode == 128 + signal.SIGTERM, err

@@ -273,20 +273,24 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
         (summary.already_there if finished.numbers == numbers else summary.kept_store).append(name)
         cell.append(finished)
         return
-    record = CellRecord(
-        run_id=run.run_id,
-        name=run.run_name,
-        status="FINISHED",
-        start_time=_millis(run.start_time),
-        end_time=_millis(run.end_time),
-        tags=tags,
-        params=run.params,
-        inputs=tuple(run.inputs),
-    )
-    history = [] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None))
-    artifacts = dict(bundle.artifacts.get(run.run_id, {}))
-    if run.run_id in bundle.predictions:
-        artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
+    try:
+        record = CellRecord(
+            run_id=run.run_id,
+            name=run.run_name,
+            status="FINISHED",
+            start_time=_millis(run.start_time),
+            end_time=_millis(run.end_time),
+            tags=tags,
+            params=run.params,
+            inputs=tuple(run.inputs),
+        )
+        history = [] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None))
+        artifacts = dict(bundle.artifacts.get(run.run_id, {}))
+        if run.run_id in bundle.predictions:
+            artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
+    except BaseException:  # stopped before the run is written (write_record deletes it after): none left alive
+        tracking.delete_run(client, claimed.run_id)
+        raise
     with lease.Heartbeat(client, claimed.run_id):
         write_record(client, claimed.run_id, record, history, artifacts)
     cell.append(_Held(f"{run.run_name} (store run {claimed.run_id}, from bundle {bundle.id})", claimed.run_id,

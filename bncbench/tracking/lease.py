@@ -161,7 +161,11 @@ def claim_cell(client, experiment_id: str, run_name: str, tags: dict, data_diges
         ABANDONED,
     )  # a live run started by another process since the look above is that process's, not abandoned
     run_id = tracking.start_run(client, experiment_id, run_name, {**tags, **lease_tags(sweep)}, start_time)
-    return claim(client, experiment_id, tracking.get_run(client, run_id), data_digest)
+    try:
+        return claim(client, experiment_id, tracking.get_run(client, run_id), data_digest)
+    except BaseException:  # stopped (Ctrl-C, SIGTERM) before the cell was decided: no run is left looking alive
+        tracking.delete_run(client, run_id)
+        raise
 
 
 def claim(client, experiment_id: str, own, data_digest: str | None) -> Claim:
