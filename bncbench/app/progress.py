@@ -139,8 +139,9 @@ class SweepProgress:
             left = self.seconds_left(now)
             arrival = time.strftime("%H:%M", time.localtime(time.time() + left))
             text += f", about {duration(left)} left (ETA {arrival})"
-            if abs(math.log(self.factor())) > math.log(SLOWER_SAID):
-                text += f"; the cells done took {self.factor():.1f}x the time the plan predicted{_load()}"
+            factor = self.factor()
+            if abs(math.log(factor)) > math.log(SLOWER_SAID):
+                text += f"; the cells done took {factor:.1f}x the time the plan predicted{_load()}"
         return text
 
     def _run(self) -> None:
