@@ -21,7 +21,7 @@ from bncbench.bundles import BundleError, ConflictError, export_bundle, import_b
 from bncbench.bundles.format import ARTIFACTS, MANIFEST, METRICS, RUNS, bundle_id, file_sha256
 from bncbench.core.errors import ConfigError
 from bncbench.protocol.cell import semantic_hash, semantic_of_params
-from bncbench.report import write_report
+from bncbench.report import plan_runs, write_report
 from bncbench.tracking import lease
 from bncbench.tracking import tags as tag
 
@@ -306,7 +306,8 @@ def db_sha(uri: str) -> str:
 
 
 def read_results(uri: str, tmp_path: Path, name: str) -> pd.DataFrame:
-    place = write_report(compose([*REPORT, f"tracking_uri={uri}"]).plan, uri, tmp_path / name)
+    plan = compose(REPORT).plan
+    place = write_report(plan, plan_runs(plan, uri), tmp_path / name)
     return pd.read_csv(place / "results.csv")
 
 
@@ -508,14 +509,54 @@ def test_the_report_lists_the_bundles_its_runs_came_from(origin, tmp_path, new_s
     uri, bundle = origin
     store = new_store(tmp_path / "store")
     import_bundles(store, [bundle])
-    readme = write_report(compose([*REPORT, f"tracking_uri={store}"]).plan, store, tmp_path / "imported")
+    plan = compose(REPORT).plan
+    readme = write_report(plan, plan_runs(plan, store), tmp_path / "imported")
     assert f"- bundles: {read_bundle(bundle).id}\n" in (readme / "README.md").read_text()
-    computed = write_report(compose([*REPORT, f"tracking_uri={uri}"]).plan, uri, tmp_path / "computed")
+    computed = write_report(plan, plan_runs(plan, uri), tmp_path / "computed")
     assert "- bundles:" not in (computed / "README.md").read_text()
     other = new_store(tmp_path / "other-store")
     import_bundles(other, [other_numbers(bundle, tmp_path / "other")])
-    changed = write_report(compose([*REPORT, f"tracking_uri={other}"]).plan, other, tmp_path / "changed")
+    changed = write_report(plan, plan_runs(plan, other), tmp_path / "changed")
     assert read_bundle(tmp_path / "other").id in (changed / "README.md").read_text()  # a change shows in the diff
+
+
+def test_a_report_of_bundles_is_the_report_of_their_import_without_a_store(origin, tmp_path, new_store):
+    """``bncbench report --bundles`` reads the runs an import would write, without MLflow: every file the
+    same, byte for byte, but the README's sentence on what its command reads."""
+    _, bundle = origin
+    store = new_store(tmp_path / "store")
+    import_bundles(store, [bundle])
+    plan = compose(REPORT).plan
+    imported = write_report(plan, plan_runs(plan, store), tmp_path / "imported")
+    folder = str(bundle.parent)  # a folder of bundles: each of its bundles (those of other experiments passed by)
+    assert main(["report", *REPORT, f"report_dir={tmp_path / 'read'}", "--bundles", folder]) == 0
+    read = tmp_path / "read" / "smoke"
+    files = sorted(path.relative_to(imported) for path in imported.rglob("*") if path.is_file())
+    assert files == sorted(path.relative_to(read) for path in read.rglob("*") if path.is_file())
+    assert len(files) >= 9  # the tables and figures
+    for name in files:
+        if name.name != "README.md":
+            assert (imported / name).read_bytes() == (read / name).read_bytes(), name
+    store_readme, bundles_readme = ((place / "README.md").read_text().splitlines() for place in (imported, read))
+    (differ,) = [i for i, (a, b) in enumerate(zip(store_readme, bundles_readme)) if a != b]
+    assert store_readme[differ].replace("(reads the MLflow store of your tracking_uri,", "(reads the bundles it names,") \
+        .replace("` (reads", f" --bundles {folder}` (reads") == bundles_readme[differ]
+    assert f"- bundles: {read_bundle(bundle).id}" in bundles_readme
+
+
+def test_a_report_of_bundles_refuses_what_an_import_refuses(origin, tmp_path, capsys):
+    _, bundle = origin
+    report = ["report", *REPORT, f"report_dir={tmp_path / 'read'}", "--bundles"]
+    assert main([*report, str(bundle), str(other_numbers(bundle, tmp_path / "other"))]) == 2
+    assert "disagree on 4 cells" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main([*report, str(tmp_path / "empty")]) == 2
+    assert f"{tmp_path / 'empty'}: neither a bundle nor a folder of bundles" in capsys.readouterr().err
+    cut = Path(shutil.copytree(bundle, tmp_path / "cut"))
+    (cut / RUNS).write_bytes((cut / RUNS).read_bytes()[:100])
+    assert main([*report, str(cut)]) == 2
+    assert "runs.parquet differs from the file exported" in capsys.readouterr().err
+    assert not (tmp_path / "read").exists()
 
 
 def test_an_artifact_location_the_existing_experiment_cannot_take_refuses_the_import(

@@ -25,7 +25,7 @@ from bncbench.bundles.format import MANIFEST, METRICS, RUNS, write_bundle
 from bncbench.app.cli import main
 from bncbench.app.config import compose
 from bncbench.core.errors import ConfigError
-from bncbench.report import write_report
+from bncbench.report import plan_runs, write_report
 from bncbench.app.runner import run_cell
 
 MODELS = ["nb_laplace", "nb_m_estimate"]
@@ -66,7 +66,7 @@ def report(uri: str, datasets, report_dir: Path) -> dict[str, bytes]:
         f"report_dir={report_dir}",
     ]
     composed = compose(overrides)
-    place = write_report(composed.plan, uri, report_dir)
+    place = write_report(composed.plan, plan_runs(composed.plan, uri), report_dir)
     return {
         str(path.relative_to(place)): path.read_bytes() for path in sorted(place.rglob("*")) if path.is_file()
     }

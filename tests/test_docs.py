@@ -230,6 +230,7 @@ def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     monkeypatch.setattr(bncbench.app.config, "compose", compose_once)
     monkeypatch.setattr(bncbench.app.sweep, "run_plan", record("run"))
     monkeypatch.setattr(bncbench.tracking, "open_existing_store", no_store)
+    monkeypatch.setattr(bncbench.report.writer, "plan_runs", lambda plan, tracking_uri: None)  # read by the report
     monkeypatch.setattr(bncbench.report.writer, "write_report", record("report"))
     monkeypatch.setattr(bncbench.bundles, "export_bundle", record("export"))
     monkeypatch.setattr(bncbench.bundles, "import_bundles", record("import"))

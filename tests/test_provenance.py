@@ -19,7 +19,7 @@ from bncbench.tracking import provenance
 from bncbench import tracking
 from bncbench.app.config import compose
 from bncbench.app.sweep import destination_of
-from bncbench.report import write_report
+from bncbench.report import plan_runs, write_report
 from bncbench.app.runner import run_cell
 
 OTHER_COMMIT = "0" * 40
@@ -108,7 +108,7 @@ def experiment(iris_store, tmp_path, new_store):
 def report(overrides):
     """The report of the configuration ``overrides`` compose: results.csv and README.md."""
     composed = compose(overrides)
-    out = write_report(composed.plan, composed.cfg.tracking_uri, composed.cfg.report_dir)
+    out = write_report(composed.plan, plan_runs(composed.plan, composed.cfg.tracking_uri), composed.cfg.report_dir)
     return pd.read_csv(out / "results.csv"), (out / "README.md").read_text()
 
 

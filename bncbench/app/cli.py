@@ -65,6 +65,11 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
     )
     report.add_argument("overrides", nargs="*", help=OVERRIDES_HELP + "; report.round=3, report_dir=...")
     report.add_argument("--replace", action="store_true", help=REPLACE_HELP)
+    report.add_argument(
+        "--bundles", nargs="+", metavar="FOLDER",
+        help="read the runs from these bundles (each a bundle's folder or a folder of bundles, e.g. "
+        "reports/*/bundles; those of other experiments are passed by) instead of the MLflow store",
+    )
     listing = commands.add_parser(
         "list",
         help="list the experiments, models, datasets or suites that overrides can name",
@@ -177,7 +182,7 @@ def _dispatch(args, command: str) -> int:
         if args.command == "run":
             return run(args.overrides, command, args.dry_run, args.cfg, args.replace)
         if args.command == "report":
-            return report(args.overrides, args.replace)
+            return report(args.overrides, args.replace, args.bundles)
         if args.command == "export":
             return export(args.overrides, args.out, args.predictions, args.every_configuration)
         if args.command == "import":
@@ -252,18 +257,19 @@ def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str
     return run_plan(composed, command, replace)
 
 
-def report(overrides: Sequence[str], replace: bool = False) -> int:
-    """Write the report of the configuration ``overrides`` compose from the logged runs."""
+def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[str] | None = None) -> int:
+    """Write the report of the configuration ``overrides`` compose from the logged runs: those of its
+    store, or those of the ``bundles`` folders."""
     from bncbench.app.config import compose
     from bncbench.app.runs_dir import report_dir
-    from bncbench.report.writer import report_cells, write_report
+    from bncbench.report.writer import plan_runs, report_cells, write_report
 
     composed = compose(overrides)
     cfg, plan = composed.cfg, composed.plan
     cells = {cell.key for cell in plan.cells}
     before = report_cells(Path(report_dir(cfg)) / plan.experiment)  # a subset run's report is replaced: say so
-    place = write_report(plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None,
-                         data_dir=cfg.data_dir)
+    runs = bundled_runs(plan, bundles) if bundles else plan_runs(plan, cfg.tracking_uri)
+    place = write_report(plan, runs, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir)
     print(f"report written to {place}")
     after = report_cells(place)
     finished = len(cells & after)
@@ -274,6 +280,16 @@ def report(overrides: Sequence[str], replace: bool = False) -> int:
         print(f"bncbench: {finished} of the {len(cells)} cells of this configuration have a finished run{subset}"
               f"{replaced}.")
     return 0
+
+
+def bundled_runs(plan, folders: Sequence[str]):
+    """The runs of ``plan``'s experiment in the bundles ``folders`` name, as the report reads runs."""
+    from bncbench.bundles import bundle_runs
+    from bncbench.report import LoggedRuns
+
+    found = bundle_runs(folders, plan.experiment)
+    return LoggedRuns.of_records(plan.experiment, f"bundles {', '.join(found.folders)}", found.records, found.values,
+                                 plan.by_key() if plan.cells else None, found.folders)
 
 
 def export(overrides: Sequence[str], out: str | None, predictions: bool, every_configuration: bool) -> int:

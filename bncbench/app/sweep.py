@@ -35,7 +35,7 @@ from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
 from bncbench.core.uris import credentials_to_environment, masked
 from bncbench.protocol.cell import Cell, Plan
-from bncbench.report import unchanged_report, write_report
+from bncbench.report import plan_runs, unchanged_report, write_report
 from bncbench.tracking import lease
 
 
@@ -319,13 +319,13 @@ def _write_report(plan: Plan, cfg, replace: bool = False, keep_unchanged: bool =
     """Write the report of the sweep's plan; say why when it cannot be. With ``keep_unchanged`` (no cell
     ran), a report made from the same runs, settings and code is left as it is (``unchanged_report``)."""
     try:
-        unchanged = keep_unchanged and unchanged_report(plan, cfg.tracking_uri, report_dir(cfg), cfg.data_dir)
+        runs = plan_runs(plan, cfg.tracking_uri)  # read once, for both
+        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(cfg), cfg.data_dir)
         if unchanged:
             print(f"bncbench: report unchanged: {unchanged}")
             return True
         place = write_report(
-            plan, cfg.tracking_uri, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir,
-            manifest=True,
+            plan, runs, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir, manifest=True
         )
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:

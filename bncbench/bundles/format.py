@@ -191,7 +191,7 @@ def read_bundle(path: str | Path) -> Bundle:
         or the tables disagree with the manifest or with each other.
     """
     path = Path(path)
-    manifest = _manifest(path)
+    manifest = read_manifest(path)
     for name, sha in manifest["files"].items():
         file = path / name
         if not (isinstance(sha, str) and _SHA256.fullmatch(sha)) or not _inside(path, name):
@@ -238,7 +238,8 @@ def _carried(name: str) -> bool:
     return plain and any(fnmatch.fnmatchcase(name, pattern) for pattern in CARRIED_ARTIFACTS)
 
 
-def _manifest(path: Path) -> dict:
+def read_manifest(path: Path) -> dict:
+    """A bundle's manifest, checked for its format and keys (not yet its files: :func:`read_bundle`)."""
     if not path.is_dir():
         _refuse(path, "no such folder")
     if (path / MANIFEST).exists() and not (path / MANIFEST).is_file():  # a FIFO would be waited on without end

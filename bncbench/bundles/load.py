@@ -198,15 +198,15 @@ def import_bundles(
     bundles = [read_bundle(path) for path in bundle_paths]
     if not bundles:
         raise ConfigError("no bundle to import; give the folders that bncbench export wrote.")
-    numbers = {bundle.id: _bundle_numbers(bundle) for bundle in bundles}
-    _refuse_conflicts(_conflicts_between(bundles, numbers), None)
+    numbers = {bundle.id: bundle_numbers(bundle) for bundle in bundles}
+    refuse_conflicts(conflicts_between(bundles, numbers), None)
     summary = _provenance_summary(bundles, data_dir)
     client = tracking.open_store(tracking_uri)
     with tracking.quiet_store():
         names = list(dict.fromkeys(bundle.experiment for bundle in bundles))
         held = {name: _store_runs(client, name, [b for b in bundles if b.experiment == name]) for name in names}
         if keep is None:
-            _refuse_conflicts(_conflicts_with_store(bundles, numbers, held), tracking_uri)
+            refuse_conflicts(_conflicts_with_store(bundles, numbers, held), tracking_uri)
         if artifact_location_given:
             for name in names:
                 tracking.check_artifact_location(client, name, artifact_location)
@@ -258,7 +258,7 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
         summary.already_there.append(name)
         return
     tags = {**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id}
-    claimed = lease.claim_cell(client, experiment_id, run.run_name, tags, digest, start_time=_millis(run.start_time))
+    claimed = lease.claim_cell(client, experiment_id, run.run_name, tags, digest, start_time=millis(run.start_time))
     if claimed.status == "running elsewhere":
         summary.running_elsewhere.append(name)
         return
@@ -278,8 +278,8 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
             run_id=run.run_id,
             name=run.run_name,
             status="FINISHED",
-            start_time=_millis(run.start_time),
-            end_time=_millis(run.end_time),
+            start_time=millis(run.start_time),
+            end_time=millis(run.end_time),
             tags=tags,
             params=run.params,
             inputs=tuple(run.inputs),
@@ -306,7 +306,7 @@ def _numbers(values: pd.DataFrame) -> tuple:
     return tuple(sorted((key, step, None if math.isnan(value) else value) for (key, step), value in latest.items()))
 
 
-def _bundle_numbers(bundle: Bundle) -> dict[str, tuple]:
+def bundle_numbers(bundle: Bundle) -> dict[str, tuple]:
     """The numbers (``_numbers``) of each run of a bundle, by its id in the bundle."""
     groups = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
     empty = bundle.metrics.iloc[:0]
@@ -347,7 +347,7 @@ def _store_source(record: CellRecord) -> str:
     return f"{record.name} (store run {record.run_id}{f', from bundle {origin}' if origin else ''})"
 
 
-def _conflicts_between(bundles: list[Bundle], numbers: dict) -> list[str]:
+def conflicts_between(bundles: list[Bundle], numbers: dict) -> list[str]:
     """The cells that two of the bundles given hold with other numbers, each as text naming both."""
     first, found = {}, []
     for bundle in bundles:
@@ -372,7 +372,7 @@ def _conflicts_with_store(bundles: list[Bundle], numbers: dict, held: dict) -> l
     return list(dict.fromkeys(found))
 
 
-def _refuse_conflicts(found: list[str], tracking_uri: str | None) -> None:
+def refuse_conflicts(found: list[str], tracking_uri: str | None) -> None:
     """Raise ConflictError naming the conflicts ``found``, between the bundles given (``tracking_uri``
     None) or with the store of ``tracking_uri``."""
     if not found:
@@ -394,7 +394,7 @@ def _listed(names: list[str]) -> str:
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def _millis(value) -> int | None:
+def millis(value) -> int | None:
     return None if pd.isna(value) else int(value)
 
 

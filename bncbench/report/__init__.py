@@ -1,4 +1,4 @@
-"""Reports regenerated from what an experiment logged to MLflow.
+"""Reports regenerated from what an experiment logged: its MLflow runs, or the bundles they were exported to.
 
 :func:`compute_report` computes a :class:`Report` from plain arguments, :func:`write_files` renders
 it, and :func:`write_report` does both from a composed config (:func:`unchanged_report`: unless the
@@ -13,7 +13,7 @@ from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import LoggedRuns, load_fold_metrics, load_model_params, load_results, read_runs
 from bncbench.report.tables import to_frame, to_latex, to_markdown, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
-from bncbench.report.writer import unchanged_report, write_files, write_report
+from bncbench.report.writer import plan_runs, unchanged_report, write_files, write_report
 
 __all__ = [
     "PUBLISHED",
@@ -26,6 +26,7 @@ __all__ = [
     "load_fold_metrics",
     "load_model_params",
     "load_results",
+    "plan_runs",
     "published_tables",
     "read_runs",
     "to_frame",

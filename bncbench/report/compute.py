@@ -21,7 +21,7 @@ from bncbench.report.learning_curves import COLUMNS as LEARNING_CURVE_COLUMNS
 from bncbench.report.learning_curves import learning_curves
 from bncbench.report.published import published_tables
 from bncbench.report.published_table import PublishedTable
-from bncbench.report.results import Cells, read_runs
+from bncbench.report.results import LoggedRuns
 from bncbench.report.run_settings import run_settings
 from bncbench.report.side_by_side import compare_published
 from bncbench.report.significance import (
@@ -137,14 +137,12 @@ class Report:
 
 
 def compute_report(
-    tracking_uri: str,
-    experiment: str,
+    runs: LoggedRuns,
     metrics: Sequence[str],
     comparisons: Iterable[Mapping[str, str]] = (),
     *,
     datasets: Sequence[str] | None = None,
     models: Sequence[str] | None = None,
-    cells: Cells | None = None,
     draws: str = "exclude",
     round: int | None = None,
     alpha: float = 0.05,
@@ -155,21 +153,20 @@ def compute_report(
     best_of: Mapping[str, Sequence[str]] | None = None,
     test_rows: Callable[[str], np.ndarray] | None = None,
 ) -> Report:
-    """Compute every table, test and figure's data of an experiment from its MLflow runs.
+    """Compute every table, test and figure's data of an experiment from its logged runs.
 
     Parameters
     ----------
-    tracking_uri, experiment : str
-        The MLflow store and the MLflow experiment (``experiment.name``).
+    runs : LoggedRuns
+        The experiment's finished runs, read from a store (:func:`bncbench.report.results.read_runs`) or
+        from bundles, checked against its cells if given there: only their runs of this configuration
+        and data are read; without cells, each cell's latest finished run.
     metrics : sequence of str
         The metrics compared, e.g. ``["zero_one_loss", "rmse"]``.
     comparisons : iterable of mapping
         ``{"a": model, "b": model}`` each, as in ``experiment.comparisons``.
     datasets, models : sequence of str, optional
         The experiment's datasets and models; default every one logged.
-    cells : mapping, optional
-        The experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`): only their runs of
-        this configuration and data are read. None: each cell's latest finished run.
     draws, round, alpha
         See :func:`bncbench.report.win_draw_loss.win_draw_loss`.
     published : sequence of str
@@ -192,15 +189,14 @@ def compute_report(
     Raises
     ------
     ConfigError
-        If the store, the experiment or a metric is missing, the experiment has no finished run, or
-        a setting is invalid.
+        If a metric is missing, the experiment has no finished run, or a setting is invalid.
     """
-    runs = read_runs(tracking_uri, experiment, cells)
+    experiment = runs.experiment
     results = runs.results()
     if results.empty:
-        others = 0 if cells is None else len(runs.left_out())
+        others = 0 if runs.cells is None else len(runs.left_out())
         raise ConfigError(
-            f"experiment {experiment!r} has no finished run in {tracking_uri!r}"
+            f"experiment {experiment!r} has no finished run in {runs.source!r}"
             + (f" of this configuration ({others} of other settings or data)" if others else "")
             + "; run it first (python -m bncbench experiment=...)"
         )

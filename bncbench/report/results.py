@@ -9,15 +9,17 @@ Runs without ``dataset`` and ``model`` tags are not cells (e.g. a parent run) an
 run's config is logged flattened as params (``model.estimator_params.iterations``).
 
 The store is searched once (:func:`read_runs`), and the per-fold values of the runs compared are
-read in bulk (:func:`bncbench.tracking.fold_metrics`). Given the experiment's cells
+read in bulk (:func:`bncbench.tracking.metric_values`). Committed bundles give the same records without a
+store (``bncbench.bundles.bundle_runs``): :class:`LoggedRuns` is what the report reads either way. Given the
+experiment's cells
 (``Plan.by_key``, :mod:`bncbench.protocol.cell`), a cell's run is the latest FINISHED one with the
 cell's ``cfg_hash`` and ``data_digest``: runs of other settings (another CV protocol, ...) or of a
 dataset file changed since are left out (:meth:`LoggedRuns.left_out`). Without them, the latest
 FINISHED run of each cell is read, whatever its settings.
 """
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -26,6 +28,7 @@ from bncbench.core.errors import ConfigError
 from bncbench.core.metrics import COUNTS
 from bncbench.protocol.cell import DERIVED_PARAMS, SEMANTIC_KEYS
 from bncbench.tracking import tags as tag
+from bncbench.tracking.folds import fold_frame, fold_keys
 
 if TYPE_CHECKING:
     from bncbench.protocol.cell import Cell
@@ -49,26 +52,48 @@ PROVENANCE = {
     "bundle": ("tags", tag.ORIGIN_BUNDLE),  # the bundle it was imported from (bncbench.bundles)
 }
 Cells = Mapping[tuple[str, str], "Cell"]
+#: ``(run ids, metric keys) -> every logged value of those keys of those runs`` (columns
+#: ``bncbench.tracking.folds.VALUE_COLUMNS``), by the ids of the records.
+MetricValues = Callable[[Sequence[str], Sequence[str]], pd.DataFrame]
 
 
 @dataclass(frozen=True)
 class LoggedRuns:
-    """The FINISHED cell runs of an experiment, read from the store once, and what is made of them.
+    """The FINISHED cell runs of an experiment, read once (from a store or from bundles), and what is
+    made of them.
 
     Attributes
     ----------
-    tracking_uri : str
-        The store they were read from.
+    experiment : str
+        The experiment's name (``experiment.name``).
+    source : str
+        Where they were read: the tracking URI, or the bundle folders named.
     runs : tuple of CellRecord
         Every FINISHED run of the experiment tagged ``dataset`` and ``model``.
     cells : mapping or None
         The experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`) the runs are checked
         against; None: each cell's latest run counts, whatever its settings.
+    values : MetricValues
+        Reads the logged values of the runs' metrics (the per-fold ones, :meth:`fold_metrics`).
+    bundles : tuple of str
+        The bundle folders named, when the runs were read from bundles rather than a store.
     """
 
-    tracking_uri: str
+    experiment: str
+    source: str
     runs: tuple["CellRecord", ...]
     cells: Cells | None
+    values: MetricValues = field(repr=False)
+    bundles: tuple[str, ...] = ()
+
+    @classmethod
+    def of_records(cls, experiment: str, source: str, records: Iterable["CellRecord"], values: MetricValues,
+                   cells: Cells | None = None, bundles: Sequence[str] = ()) -> "LoggedRuns":
+        """The runs ``records`` (the FINISHED cell runs of ``experiment``) checked against ``cells``: each
+        dataset whose digest is unknown here is read in the version of its latest run of the configuration."""
+        records = tuple(records)
+        cells = None if cells is None else _one_version_per_dataset(records, cells)
+        return cls(experiment, source, records, cells, values, tuple(bundles))
 
     def results(self) -> pd.DataFrame:
         """Mean metrics of the cells, one row per (dataset, model).
@@ -147,11 +172,12 @@ class LoggedRuns:
         return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
 
     def fold_metrics(self, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
-        """Per-fold values of some of the runs (:func:`bncbench.tracking.fold_metrics`), by the ids
+        """Per-fold values of some of the runs (:func:`bncbench.tracking.folds.fold_frame`), by the ids
         the results show (``CellRecord.shown_id``)."""
         in_store = {run.shown_id: run.run_id for run in self.runs}
         shown = {store_id: run_id for run_id, store_id in in_store.items()}
-        folds = load_fold_metrics(self.tracking_uri, [in_store.get(r, r) for r in run_ids], metrics)
+        run_ids, metrics = [in_store.get(r, r) for r in dict.fromkeys(run_ids)], list(metrics)
+        folds = fold_frame(self.values(run_ids, fold_keys(metrics)), run_ids, metrics)
         return folds.assign(run_id=folds["run_id"].map(lambda r: shown.get(r, r)))
 
     def _latest(self, row: Callable[["CellRecord"], dict]) -> pd.DataFrame:
@@ -208,10 +234,10 @@ def read_runs(tracking_uri: str, experiment_name: str, cells: Cells | None = Non
     ConfigError
         If the store cannot be opened or holds no such experiment.
     """
-    from bncbench.tracking.record import finished_records  # here: MLflow only when a store is read
+    from bncbench.tracking.record import finished_records, metric_values  # here: MLflow only when a store is read
 
-    runs = finished_records(tracking_uri, experiment_name)
-    return LoggedRuns(tracking_uri, tuple(runs), None if cells is None else _one_version_per_dataset(runs, cells))
+    return LoggedRuns.of_records(experiment_name, tracking_uri, finished_records(tracking_uri, experiment_name),
+                                 lambda run_ids, keys: metric_values(tracking_uri, run_ids, keys), cells)
 
 
 def _one_version_per_dataset(runs, cells: Cells) -> Cells:
@@ -240,11 +266,12 @@ def load_model_params(tracking_uri: str, experiment_name: str, cells: Cells | No
 
 
 def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
-    """Per-fold values ``fold/<metric>`` of some runs (:func:`bncbench.tracking.fold_metrics`), e.g.
+    """Per-fold values ``fold/<metric>`` of some runs of a store (:func:`bncbench.tracking.folds.fold_frame`), e.g.
     for a 5x2cv t-test per dataset."""
-    from bncbench.tracking.record import fold_values  # here: MLflow only when a store is read
+    from bncbench.tracking.record import metric_values  # here: MLflow only when a store is read
 
-    return fold_values(tracking_uri, run_ids, metrics)
+    run_ids, metrics = list(dict.fromkeys(run_ids)), list(metrics)
+    return fold_frame(metric_values(tracking_uri, run_ids, fold_keys(metrics)), run_ids, metrics)
 
 
 def _check_one_result_per_cell(runs: Iterable["CellRecord"]) -> None:

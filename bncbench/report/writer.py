@@ -11,7 +11,7 @@ import functools
 import hashlib
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 
@@ -46,6 +46,7 @@ from bncbench.report.readme import (
     render_sections,
     significance_section,
 )
+from bncbench.report.results import LoggedRuns, read_runs
 from bncbench.report.run_settings import settings_lines
 from bncbench.report.side_by_side import published_markdown
 from bncbench.report.staging import staged
@@ -89,25 +90,25 @@ LIBRARIES = ("numpy", "pandas", "scipy", "matplotlib")
 
 def write_report(
     plan: Plan,
-    tracking_uri: str,
+    runs: LoggedRuns,
     report_dir: str | Path,
     replace: bool = False,
     scratch: bool = False,
     data_dir: str | Path | None = None,
     manifest: bool = False,
 ) -> Path:
-    """Write the tables, statistics and figures of an experiment from its MLflow runs.
+    """Write the tables, statistics and figures of an experiment from its logged runs.
 
     Parameters
     ----------
     plan : Plan
         The experiment's cells, comparisons, metrics and report settings
-        (:func:`bncbench.app.config.compose`): each cell's run is the one of this configuration and
-        data, the others are counted as left out. A plan without cells (one made by hand) reads each
-        cell's latest finished run, whatever its settings, and its empty ``datasets`` and ``models``
-        every dataset and model logged.
-    tracking_uri : str
-        The store the runs are read from.
+        (:func:`bncbench.app.config.compose`). A plan without cells (one made by hand) has empty
+        ``datasets`` and ``models``: every dataset and model logged.
+    runs : LoggedRuns
+        The experiment's finished runs, from a store (:func:`plan_runs`) or from bundles, checked against
+        the plan's cells (``plan.by_key()``): each cell's run is the one of this configuration and data,
+        the others are counted as left out; read without cells, each cell's latest finished run.
     report_dir : str or Path
         The report goes to ``<report_dir>/<plan.experiment>``.
     replace : bool
@@ -149,8 +150,8 @@ def write_report(
     Raises
     ------
     ConfigError
-        If the store, the experiment or a metric is missing, the experiment has no finished run, a
-        report option is invalid, or a report in the way is not to be replaced.
+        If a metric is missing, the experiment has no finished run, a report option is invalid, or a
+        report in the way is not to be replaced.
     """
     place = Path(report_dir) / check_path_name("experiment.name", plan.experiment)
     in_the_way = report_in_the_way(place, {cell.key for cell in plan.cells}, other_cells=not scratch)
@@ -160,15 +161,13 @@ def write_report(
             "(--replace)."
         )
     settings = {key: value for key, value in plan.report.items() if ADDED_LATER.get(key, ...) != value}
-    made_of = report_inputs(plan, tracking_uri, data_dir) if manifest else None
+    made_of = report_inputs(plan, runs, data_dir) if manifest else None
     report = compute_report(
-        tracking_uri,
-        plan.experiment,
+        runs,
         list(plan.metrics),
         list(plan.comparisons),
         datasets=list(plan.datasets) or None,
         models=list(plan.models) or None,
-        cells=plan.by_key() if plan.cells else None,
         draws=settings.get("draws", "exclude"),
         round=settings.get("round"),
         alpha=settings.get("alpha", 0.05),
@@ -179,20 +178,24 @@ def write_report(
         best_of=settings.get("best_of") or {},
         test_rows=plan_test_rows(plan, data_dir),
     )
-    command = regenerate_command(list(plan.overrides), plan.experiment)
-    return write_files(report, Path(report_dir), settings, command, made_of)
+    command = regenerate_command(list(plan.overrides), plan.experiment, runs.bundles)
+    reads = "the bundles it names" if runs.bundles else "the MLflow store of your tracking_uri"
+    return write_files(report, Path(report_dir), settings, command, made_of, reads)
 
 
-def report_inputs(plan: Plan, tracking_uri: str, data_dir: str | Path | None = None) -> str:
+def plan_runs(plan: Plan, tracking_uri: str) -> LoggedRuns:
+    """The finished runs of ``plan``'s experiment in the store of ``tracking_uri``, checked against its
+    cells (none in a plan made by hand: each cell's latest run)."""
+    return read_runs(tracking_uri, plan.experiment, plan.by_key() if plan.cells else None)
+
+
+def report_inputs(plan: Plan, runs: LoggedRuns, data_dir: str | Path | None = None) -> str:
     """A digest of everything :func:`write_report` makes a report of ``plan`` from: the experiment's
-    finished runs in the store (all of each: ids, times, tags, params, metrics), the plan (every cell's
-    ``cfg_hash`` and data digest, the comparisons, metrics, report settings and overrides), the store
-    and the data directory, and the code (bncbench's files, the versions of ``LIBRARIES``)."""
-    from bncbench.tracking.record import finished_records  # here: MLflow only when a store is read
-
-    runs = sorted((dataclasses.asdict(run) for run in finished_records(tracking_uri, plan.experiment)),
-                  key=lambda run: run["run_id"])
-    made_of = [runs, repr(plan), tracking_uri, str(resolve_data_dir(data_dir)), _code()]
+    finished runs (all of each: ids, times, tags, params, metrics) and where they were read, the plan
+    (every cell's ``cfg_hash`` and data digest, the comparisons, metrics, report settings and
+    overrides), the data directory, and the code (bncbench's files, the versions of ``LIBRARIES``)."""
+    records = sorted((dataclasses.asdict(run) for run in runs.runs), key=lambda run: run["run_id"])
+    made_of = [records, repr(plan), runs.source, str(resolve_data_dir(data_dir)), _code()]
     return hashlib.sha256(json.dumps(made_of, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -207,7 +210,7 @@ def _code() -> str:
     return digest.hexdigest()
 
 
-def unchanged_report(plan: Plan, tracking_uri: str, report_dir: str | Path, data_dir: str | Path | None = None
+def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_dir: str | Path | None = None
                      ) -> Path | None:
     """The report of ``plan`` in ``report_dir`` if :func:`write_report` would write it as it is: its
     manifest says it was made from the same ``report_inputs`` and every file it lists is there, as
@@ -218,7 +221,7 @@ def unchanged_report(plan: Plan, tracking_uri: str, report_dir: str | Path, data
         files = {name: _file_digest(place / name) for name in manifest["files"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if files != manifest["files"] or manifest["made_of"] != report_inputs(plan, tracking_uri, data_dir):
+    if files != manifest["files"] or manifest["made_of"] != report_inputs(plan, runs, data_dir):
         return None
     return place
 
@@ -284,20 +287,22 @@ def _tracked_by_git(place: Path) -> bool:
     return listed.returncode == 0 and bool(listed.stdout.strip())
 
 
-def regenerate_command(overrides: list[str] | None, experiment: str) -> str:
-    """``bncbench report`` with the overrides that made a report, but those of ``PLACES``."""
+def regenerate_command(overrides: list[str] | None, experiment: str, bundles: Sequence[str] = ()) -> str:
+    """``bncbench report`` with the overrides that made a report, but those of ``PLACES``, and the
+    bundle folders it read, if any."""
 
     def shown(override: str) -> bool:
         key, _, value = override.partition("=")
         key = key.lstrip("+~")
         return key not in PLACES or (key == "report_dir" and not Path(value).is_absolute())
 
-    return " ".join(["bncbench report", *filter(shown, overrides or [f"experiment={experiment}"])])
+    read = ["--bundles", *bundles] if bundles else []
+    return " ".join(["bncbench report", *filter(shown, overrides or [f"experiment={experiment}"]), *read])
 
 
 def write_files(
     report: Report, report_dir: Path, settings: dict | None = None, command: str | None = None,
-    made_of: str | None = None,
+    made_of: str | None = None, reads: str = "the MLflow store of your tracking_uri",
 ) -> Path:
     """Render a report into ``<report_dir>/<experiment>``, replacing the files of an older one.
 
@@ -316,6 +321,8 @@ def write_files(
     made_of : str, optional
         :func:`report_inputs` of the report: given, ``manifest.json`` records it with the digest of each
         file written, which :func:`unchanged_report` checks.
+    reads : str
+        What ``command`` reads the runs from, as the README says it.
 
     Returns
     -------
@@ -366,8 +373,7 @@ def write_files(
             f"# Report: {markdown_text(report.experiment)}",
             "",
             (
-                f"Regenerate with `{command}` (reads the "
-                f"MLflow store of your tracking_uri, refits nothing). Report settings of this version: "
+                f"Regenerate with `{command}` (reads {reads}, refits nothing). Report settings of this version: "
                 f"{_overrides(report.options if settings is None else settings)}. "
                 f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
                 f"{results['model'].nunique()} models.{_unfinished(report)}"

@@ -18,12 +18,12 @@ from bncbench.tracking import tags as tag
 from bncbench.tracking.runs import (
     cell_runs,
     finished_cell_runs,
-    fold_metrics,
     log_inputs,
     log_metric_history,
     log_params,
     missing_metrics,
 )
+from bncbench.tracking.runs import metric_values as store_metric_values
 from bncbench.tracking.store import experiment_id, open_existing_store, read_errors
 
 
@@ -117,10 +117,10 @@ def finished_records(tracking_uri: str, experiment: str) -> list[CellRecord]:
         return [CellRecord.of_run(run) for run in finished_cell_runs(client, experiment_id(client, experiment))]
 
 
-def fold_values(tracking_uri: str, run_ids, metrics) -> pd.DataFrame:
-    """``bncbench.tracking.runs.fold_metrics`` of some runs of the store of ``tracking_uri``."""
+def metric_values(tracking_uri: str, run_ids, keys) -> pd.DataFrame:
+    """``bncbench.tracking.runs.metric_values`` of some runs of the store of ``tracking_uri``."""
     with read_errors(tracking_uri):
-        return fold_metrics(open_existing_store(tracking_uri), run_ids, metrics)
+        return store_metric_values(open_existing_store(tracking_uri), run_ids, keys)
 
 
 def cell_records(client, experiment: str) -> list[CellRecord]:

@@ -20,6 +20,7 @@ from mlflow.tracking import MlflowClient
 
 from bncbench.core.metrics import LOSSES
 from bncbench.tracking import tags as tag
+from bncbench.tracking.folds import VALUE_COLUMNS, fold_frame, fold_keys
 from bncbench.tracking.store import environment
 
 #: MLflow tag values are limited in length; longer error messages are cut there.
@@ -32,7 +33,6 @@ _BATCH = 1000
 #: Runs per query of the per-fold metrics: an SQL ``IN`` list this long stays far below SQLite's limit
 #: on bound variables.
 _RUNS_PER_QUERY = 500
-_FOLD_COLUMNS = ["run_id", "metric", "fold", "value"]
 #: The metrics every finished cell run has logged: each loss's mean over the folds and its per-fold values.
 CELL_METRICS = (*LOSSES, *(tag.FOLD_PREFIX + loss for loss in LOSSES))
 
@@ -261,36 +261,10 @@ def finished_cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
 
 
 def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
-    """The per-fold values ``fold/<metric>`` of some runs, read in bulk (:func:`metric_values`).
-
-    Parameters
-    ----------
-    client : MlflowClient
-        The store.
-    run_ids : iterable of str
-        The runs to read.
-    metrics : iterable of str
-        Metric names without the ``fold/`` prefix, e.g. ``["zero_one_loss", "rmse"]``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Long format, columns ``run_id``, ``metric``, ``fold`` (the step), ``value``, sorted by run (in
-        the order given), metric and fold; if a step was logged twice the later value counts.
-    """
+    """The per-fold values ``fold/<metric>`` of some runs (:func:`bncbench.tracking.folds.fold_frame`),
+    read in bulk (:func:`metric_values`)."""
     run_ids, metrics = list(dict.fromkeys(run_ids)), list(metrics)
-    frame = metric_values(client, run_ids, [tag.FOLD_PREFIX + metric for metric in metrics]).rename(
-        columns={"key": "metric", "step": "fold"}
-    )
-    frame["metric"] = frame["metric"].str.removeprefix(tag.FOLD_PREFIX)
-    frame["run_id"] = pd.Categorical(frame["run_id"], categories=run_ids, ordered=True)
-    frame["metric"] = pd.Categorical(frame["metric"], categories=metrics, ordered=True)
-    return (
-        frame.sort_values(["run_id", "metric", "fold", "timestamp"], kind="stable")
-        .drop_duplicates(["run_id", "metric", "fold"], keep="last")
-        .astype({"run_id": str, "metric": str})
-        .reset_index(drop=True)[_FOLD_COLUMNS]
-    )
+    return fold_frame(metric_values(client, run_ids, fold_keys(metrics)), run_ids, metrics)
 
 
 def metric_values(client: MlflowClient, run_ids: Iterable[str], keys: Iterable[str]) -> pd.DataFrame:
@@ -314,5 +288,5 @@ def metric_values(client: MlflowClient, run_ids: Iterable[str], keys: Iterable[s
             logged += [(m.run_id, m) for m in bulk(chunk, key, max_results=None)]
     return pd.DataFrame(
         [(run_id, m.key, m.step, m.value, m.timestamp) for run_id, m in logged],
-        columns=["run_id", "key", "step", "value", "timestamp"],
+        columns=VALUE_COLUMNS,
     )

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from bncbench import tracking
-from bncbench.report import write_report
+from bncbench.report import plan_runs, write_report
 from bncbench.report.clipping import clip_dominated, clipping_note
 
 # Mean log_loss and clipped_log_loss per dataset d0..d3 (None: not logged, a run older than the metric).
@@ -55,7 +55,7 @@ def test_the_report_notes_clipped_log_loss_comparisons_and_still_reports_old_run
             _log(client, experiment_id, f"d{i}", model, means)
     comparisons = [{"a": "m", "b": "l"}, {"a": "old", "b": "m"}, {"a": "old", "b": "l"}]
     plan = report_plan("clip", comparisons=comparisons, metrics=["rmse", "log_loss"])
-    out = write_report(plan, uri, tmp_path / "reports")
+    out = write_report(plan, plan_runs(plan, uri), tmp_path / "reports")
     readme, wdl = (out / "README.md").read_text(), (out / "wdl.md").read_text()
     notes = [line for line in readme.splitlines() if "measures the 1e-15 clip" in line]
     assert [note.split(":")[0] for note in notes] == [

@@ -4,7 +4,7 @@ start a heading, and a CSV cell a spreadsheet would take for a formula is neutra
 import pandas as pd
 from mlflow.tracking import MlflowClient
 
-from bncbench.report import write_report
+from bncbench.report import plan_runs, write_report
 from bncbench.report.tables import csv_safe, markdown_table, markdown_text
 
 from .conftest import log_cell
@@ -32,7 +32,7 @@ def test_a_report_of_hostile_names(tmp_path, report_plan):
     for start, (dataset, model) in enumerate([(SCRIPT, FORMULA), (SCRIPT, "b"), ("d1", FORMULA), ("d1", "b")]):
         log_cell(client, experiment, dataset, model, folds, start=start)
     plan = report_plan("hostile", datasets=[SCRIPT, "d1"], models=[FORMULA, "b"], comparisons=[{"a": FORMULA, "b": "b"}])
-    out = write_report(plan, uri, tmp_path / "reports")
+    out = write_report(plan, plan_runs(plan, uri), tmp_path / "reports")
     for markdown in out.glob("*.md"):
         assert "<script>" not in markdown.read_text(encoding="utf-8"), markdown.name
     for csv in out.glob("*.csv"):

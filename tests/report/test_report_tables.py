@@ -7,7 +7,7 @@ import pytest
 
 from bncbench.core.errors import ConfigError
 from bncbench.app.config import compose
-from bncbench.report import load_results, to_frame, to_latex, to_markdown, wdl_table, write_report
+from bncbench.report import load_results, plan_runs, to_frame, to_latex, to_markdown, wdl_table, write_report
 from bncbench.report.writer import regenerate_command
 
 
@@ -68,7 +68,8 @@ def config(report_plan):
     def make(uri, report_dir, report=None, **experiment):
         fields = {"name": "toy", "datasets": ["d0", "d1", "d2", "d3"], "models": ["a", "b"],
                   "comparisons": [{"a": "a", "b": "b"}], **experiment}
-        return report_plan(**fields, **(report or {})), uri, report_dir
+        plan = report_plan(**fields, **(report or {}))
+        return plan, plan_runs(plan, uri), report_dir
 
     return make
 
@@ -312,15 +313,15 @@ def test_a_report_in_the_way_is_replaced_only_when_asked(store, tmp_path):
     """A report of other cells, or one git tracks (a committed report), is not written over by accident."""
     uri, _ = store
     plan = compose(["experiment=smoke"]).plan
-    place = write_report(plan, uri, tmp_path)
-    assert write_report(plan, uri, tmp_path) == place  # the same cells: the report is brought up to date
+    place = write_report(plan, plan_runs(plan, uri), tmp_path)
+    assert write_report(plan, plan_runs(plan, uri), tmp_path) == place  # the same cells: the report is brought up to date
     subset = compose(["experiment=smoke", "experiment.models=[nb_laplace]", "experiment.comparisons=[]"]).plan
     with pytest.raises(ConfigError, match=r"holds a report of \d+ cells \(\d datasets\): write this report elsewhere"):
-        write_report(subset, uri, tmp_path)
-    assert write_report(subset, uri, tmp_path, scratch=True) == place  # bncbench's own folder beside the store
-    assert write_report(plan, uri, tmp_path, replace=True) == place
+        write_report(subset, plan_runs(subset, uri), tmp_path)
+    assert write_report(subset, plan_runs(subset, uri), tmp_path, scratch=True) == place  # bncbench's own folder beside the store
+    assert write_report(plan, plan_runs(plan, uri), tmp_path, replace=True) == place
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "add", "smoke"], check=True)
     with pytest.raises(ConfigError, match="tracked by git: write this report elsewhere"):
-        write_report(subset, uri, tmp_path, scratch=True)  # committed: even in a scratch folder
-    assert write_report(subset, uri, tmp_path, replace=True) == place
+        write_report(subset, plan_runs(subset, uri), tmp_path, scratch=True)  # committed: even in a scratch folder
+    assert write_report(subset, plan_runs(subset, uri), tmp_path, replace=True) == place

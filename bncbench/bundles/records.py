@@ -1,0 +1,117 @@
+"""Bundles read as the runs a store would hold after importing them, without a store: the report of
+committed bundles needs no MLflow import (``bncbench report --bundles``).
+
+Each cell comes in as :func:`bncbench.bundles.import_bundles` would bring it into an empty store: a
+FINISHED record tagged with its origin (``tag.ORIGIN_RUN``, ``tag.ORIGIN_BUNDLE``), its metrics the
+latest value of each key as MLflow keeps it (the greatest step, then time, then value), each model of
+a ``cfg_hash`` and data digest once (the first bundle's, in the order given), and bundles that disagree
+on a cell refused (``ConflictError``).
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bncbench.bundles.format import MANIFEST, Bundle, BundleError, read_bundle, read_manifest
+from bncbench.bundles.load import bundle_numbers, conflicts_between, millis, refuse_conflicts
+from bncbench.tracking import tags as tag
+from bncbench.tracking.folds import VALUE_COLUMNS
+from bncbench.tracking.record import CellRecord
+
+
+@dataclass(frozen=True)
+class BundleRuns:
+    """The runs of one experiment in some bundles (:func:`bundle_runs`).
+
+    Attributes
+    ----------
+    experiment : str
+    folders : tuple of str
+        The folders named, as given.
+    bundles : tuple of Bundle
+        The bundles of the experiment found there, in the order read.
+    records : tuple of CellRecord
+        Each cell's run, as an import into an empty store would hold it.
+    """
+
+    experiment: str
+    folders: tuple[str, ...]
+    bundles: tuple[Bundle, ...]
+    records: tuple[CellRecord, ...]
+    _values: pd.DataFrame = field(repr=False)
+
+    def values(self, run_ids: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:
+        """Every logged value of the metric ``keys`` of the runs ``run_ids`` (columns ``VALUE_COLUMNS``)."""
+        values = self._values
+        return values[values["run_id"].isin(list(run_ids)) & values["key"].isin(list(keys))].reset_index(drop=True)
+
+
+def bundle_folders(folders: Iterable[str | Path]) -> list[Path]:
+    """The bundles named by ``folders``: each a bundle's folder, or a folder of bundles (its subfolders
+    holding a manifest, in name order).
+
+    Raises
+    ------
+    BundleError
+        A folder is missing, or neither a bundle nor a folder of bundles.
+    """
+    found = []
+    for folder in map(Path, folders):
+        if (folder / MANIFEST).exists():
+            found.append(folder)
+            continue
+        inside = sorted(path.parent for path in folder.glob(f"*/{MANIFEST}")) if folder.is_dir() else []
+        if not inside:
+            raise BundleError(
+                f"{folder}: {'no such folder' if not folder.is_dir() else 'neither a bundle nor a folder of bundles'}; "
+                "name the folders bncbench export wrote, or the folder that holds them (reports/<experiment>/bundles)."
+            )
+        found += inside
+    return found
+
+
+def bundle_runs(folders: Sequence[str | Path], experiment: str) -> BundleRuns:
+    """The runs of ``experiment`` in the bundles ``folders`` name (:func:`bundle_folders`; bundles of
+    other experiments are passed by), each read and verified whole (``read_bundle``).
+
+    Raises
+    ------
+    BundleError
+        A folder names no bundle, or a bundle of the experiment is not whole.
+    ConflictError
+        Two bundles hold a cell with other numbers.
+    """
+    bundles = [read_bundle(path) for path in bundle_folders(folders) if read_manifest(path)["experiment"] == experiment]
+    numbers = {bundle.id: bundle_numbers(bundle) for bundle in bundles}
+    refuse_conflicts(conflicts_between(bundles, numbers), None)
+    records, values, held = [], [], set()
+    for bundle in bundles:
+        metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
+        for run in bundle.runs.itertuples(index=False):
+            cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST), run.tags[tag.MODEL])
+            if cell in held:  # an import adds it once
+                continue
+            held.add(cell)
+            logged = metrics.get(run.run_id, bundle.metrics.iloc[:0])
+            records.append(_record(bundle, run, logged))
+            values.append(logged[VALUE_COLUMNS])
+    frame = pd.concat(values, ignore_index=True) if values else pd.DataFrame(columns=VALUE_COLUMNS)
+    return BundleRuns(experiment, tuple(map(str, folders)), tuple(bundles), tuple(records), frame)
+
+
+def _record(bundle: Bundle, run, logged: pd.DataFrame) -> CellRecord:
+    """The record of a bundle's run as imported (``bncbench.bundles.load._import_run``)."""
+    latest = logged.sort_values(["step", "timestamp", "value"], kind="stable").drop_duplicates("key", keep="last")
+    return CellRecord(
+        run_id=run.run_id,
+        name=run.run_name,
+        status="FINISHED",
+        start_time=millis(run.start_time),
+        end_time=millis(run.end_time),
+        tags={**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id},
+        params=run.params,
+        metrics=dict(zip(latest["key"], latest["value"].astype(float))),
+        inputs=tuple(run.inputs),
+    )
