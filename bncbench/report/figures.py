@@ -328,25 +328,46 @@ def win_loss_figure(
     return figure
 
 
-def learning_curve_plot(curve: pd.DataFrame, path: Path, *, title: str, colours: Colours | None = None) -> Path:
+#: Line styles of the variants of a family of models in a learning-curve figure (``nb_hdp``, ``nb_m_estimate``: the
+#: family ``nb`` in one colour, each variant in its style), in the order the variants come.
+VARIANT_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
+#: Panels per row of a learning-curve figure: legible at the width GitHub shows an image (about 900 pixels).
+CURVE_COLUMNS = 2
+
+
+def learning_curve_plot(curve: pd.DataFrame, path: Path, *, title: str) -> Path:
     """The learning curves of one network (:func:`bncbench.report.learning_curves.learning_curves`, its rows):
-    a panel per metric, a line per model, the mean loss against the training rows (log scale), written to
-    ``path`` (a PNG), which is returned."""
-    colours = colours or Colours()
+    a panel per metric in a grid of ``CURVE_COLUMNS``, a line per model, the mean loss against the training rows
+    (log scale), written to ``path`` (a PNG), which is returned. A model ``<family>_<variant>`` takes its family's
+    colour and its variant's line style and marker (:data:`VARIANT_STYLES`), so that e.g. kDB-3 with HDP and with
+    m-estimates are one colour, solid and dashed."""
     metrics = list(dict.fromkeys(curve["metric"]))
-    figure = Figure(figsize=(4.6 * len(metrics) + 1.8, 4.0))
-    axes = figure.subplots(1, len(metrics), squeeze=False)[0]
+    models = list(dict.fromkeys(curve["model"]))
+    families = Colours(model.partition("_")[0] for model in models)
+    variants = {variant: VARIANT_STYLES[n % len(VARIANT_STYLES)]
+                for n, variant in enumerate(dict.fromkeys(model.partition("_")[2] for model in models))}
+    rows = -(-len(metrics) // CURVE_COLUMNS)
+    figure = Figure(figsize=(4.4 * CURVE_COLUMNS, 3.3 * rows + 1.2), layout="constrained")
+    axes = figure.subplots(rows, CURVE_COLUMNS, squeeze=False).ravel()
+    ticks = sorted(curve["training_rows"].unique())
     for ax, metric in zip(axes, metrics):
         for model, points in curve[curve["metric"] == metric].groupby("model", sort=False):
-            ax.plot(points["training_rows"], points["value"], marker="o", markersize=4, label=model,
-                    color=colours(model))
+            family, _, variant = model.partition("_")
+            style, marker = variants[variant]
+            ax.plot(points["training_rows"], points["value"], style, marker=marker, markersize=4, label=model,
+                    color=families(family), linewidth=1.4)
         ax.set_xscale("log")
-        ticks = sorted(curve["training_rows"].unique())
         ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
         ax.minorticks_off()
-        ax.set(xlabel="training rows (log scale)", ylabel=f"{metric}, mean over the folds", title=metric)
+        ax.set(xlabel="training rows (log scale)", ylabel="mean over the folds", title=metric)
         ax.grid(True, alpha=0.3)
-    axes[-1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    for ax in axes[len(metrics):]:
+        ax.set_axis_off()
+    handles, labels = axes[0].get_legend_handles_labels()
+    if len(metrics) < len(axes):  # in the grid's first free panel, else below the grid
+        axes[len(metrics)].legend(handles, labels, loc="center", ncol=2, fontsize=9, frameon=False)
+    else:
+        figure.legend(handles, labels, loc="outside lower center", ncol=min(len(models), 4), fontsize=8, frameon=False)
     figure.suptitle(title, fontsize=10)
     return _save(figure, path)
 

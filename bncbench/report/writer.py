@@ -357,7 +357,7 @@ def write_files(
         _write_rankings(out, figures, report, total)
         _draw_scatters(figures, report, colours, total)
         _write_curves(out, figures, report, colours, total)
-        _write_learning_curves(out, figures, report, colours)
+        _write_learning_curves(out, figures, report)
 
         results = report.results
         sections, left_out = render_sections(
@@ -473,7 +473,7 @@ def _draw_scatters(figures: Figures, report: Report, colours: Colours, total: in
         )
 
 
-def _write_learning_curves(out: Path, figures: Figures, report: Report, colours: Colours) -> None:
+def _write_learning_curves(out: Path, figures: Figures, report: Report) -> None:
     """A figure per network of the report's learning curves, and their points as ``learning_curves.csv``."""
     curves = report.learning_curves
     if curves.empty:
@@ -485,7 +485,7 @@ def _write_learning_curves(out: Path, figures: Figures, report: Report, colours:
             network,
             f"learning_curves_{number}.png",
             lambda path, curve=curve, network=network: learning_curve_plot(
-                curve, path, title=f"Learning curves (as the SkDB paper's Fig. 1): {network}", colours=colours
+                curve, path, title=f"Learning curves (as the SkDB paper's Fig. 1): {network}"
             ),
         )
 
