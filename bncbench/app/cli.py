@@ -66,6 +66,11 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
     report.add_argument("overrides", nargs="*", help=OVERRIDES_HELP + "; report.round=3, report_dir=...")
     report.add_argument("--replace", action="store_true", help=REPLACE_HELP)
     report.add_argument(
+        "--allow-uncommitted", action="store_true",
+        help="write a report into a folder git tracks from runs made by code with uncommitted changes (refused "
+        "without it: nobody could rebuild that code)",
+    )
+    report.add_argument(
         "--bundles", nargs="+", metavar="FOLDER",
         help="read the runs from these bundles (each a bundle's folder or a folder of bundles, e.g. "
         "reports/*/bundles; those of other experiments are passed by) instead of the MLflow store",
@@ -182,7 +187,7 @@ def _dispatch(args, command: str) -> int:
         if args.command == "run":
             return run(args.overrides, command, args.dry_run, args.cfg, args.replace)
         if args.command == "report":
-            return report(args.overrides, args.replace, args.bundles)
+            return report(args.overrides, args.replace, args.bundles, args.allow_uncommitted)
         if args.command == "export":
             return export(args.overrides, args.out, args.predictions, args.every_configuration)
         if args.command == "import":
@@ -257,7 +262,8 @@ def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str
     return run_plan(composed, command, replace)
 
 
-def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[str] | None = None) -> int:
+def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[str] | None = None,
+           allow_uncommitted: bool = False) -> int:
     """Write the report of the configuration ``overrides`` compose from the logged runs: those of its
     store, or those of the ``bundles`` folders."""
     from bncbench.app.config import compose
@@ -269,7 +275,8 @@ def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[st
     cells = {cell.key for cell in plan.cells}
     before = report_cells(Path(report_dir(cfg)) / plan.experiment)  # a subset run's report is replaced: say so
     runs = bundled_runs(plan, bundles) if bundles else plan_runs(plan, cfg.tracking_uri)
-    place = write_report(plan, runs, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir)
+    place = write_report(plan, runs, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir,
+                         allow_uncommitted=allow_uncommitted)
     print(f"report written to {place}")
     after = report_cells(place)
     finished = len(cells & after)

@@ -96,6 +96,7 @@ def write_report(
     scratch: bool = False,
     data_dir: str | Path | None = None,
     manifest: bool = False,
+    allow_uncommitted: bool = False,
 ) -> Path:
     """Write the tables, statistics and figures of an experiment from its logged runs.
 
@@ -124,6 +125,9 @@ def write_report(
         Also write ``manifest.json``: what the report was made from (:func:`report_inputs`) and the
         digest of each of its files, so that a rerun with nothing new leaves it as it is
         (:func:`unchanged_report`; ``bncbench run`` writes it, ``bncbench report`` does not).
+    allow_uncommitted : bool
+        Write a report into a folder git tracks (the committed ``reports/``) from runs made by code with
+        uncommitted changes, which nobody can rebuild (:func:`uncommitted_runs`); without it that is refused.
 
     Returns
     -------
@@ -150,8 +154,8 @@ def write_report(
     Raises
     ------
     ConfigError
-        If a metric is missing, the experiment has no finished run, a report option is invalid, or a
-        report in the way is not to be replaced.
+        If a metric is missing, the experiment has no finished run, a report option is invalid, a
+        report in the way is not to be replaced, or runs of uncommitted code are not allowed.
     """
     place = Path(report_dir) / check_path_name("experiment.name", plan.experiment)
     in_the_way = report_in_the_way(place, {cell.key for cell in plan.cells}, other_cells=not scratch)
@@ -159,6 +163,13 @@ def write_report(
         raise ConfigError(
             f"{place} holds {in_the_way}: write this report elsewhere (report_dir=...) or replace that one "
             "(--replace)."
+        )
+    uncommitted = uncommitted_runs(runs)
+    if uncommitted and not allow_uncommitted and (_tracked_by_git(place) or _tracked_by_git(Path(report_dir))):
+        raise ConfigError(
+            f"{place} is a folder git tracks, and {uncommitted}: a report committed from them could not be "
+            "rebuilt from committed code. Run those cells again from a clean checkout, or write it anyway "
+            "(bncbench report --allow-uncommitted)."
         )
     settings = {key: value for key, value in plan.report.items() if ADDED_LATER.get(key, ...) != value}
     made_of = report_inputs(plan, runs, data_dir) if manifest else None
@@ -181,6 +192,23 @@ def write_report(
     command = regenerate_command(list(plan.overrides), plan.experiment, runs.bundles)
     reads = "the bundles it names" if runs.bundles else "the MLflow store of your tracking_uri"
     return write_files(report, Path(report_dir), settings, command, made_of, reads)
+
+
+def uncommitted_runs(runs: LoggedRuns, shown: int = 3) -> str | None:
+    """Which runs the report of ``runs`` reads were made by code with uncommitted changes (MLflow's
+    ``mlflow.source.git.dirty``), as a phrase, e.g. "22 of its 84 runs were made by code with uncommitted
+    changes (git 4f2a0c8b, fbee3a83; synthetic-kdb4-1e5/nb_hdp, ...)"; None when none was."""
+    read = runs.provenance()
+    if read.empty:
+        return None
+    dirty = read[read["git_dirty"] == "true"]
+    if dirty.empty:
+        return None
+    commits = ", ".join(sorted({str(commit)[:8] for commit in dirty["git_commit"]}))
+    names = [f"{dataset}/{model}" for dataset, model in zip(dirty["dataset"], dirty["model"])]
+    more = ", ..." if len(names) > shown else ""
+    return (f"{len(dirty)} of its {len(read)} runs were made by code with uncommitted changes (git {commits}; "
+            f"{', '.join(names[:shown])}{more})")
 
 
 def plan_runs(plan: Plan, tracking_uri: str) -> LoggedRuns:

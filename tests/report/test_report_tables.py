@@ -325,3 +325,27 @@ def test_a_report_in_the_way_is_replaced_only_when_asked(store, tmp_path):
     with pytest.raises(ConfigError, match="tracked by git: write this report elsewhere"):
         write_report(subset, plan_runs(subset, uri), tmp_path, scratch=True)  # committed: even in a scratch folder
     assert write_report(subset, plan_runs(subset, uri), tmp_path, replace=True) == place
+
+
+def test_a_report_into_a_folder_git_tracks_refuses_runs_of_uncommitted_code(tmp_path, cell_logger, report_plan,
+                                                                            capsys):
+    """Committed reports come from committed code: runs tagged ``mlflow.source.git.dirty`` true are refused
+    into a folder git tracks, unless asked, and said in the README where they are written."""
+    from mlflow import MlflowClient
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("toy", artifact_location=(tmp_path / "artifacts").as_uri())
+    for model, dirty in (("a", "true"), ("b", "false")):
+        tags = {"mlflow.source.git.commit": "4f2a0c8b" * 5, "mlflow.source.git.dirty": dirty}
+        cell_logger(client, experiment, "d0", model, {"rmse": [0.3] * 10}, tags=tags)
+    plan = report_plan(name="toy", models=["a", "b"], comparisons=[{"a": "a", "b": "b"}], metrics=["rmse"])
+    reports = tmp_path / "reports"
+    assert write_report(plan, plan_runs(plan, uri), reports).is_dir()  # not tracked: written, and said
+    assert "4f2a0c8b with uncommitted changes" in (reports / "toy" / "README.md").read_text()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "reports"], check=True)
+    with pytest.raises(ConfigError, match=r"git tracks, and 1 of its 2 runs were made by code with uncommitted "
+                                          r"changes \(git 4f2a0c8b; d0/a\).*--allow-uncommitted"):
+        write_report(plan, plan_runs(plan, uri), reports, replace=True)
+    assert write_report(plan, plan_runs(plan, uri), reports, replace=True, allow_uncommitted=True).is_dir()
