@@ -209,6 +209,7 @@ def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     nothing run, reported, exported or imported; returns (status, output, calls)."""
     import bncbench.app.config
     import bncbench.app.sweep
+    import bncbench.app.reporting
     import bncbench.bundles
     import bncbench.data.original_files
     import bncbench.report.writer
@@ -231,7 +232,7 @@ def bncbench_command(monkeypatch, tmp_path, shared_data_dir):
     monkeypatch.setattr(bncbench.app.sweep, "run_plan", record("run"))
     monkeypatch.setattr(bncbench.tracking, "open_existing_store", no_store)
     monkeypatch.setattr(bncbench.report.writer, "plan_runs", lambda plan, tracking_uri: None)  # read by the report
-    monkeypatch.setattr(bncbench.report.writer, "write_report", record("report"))
+    monkeypatch.setattr(bncbench.app.reporting, "write_plan_report", record("report"))
     monkeypatch.setattr(bncbench.bundles, "export_bundle", record("export"))
     monkeypatch.setattr(bncbench.bundles, "import_bundles", record("import"))
     monkeypatch.setattr(bncbench.data.original_files, "add_original_files", record("data"))

@@ -267,16 +267,17 @@ def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[st
     """Write the report of the configuration ``overrides`` compose from the logged runs: those of its
     store, or those of the ``bundles`` folders."""
     from bncbench.app.config import compose
+    from bncbench.app.reporting import bundled_runs, write_plan_report
     from bncbench.app.runs_dir import report_dir
-    from bncbench.report.writer import plan_runs, report_cells, write_report
+    from bncbench.report.writer import plan_runs, report_cells
 
     composed = compose(overrides)
     cfg, plan = composed.cfg, composed.plan
     cells = {cell.key for cell in plan.cells}
     before = report_cells(Path(report_dir(cfg)) / plan.experiment)  # a subset run's report is replaced: say so
     runs = bundled_runs(plan, bundles) if bundles else plan_runs(plan, cfg.tracking_uri)
-    place = write_report(plan, runs, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir,
-                         allow_uncommitted=allow_uncommitted)
+    place = write_plan_report(plan, runs, report_dir(cfg), cfg.data_dir, replace=replace,
+                              scratch=cfg.report_dir is None, allow_uncommitted=allow_uncommitted)
     print(f"report written to {place}")
     after = report_cells(place)
     finished = len(cells & after)
@@ -287,16 +288,6 @@ def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[st
         print(f"bncbench: {finished} of the {len(cells)} cells of this configuration have a finished run{subset}"
               f"{replaced}.")
     return 0
-
-
-def bundled_runs(plan, folders: Sequence[str]):
-    """The runs of ``plan``'s experiment in the bundles ``folders`` name, as the report reads runs."""
-    from bncbench.bundles import bundle_runs
-    from bncbench.report import LoggedRuns
-
-    found = bundle_runs(folders, plan.experiment)
-    return LoggedRuns.of_records(plan.experiment, f"bundles {', '.join(found.folders)}", found.records, found.values,
-                                 plan.by_key() if plan.cells else None, found.folders)
 
 
 def export(overrides: Sequence[str], out: str | None, predictions: bool, every_configuration: bool) -> int:

@@ -28,6 +28,7 @@ from bncbench.app.datasets import FETCH_FIXES, fetch_missing, fetch_obstacle, mi
 from bncbench.app.executors import LocalProcesses, cells_at_once, make_executor
 from bncbench.app.interrupts import signal_of, sigterm_as_interrupt
 from bncbench.app.progress import SweepProgress
+from bncbench.app.reporting import write_plan_report
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
 from bncbench.app.ui import browse_hint, ui_tags
 from bncbench.app.runs_dir import artifact_location, report_dir, runs_dir
@@ -35,7 +36,7 @@ from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
 from bncbench.core.uris import credentials_to_environment, masked
 from bncbench.protocol.cell import Cell, Plan
-from bncbench.report import plan_runs, unchanged_report, write_report
+from bncbench.report import plan_runs, unchanged_report
 from bncbench.tracking import lease
 
 
@@ -320,13 +321,12 @@ def _write_report(plan: Plan, cfg, replace: bool = False, keep_unchanged: bool =
     ran), a report made from the same runs, settings and code is left as it is (``unchanged_report``)."""
     try:
         runs = plan_runs(plan, cfg.tracking_uri)  # read once, for both
-        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(cfg), cfg.data_dir)
+        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(cfg), str(resolve_data_dir(cfg.data_dir)))
         if unchanged:
             print(f"bncbench: report unchanged: {unchanged}")
             return True
-        place = write_report(
-            plan, runs, report_dir(cfg), replace, scratch=cfg.report_dir is None, data_dir=cfg.data_dir, manifest=True
-        )
+        place = write_plan_report(plan, runs, report_dir(cfg), cfg.data_dir, replace=replace,
+                                  scratch=cfg.report_dir is None, manifest=True)
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {masked(err)}", file=sys.stderr)

@@ -26,7 +26,8 @@ import itertools
 from collections.abc import Mapping
 
 from bncbench.baselines import BASELINE_MODELS, RAW_SUFFIX, baseline_model, baseline_tags, make_baseline
-from bncbench.bnc.estimators import ESTIMATORS, estimator_class
+from bncbench.bnc.estimators import ESTIMATORS, estimator_class, estimator_defaults
+from bncbench.bnc.estimators.hdp.estimator import TYINGS
 from bncbench.bnc.structures import structure_presets
 from bncbench.core.errors import ConfigError
 
@@ -35,6 +36,16 @@ from bncbench.core.errors import ConfigError
 MODEL_SETTINGS = ("hdp", "m_estimate")
 #: Arguments of ``BNClassifier`` read from a BNC's model config.
 MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_params")
+
+
+#: The tyings of the HDP estimator's trees (``estimator_params.tying``), which ``report.reference_tying`` names.
+HDP_TYINGS = TYINGS
+
+
+def parameter_defaults(estimator: str) -> dict | None:
+    """The parameters of the registered estimator ``estimator`` and their defaults, which a model config that
+    leaves them out ran with; None for a name no estimator is registered as."""
+    return estimator_defaults(estimator) if estimator in ESTIMATORS else None
 
 
 def make_model(model: Mapping, random_state=None):

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from bncbench.bnc.estimators.hdp.estimator import TYINGS
 from bncbench.core.errors import ConfigError
+from bncbench.protocol.models import HDP_TYINGS
 from bncbench.report.best_of import best_of as hindsight_picks
 from bncbench.report.best_of import check_best_of
 from bncbench.report.claims import Outcome, evaluate_claims
@@ -351,5 +351,5 @@ def check_report_settings(
     check_counting(counting)
     check_best_of(best_of or {})
     published_tables(published)
-    if reference_tying not in TYINGS:
-        raise ConfigError(f"report.reference_tying must be one of {', '.join(TYINGS)}, got {reference_tying!r}.")
+    if reference_tying not in HDP_TYINGS:
+        raise ConfigError(f"report.reference_tying must be one of {', '.join(HDP_TYINGS)}, got {reference_tying!r}.")

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from bncbench.bnc.estimators import ESTIMATORS, estimator_defaults
+from bncbench.protocol.models import parameter_defaults
 from bncbench.report.results import MODEL_PARAM_PREFIX
 from bncbench.report.win_draw_loss import win_draw_loss
 
@@ -44,9 +44,7 @@ def model_specs(params: pd.DataFrame) -> pd.DataFrame:
     """
     specs = params.replace("{}", np.nan).astype(object)
     for model, estimator in specs.get(ESTIMATOR, pd.Series(dtype=object)).dropna().items():
-        if estimator not in ESTIMATORS:
-            continue
-        for name, default in estimator_defaults(estimator).items():
+        for name, default in (parameter_defaults(estimator) or {}).items():
             column = f"{ESTIMATOR_PARAMS}.{name}"
             if column not in specs.columns or pd.isna(specs.at[model, column]):
                 specs.loc[model, column] = str(default)

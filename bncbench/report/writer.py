@@ -20,9 +20,7 @@ import pandas as pd
 
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
-from bncbench.data import load_dataset, resolve_data_dir
 from bncbench.protocol.cell import Plan
-from bncbench.protocol.cross_validation import fold_test_rows
 from bncbench.report.clipping import clipping_notes
 from bncbench.report.compute import NO_CURVE, Report, compute_report
 from bncbench.report.differences import differences_section
@@ -94,7 +92,8 @@ def write_report(
     report_dir: str | Path,
     replace: bool = False,
     scratch: bool = False,
-    data_dir: str | Path | None = None,
+    test_rows: Callable[[str], np.ndarray] | None = None,
+    data_dir: str | None = None,
     manifest: bool = False,
     allow_uncommitted: bool = False,
 ) -> Path:
@@ -118,9 +117,11 @@ def write_report(
     scratch : bool
         ``report_dir`` is bncbench's own folder beside the store, not one the user named: a report of
         other cells there is replaced (a subset run after a whole one), one git tracks still is not.
-    data_dir : str, Path or None
-        The dataset store (``bncbench.data.resolve_data_dir``), read only for runs that predate their
-        folds' error counts, to count their folds' test rows (``bncbench.report.error_counts``).
+    test_rows : callable, optional
+        ``dataset -> test rows of each fold`` (``bncbench.app.reporting.plan_test_rows``), read only for runs
+        that predate their folds' error counts (``bncbench.report.error_counts``); None: such runs are refused.
+    data_dir : str, optional
+        The data directory the datasets were read from, as the manifest records it.
     manifest : bool
         Also write ``manifest.json``: what the report was made from (:func:`report_inputs`) and the
         digest of each of its files, so that a rerun with nothing new leaves it as it is
@@ -187,7 +188,7 @@ def write_report(
         folds_per_repetition=plan.cv.folds,
         counting=settings.get("counting", "means"),
         best_of=settings.get("best_of") or {},
-        test_rows=plan_test_rows(plan, data_dir),
+        test_rows=test_rows,
     )
     command = regenerate_command(list(plan.overrides), plan.experiment, runs.bundles)
     reads = "the bundles it names" if runs.bundles else "the MLflow store of your tracking_uri"
@@ -217,13 +218,13 @@ def plan_runs(plan: Plan, tracking_uri: str) -> LoggedRuns:
     return read_runs(tracking_uri, plan.experiment, plan.by_key() if plan.cells else None)
 
 
-def report_inputs(plan: Plan, runs: LoggedRuns, data_dir: str | Path | None = None) -> str:
+def report_inputs(plan: Plan, runs: LoggedRuns, data_dir: str | None = None) -> str:
     """A digest of everything :func:`write_report` makes a report of ``plan`` from: the experiment's
     finished runs (all of each: ids, times, tags, params, metrics) and where they were read, the plan
     (every cell's ``cfg_hash`` and data digest, the comparisons, metrics, report settings and
     overrides), the data directory, and the code (bncbench's files, the versions of ``LIBRARIES``)."""
     records = sorted((dataclasses.asdict(run) for run in runs.runs), key=lambda run: run["run_id"])
-    made_of = [records, repr(plan), runs.source, str(resolve_data_dir(data_dir)), _code()]
+    made_of = [records, repr(plan), runs.source, str(data_dir), _code()]
     return hashlib.sha256(json.dumps(made_of, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -238,7 +239,7 @@ def _code() -> str:
     return digest.hexdigest()
 
 
-def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_dir: str | Path | None = None
+def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_dir: str | None = None
                      ) -> Path | None:
     """The report of ``plan`` in ``report_dir`` if :func:`write_report` would write it as it is: its
     manifest says it was made from the same ``report_inputs`` and every file it lists is there, as
@@ -256,27 +257,6 @@ def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_
 
 def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def plan_test_rows(plan: Plan, data_dir: str | Path | None) -> Callable[[str], np.ndarray]:
-    """``dataset -> test rows of each fold`` of the plan's cross-validation, from the dataset's file in
-    ``data_dir`` (read once per dataset, never fetched)."""
-
-    @functools.cache
-    def test_rows(dataset: str) -> np.ndarray:
-        cell = next((cell for cell in plan.cells if cell.dataset == dataset), None)
-        if cell is None:
-            raise ConfigError(f"{dataset!r} is not a dataset of experiment {plan.experiment!r}: its folds are not known.")
-        if cell.data_digest is None:
-            raise ConfigError(
-                f"runs of {dataset!r} predate the folds' error counts, and {resolve_data_dir(data_dir)} has "
-                "no file of it to count its folds' test rows; give its data directory (BNCBENCH_DATA_DIR or "
-                "data_dir=) so that draws on 0-1 loss are equal numbers of errors."
-            )
-        y = load_dataset(cell.semantic()["dataset"], data_dir).y
-        return fold_test_rows(y, plan.cv.repetitions, plan.cv.folds, plan.cv.seed)
-
-    return test_rows
 
 
 def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: bool = True) -> str | None:

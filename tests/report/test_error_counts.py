@@ -11,7 +11,7 @@ from bncbench.data import load_dataset
 from bncbench.protocol.cross_validation import cross_validate, fold_test_rows
 from bncbench.report.error_counts import TOTAL_ERRORS, with_total_errors
 from bncbench.report.win_draw_loss import win_draw_loss
-from bncbench.report.writer import plan_test_rows
+from bncbench.app.reporting import plan_test_rows
 
 
 def folds_frame(values: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
