@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numba
-import numpy as np
-import pandas as pd
 import yaml
 
 from bncbench import tracking
+from bncbench.app.diagnostics import log_diagnostics
 from bncbench.core.errors import BncbenchError, NotApplicableError
 from bncbench.data import load_dataset, resolve_data_dir
 from bncbench.data.dataset import dataset_file
@@ -27,7 +26,6 @@ from bncbench.protocol.cell import Cell
 from bncbench.protocol.cross_validation import cross_validate, repetition_seeds
 from bncbench.protocol.out_of_core import cross_validate_file, in_memory_bytes
 from bncbench.protocol.models import model_tags
-from bncbench.report.figures import heat_map
 from bncbench.tracking import lease, provenance, reuse
 from bncbench.tracking import tags as tag
 
@@ -263,7 +261,7 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
         result.predictions.to_parquet(path, index=False)
         tracking.log_artifacts(client, run_id, path)
     tracking.log_dict(client, run_id, {"folds": result.structures}, "structure.json")
-    _log_diagnostics(client, run_id, result.diagnostics)
+    log_diagnostics(client, run_id, result.diagnostics)
 
 
 def _out_of_core(stored, destination: Destination) -> bool:
@@ -271,23 +269,3 @@ def _out_of_core(stored, destination: Destination) -> bool:
     if stored is None or stored.shape is None or destination.out_of_core_bytes is None:
         return False
     return in_memory_bytes(*stored.shape) > destination.out_of_core_bytes
-
-
-def _log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:
-    """Numbers as ``fold/<name>`` metrics and their mean; tables as ``<name>.csv`` with a fold column,
-    and a loss grid also as a heat-map of its mean over the folds, ``<name>.png``."""
-    names = sorted({name for found in per_fold for name in found})
-    metrics = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            values = [(fold, found[name]) for fold, found in enumerate(per_fold) if name in found]
-            if isinstance(values[0][1], pd.DataFrame):
-                tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values]
-                pd.concat(tables).to_csv(Path(tmp) / f"{name}.csv", index=False)
-                if values[0][1].attrs.get("grid"):
-                    heat_map(sum(t for _, t in values) / len(values), name, Path(tmp) / f"{name}.png")
-            else:
-                metrics += [(f"fold/{name}", float(v), fold) for fold, v in values]
-                metrics.append((name, float(np.mean([v for _, v in values])), 0))
-        tracking.log_artifacts(client, run_id, tmp)
-    tracking.log_metrics(client, run_id, metrics)

@@ -410,21 +410,6 @@ def critical_difference_plot(ranking: Ranking, path: Path, *, total: int | None 
     return _save(figure, path)
 
 
-def heat_map(grid: pd.DataFrame, title: str, path: Path) -> Path:
-    """A loss grid (e.g. m-estimate's holdout loss by attribute and m) as a heat map, lower is better."""
-    figure = Figure(figsize=(max(4, 0.35 * grid.shape[1] + 2), 0.5 * grid.shape[0] + 1.5))
-    axes = figure.add_subplot()
-    image = axes.imshow(grid.to_numpy(), aspect="auto", cmap="viridis_r")
-    axes.set_xticks(range(grid.shape[1]), grid.columns, fontsize=7)
-    axes.set_yticks(range(grid.shape[0]), grid.index)
-    axes.set_xlabel(grid.columns.name or "")
-    axes.set_ylabel(grid.index.name or "")
-    axes.set_title(f"{title} (mean over folds)")
-    figure.colorbar(image, ax=axes)
-    figure.tight_layout()
-    return _save(figure, path)
-
-
 def _save(figure: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI, bbox_inches="tight")
