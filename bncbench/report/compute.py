@@ -104,6 +104,9 @@ class Report:
         ``cv.folds``: the 5x2cv tests are defined for 2 only.
     claims : list of Outcome
         The paper's claims the experiment shows (:mod:`bncbench.report.claims`), each with ours.
+    folds : pandas.DataFrame
+        The per-fold values of the compared models' runs (:meth:`bncbench.report.results.LoggedRuns.fold_metrics`,
+        long format), which the per-dataset tests and the sections (:mod:`bncbench.report.sections`) read.
     """
 
     experiment: str
@@ -128,6 +131,7 @@ class Report:
     compared_results: pd.DataFrame | None = None
     folds_per_repetition: int = 2
     claims: list[Outcome] = field(default_factory=list)
+    folds: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["run_id", "metric", "fold", "value"]))
 
     @property
     def sign_test_options(self) -> dict:
@@ -258,6 +262,7 @@ def compute_report(
         left_out=runs.left_out(),
         compared_results=compared_results,
         folds_per_repetition=folds_per_repetition,
+        folds=folds,
     )
     ranked = [model for model in models if model in logged]
     for metric in metrics:

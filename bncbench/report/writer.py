@@ -46,6 +46,7 @@ from bncbench.report.readme import (
 )
 from bncbench.report.results import LoggedRuns, read_runs
 from bncbench.report.run_settings import settings_lines
+from bncbench.report.sections import plugins
 from bncbench.report.side_by_side import published_markdown
 from bncbench.report.staging import staged
 from bncbench.report.tables import (
@@ -342,7 +343,8 @@ def write_files(
     command = command or f"bncbench report experiment={report.experiment}"
     total = len(report.datasets) if report.datasets is not None else report.results["dataset"].nunique()
     colours = Colours([*_curve_lines(report), *report.models])
-    with staged(place, (*OUTPUTS, FIGURES)) as out:
+    sections = plugins()
+    with staged(place, (*OUTPUTS, *(name for section in sections for name in section.files), FIGURES)) as out:
         csv_safe(report.results).to_csv(out / "results.csv", index=False)
         csv_safe(
             to_frame(report.wdls).merge(
@@ -368,9 +370,10 @@ def write_files(
         _write_learning_curves(out, figures, report)
 
         results = report.results
-        sections, left_out = render_sections(
+        rendered, left_out = render_sections(
             [
                 significance_section(report, clipped),
+                *(section.write(report, out, figures) for section in sections),
                 published_section(report),
                 *([claims_section(report)] if report.claims else []),  # only experiments a paper's claims name
                 ranking_section(report, figures),
@@ -388,7 +391,7 @@ def write_files(
             ),
             "",
             *differences_section(report.published, report.settings, command),
-            *sections,
+            *rendered,
             *settings_lines(report.settings, report.left_out),
             *left_out_lines(left_out),
         ]

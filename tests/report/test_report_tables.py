@@ -80,6 +80,7 @@ def test_write_report_from_mlflow(store, tmp_path, config):
     assert out == tmp_path / "toy"
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md",
+        "bayesian.csv",
         "figures",
         "results.csv",
         "tests.csv",
@@ -216,6 +217,7 @@ def test_write_report_everything(hdp_store, tmp_path, hdp_config):
     out = write_report(*hdp_config(hdp_store, tmp_path))
     assert sorted(p.name for p in out.iterdir()) == [
         "README.md",
+        "bayesian.csv",
         "figures",
         "published.csv",
         "published.md",
