@@ -11,12 +11,21 @@
 # To browse the same runs in the MLflow UI, import them: bncbench import reports/*/bundles/* tracking_uri=...
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Experiments some of whose committed runs were made by code with uncommitted changes (their README says which,
+# "with uncommitted changes"): hdp_vs_m's three m-estimate readings added in issue 41 (976 runs), estimators'
+# AWNB, HPB, MANB, WANBIA and Laplace cells (612 runs), skdb_paper's first 8 datasets (136 runs) and
+# hdp_ablations' first 10 (281 runs). Until they are run again from committed code, their reports are written
+# with --allow-uncommitted; every other report refuses such runs.
+uncommitted=" hdp_vs_m estimators skdb_paper hdp_ablations "
+report() {  # experiment, then the other overrides
+    local allow=()
+    [[ $uncommitted == *" $1 "* ]] && allow=(--allow-uncommitted)
+    bncbench report --replace "experiment=$1" "${@:2}" "${allow[@]}" --bundles "reports/$1/bundles"
+}
 for experiment in hdp_vs_m bnc_vs_rf; do
-    bundles=reports/$experiment/bundles
-    bncbench report --replace "experiment=$experiment" hdp.iterations=5000 report_dir=reports --bundles "$bundles"
-    bncbench report --replace "experiment=$experiment" hdp.iterations=50000 report_dir=reports/paper_protocol \
-        --bundles "$bundles"
+    report "$experiment" hdp.iterations=5000 report_dir=reports
+    report "$experiment" hdp.iterations=50000 report_dir=reports/paper_protocol
 done
 for experiment in tying kdb skdb estimators learning_curves skdb_paper hdp_ablations; do
-    bncbench report --replace "experiment=$experiment" report_dir=reports --bundles "reports/$experiment/bundles"
+    report "$experiment" report_dir=reports
 done
