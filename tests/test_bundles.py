@@ -382,3 +382,6 @@ def test_the_import_command_puts_the_artifacts_beside_the_database_wherever_it_r
     bundle = machines["laptop_bundle"].name
     assert f"bncbench: bundle 1/1 {bundle}: 2 runs imported, 0 already there\n" in said.err  # progress
     assert f"mlflow ui --backend-store-uri sqlite:///{store / 'mlflow.db'}" in said.out  # and how to browse
+    tags = client.get_experiment(tracking.experiment_id(client, "smoke")).tags  # described as a sweep describes it
+    assert tags["mlflow.note.content"].startswith("bncbench experiment `smoke`: ")
+    assert tags["mlflow.experimentKind"] == "custom_model_development"

@@ -192,3 +192,15 @@ def test_the_link_opens_the_model_training_navigation(runs_page):
 def test_the_description_is_rendered_as_markdown(runs_page):
     code = runs_page.texts["code"]
     assert "dataset/model" in code and "fold/<metric>" in code, code
+
+
+def test_an_import_describes_an_experiment_as_its_sweep_would_or_says_it_has_no_config():
+    from bncbench.app.ui import imported_experiment_tags
+
+    smoke = imported_experiment_tags("smoke")
+    assert smoke["mlflow.note.content"].startswith("bncbench experiment `smoke`: ") and "Comparisons:" in smoke[
+        "mlflow.note.content"]
+    unknown = imported_experiment_tags("made_elsewhere")
+    assert "`made_elsewhere`, imported from bundles" in unknown["mlflow.note.content"]
+    assert "this checkout has no config of that name" in unknown["mlflow.note.content"]
+    assert unknown["mlflow.experimentKind"] == smoke["mlflow.experimentKind"]  # the same view either way

@@ -327,7 +327,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
     from bncbench.app.config import compose
     from bncbench.app.interrupts import signal_of, sigterm_as_interrupt
     from bncbench.app.runs_dir import artifact_location
-    from bncbench.app.ui import browse_hint, view_tags
+    from bncbench.app.ui import browse_hint, imported_experiment_tags
     from bncbench.bundles import import_bundles
     from bncbench.data import resolve_data_dir
 
@@ -343,7 +343,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
                 artifact_location_given=cfg.artifact_location is not None,
                 data_dir=resolve_data_dir(cfg.data_dir),
                 progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
-                experiment_tags=view_tags(),  # the view the printed link opens
+                experiment_tags=imported_experiment_tags,  # its description, and the view the printed link opens
             )
     except KeyboardInterrupt as err:
         signum = signal_of(err)

@@ -21,6 +21,7 @@ from urllib.parse import urlencode, urlparse
 from sqlalchemy.engine import make_url
 
 from bncbench import tracking
+from bncbench.core.errors import BncbenchError
 from bncbench.core.metrics import LOSSES
 from bncbench.core.uris import masked
 from bncbench.protocol.cell import Plan
@@ -65,6 +66,20 @@ def ui_tags(plan: Plan) -> dict[str, str]:
         f"Comparisons: {comparisons}. Report: `bncbench report experiment={plan.experiment}`."
     )
     return {"mlflow.note.content": description, **view_tags()}
+
+
+def imported_experiment_tags(experiment: str) -> dict[str, str]:
+    """The experiment tags an import of bundles sets: those a sweep of the experiment's own config sets
+    (:func:`ui_tags`), or, for an experiment this checkout does not define, the view and a description
+    saying where its runs came from."""
+    from bncbench.app.config import compose
+
+    try:
+        return ui_tags(compose([f"experiment={experiment}"]).plan)
+    except BncbenchError:
+        description = (f"bncbench experiment `{experiment}`, imported from bundles (`bncbench import`); this "
+                       "checkout has no config of that name. One run per cell, named `dataset/model`.")
+        return {"mlflow.note.content": description, **view_tags()}
 
 
 def browse_hint(tracking_uri: str, experiment_id: str) -> str:

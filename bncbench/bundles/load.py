@@ -17,7 +17,6 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 import pandas as pd
 
@@ -136,7 +135,7 @@ def import_bundles(
     artifact_location_given: bool = False,
     data_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
-    experiment_tags: Mapping[str, str] = MappingProxyType({}),
+    experiment_tags: Callable[[str], Mapping[str, str]] | None = None,
 ) -> ImportSummary:
     """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
 
@@ -173,8 +172,9 @@ def import_bundles(
         ``$BNCBENCH_DATA_DIR``, else ``~/.cache/bncbench/datasets``).
     progress : callable, optional
         Told a line as each bundle is done (``bundle 3/40 tying-...: 30 runs imported, 0 already there``).
-    experiment_tags : mapping
-        Tags set on each experiment of the bundles before its first run is written (the UI's view of it).
+    experiment_tags : callable, optional
+        ``experiment -> tags`` set on each experiment of the bundles before its first run is written (its
+        description and the UI's view of it, as a sweep sets them).
 
     Returns
     -------
@@ -213,8 +213,8 @@ def import_bundles(
         experiments = {  # every experiment checked (e.g. not deleted) before any run is written
             name: tracking.prepare_experiment(client, name, artifact_location) for name in names
         }
-        for experiment_id in experiments.values():  # before the first run, so that an import stopped has them
-            for key, value in experiment_tags.items():
+        for name, experiment_id in experiments.items():  # before the first run, so that an import stopped has them
+            for key, value in (experiment_tags(name) if experiment_tags else {}).items():
                 client.set_experiment_tag(experiment_id, key, value)
         for position, bundle in enumerate(bundles, 1):
             imported_before = len(summary.imported)
