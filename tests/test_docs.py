@@ -265,16 +265,17 @@ def bncbench_argv(command: list[str]) -> tuple[list[str], str] | None:
 
 def repository_paths(argv: list[str]) -> list[str]:
     """``argv`` with each argument that is a shell pattern (``reports/x/bundles/*``) expanded in the
-    repository, and the folders an import names made absolute; a pattern must match."""
-    expanded = []
+    repository, and the folders an import or a report's ``--bundles`` names made absolute; a pattern must match."""
+    expanded, bundles = [], False
     for arg in argv:
         if "=" in arg or arg.startswith("-"):
+            bundles = arg == "--bundles"
             expanded.append(arg)
         elif any(char in arg for char in "*?["):
             matches = sorted(glob.glob(str(REPO / arg)))
             assert matches, f"{arg} matches nothing in the repository"
             expanded += matches
-        elif argv[0] == "import" and arg != "import":
+        elif (argv[0] == "import" and arg != "import") or bundles:
             expanded.append(str(REPO / arg))
         else:
             expanded.append(arg)
