@@ -16,6 +16,7 @@ from scipy.stats import kendalltau
 
 from bncbench.core.errors import BncbenchError
 from bncbench.report.published import HDP_PAPER, SKDB_PAPER
+from bncbench.report.significant_wdl import fold_p_values
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 
 #: The structures of the HDP paper's Table 1 in order of complexity (kDB-0 is naive Bayes), and its Fig. 6b's.
@@ -39,13 +40,16 @@ class Measured:
 
 @dataclass
 class Results:
-    """What a claim measures on: the report's mean losses per dataset and model, its sign-test options, and
-    the number of rows of a dataset (``rows``; None when the report was given no way to count them)."""
+    """What a claim measures on: the report's mean losses per dataset and model, its sign-test options, the
+    number of rows of a dataset (``rows``; None when the report was given no way to count them), and the
+    per-dataset tests of the folds when the report counts a dataset by them (``dataset_tests``, the SkDB
+    paper's counting, :mod:`bncbench.report.significant_wdl`; None: by the means)."""
 
     results: pd.DataFrame
     datasets: Sequence[str] | None
     options: Mapping
     rows: Callable[[str], int] | None = None
+    dataset_tests: pd.DataFrame | None = None
 
     def largest(self, n: int) -> list[str]:
         """The ``n`` datasets of the most rows (ties by name)."""
@@ -63,7 +67,9 @@ class Results:
         missing = sorted({a, b} - set(self.results["model"]))
         if missing:
             raise NotMeasured(f"needs runs of {', '.join(missing)}")
-        return win_draw_loss(self.results, a, b, metric, datasets=self.datasets, **self.options)
+        p_values = None if self.dataset_tests is None else fold_p_values(self.dataset_tests, a, b, metric)
+        return win_draw_loss(self.results, a, b, metric, datasets=self.datasets, dataset_p_values=p_values,
+                             **self.options)
 
     def means(self, model: str, metric: str) -> pd.Series:
         """The model's mean ``metric`` by dataset."""
@@ -204,7 +210,9 @@ def _a_setting_keeps_kdb5(found: Results) -> Measured:
 def _skdb_never_loses(against: str, label: str) -> Callable[[Results], Measured]:
     def measure(found: Results) -> Measured:
         record = found.record("skdb_m_estimate", against, "rmse")
-        return Measured(f"SkDB (k_max = 5) against {label} on the mean RMSE: {_shown(record)}", record.losses == 0)
+        counted = ("counted as the paper counts (Wilcoxon on the folds)" if found.dataset_tests is not None
+                   else "on the mean RMSE")
+        return Measured(f"SkDB (k_max = 5) against {label}, {counted}: {_shown(record)}", record.losses == 0)
 
     return measure
 
@@ -289,9 +297,10 @@ class Outcome:
 
 
 def evaluate_claims(experiment: str, results: pd.DataFrame, datasets: Sequence[str] | None,
-                    options: Mapping, rows: Callable[[str], int] | None = None) -> list[Outcome]:
+                    options: Mapping, rows: Callable[[str], int] | None = None,
+                    dataset_tests: pd.DataFrame | None = None) -> list[Outcome]:
     """The claims of ``CLAIMS[experiment]`` measured on ``results`` (as :class:`Results` reads them)."""
-    found = Results(results, datasets, options, rows)
+    found = Results(results, datasets, options, rows, dataset_tests)
     outcomes = []
     for claim in CLAIMS.get(experiment, ()):
         try:

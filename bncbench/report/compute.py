@@ -285,8 +285,8 @@ def compute_report(
         }
         report.curves.append(Curves(kind, reference, paper, by_metric))
     report.learning_curves = learning_curves(results, runs.dataset_params(), metrics)
-    report.claims = evaluate_claims(experiment, compared_results, datasets, options, _dataset_rows(test_rows,
-                                                                                                   folds_per_repetition))
+    report.claims = evaluate_claims(experiment, compared_results, datasets, options,
+                                    _dataset_rows(test_rows, folds_per_repetition), counted_by)
     return report
 
 

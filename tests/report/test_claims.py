@@ -135,6 +135,14 @@ def test_skdb_never_losing_to_the_best_k():
     assert found["skdb_never_loses_to_best_k"].verdict == "disagrees"  # one dataset lost
     assert "0–9–1" in found["skdb_never_loses_to_best_k"].measured.ours
     assert found["skdb_never_worse_than_kdb5"].verdict == "agrees"
+    # counted as the paper (and the report, report.counting=wilcoxon) counts: a loss the folds' Wilcoxon test does
+    # not find significant is a draw
+    tests = pd.DataFrame({"a": "skdb_m_estimate", "b": "kdb_best_k", "metric": "rmse", "dataset": DATASETS,
+                          "wilcoxon_p_value": [1.0] * 9 + [0.3]})
+    counted = evaluate_claims("skdb_paper", frame(losses), None, OPTIONS, dataset_tests=tests)[0]
+    assert counted.verdict == "agrees"
+    assert counted.measured.ours == ("SkDB (k_max = 5) against the best kDB in hindsight, counted as the paper counts "
+                                     "(Wilcoxon on the folds): 0–10–0")
 
 
 def test_a_setting_that_keeps_kdb5_from_losing_to_kdb3_is_named():
