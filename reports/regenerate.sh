@@ -12,8 +12,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Experiments some of whose committed runs were made by code with uncommitted changes (their README says which,
-# "with uncommitted changes"): hdp_vs_m's three m-estimate readings added in issue 41 (976 runs), estimators'
-# AWNB, HPB, MANB, WANBIA and Laplace cells (612 runs) and hdp_ablations' first 10 datasets (281 runs). Until
+# "with uncommitted changes"): hdp_vs_m's three m-estimate readings added in issue 41 (832 runs, 35 datasets),
+# estimators' AWNB, HPB, MANB, WANBIA and Laplace cells (612 runs) and hdp_ablations' promoters and autos (41). Until
 # they are run again from committed code, their reports are written with --allow-uncommitted; every other report
 # refuses such runs.
 uncommitted=" hdp_vs_m estimators hdp_ablations "
