@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bncbench import tracking
-from bncbench.report.cells import ExpectedCell
+from bncbench.tracking.record import CellRecord, fold_history, write_record
 from bncbench.report.results import read_runs
 
 METRICS = [
@@ -38,14 +38,14 @@ METRICS = [
 EXPERIMENT = "report_reading"
 
 
-def make_store(directory: Path, datasets: int, models: int) -> tuple[str, dict]:
+def make_store(directory: Path, datasets: int, models: int) -> tuple[str, int]:
     """Log ``datasets x models`` FINISHED cells in a new store in ``directory``; return its URI and
-    the expected cells."""
+    the number of cells."""
     uri = f"sqlite:///{directory / 'mlflow.db'}"
     client = tracking.open_store(uri, check=False)
     experiment_id = tracking.prepare_experiment(client, EXPERIMENT, str(directory))
     rng = random.Random(0)
-    cells = {}
+    cells = 0
     for d in range(datasets):
         for m in range(models):
             cell = (f"d{d}", f"m{m}")
@@ -55,22 +55,17 @@ def make_store(directory: Path, datasets: int, models: int) -> tuple[str, dict]:
             run_id = tracking.start_run(
                 client, experiment_id, "/".join(cell), {**tags, **{f"t{i}": "v" for i in range(21)}}
             )
-            tracking.log_params(client, run_id, params)
-            folds = {name: [rng.random() for _ in range(10)] for name in METRICS}
-            tracking.log_metrics(
-                client,
-                run_id,
-                [(f"fold/{name}", v, fold) for name, vs in folds.items() for fold, v in enumerate(vs)]
-                + [(name, sum(vs) / len(vs), 0) for name, vs in folds.items()],
-            )
-            tracking.end_run(client, run_id)
-            cells[cell] = ExpectedCell(f"h{d}-{m}", "x", params)
+            folds = {name: {fold: rng.random() for fold in range(10)} for name in METRICS}
+            history = fold_history(folds, 0)
+            write_record(client, run_id, CellRecord(run_id, "/".join(cell), "FINISHED", None, None, {}, params,
+                                                    history=history))
+            cells += 1
     return uri, cells
 
 
-def read(uri: str, cells: dict) -> int:
-    """What ``compute_report`` reads of the store; the number of fold scores read."""
-    runs = read_runs(uri, EXPERIMENT, cells)
+def read(uri: str) -> int:
+    """What ``compute_report`` reads of the store (each cell's latest finished run); the number of fold scores read."""
+    runs = read_runs(uri, EXPERIMENT)
     results = runs.results()
     runs.model_params(), runs.provenance(), runs.left_out()
     return len(runs.fold_metrics(results["run_id"], METRICS[:3]))
@@ -84,12 +79,12 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         uri, cells = make_store(Path(tmp), args.datasets, args.models)
-        read(uri, cells)  # SQLAlchemy's first connection and MLflow's imports are not timed
+        read(uri)  # SQLAlchemy's first connection and MLflow's imports are not timed
         start = time.perf_counter()
         for _ in range(args.repeat):
-            scores = read(uri, cells)
+            scores = read(uri)
         seconds = (time.perf_counter() - start) / args.repeat
-    print(f"{len(cells)} cells, {scores} fold scores: {seconds:.3f} s per report read")
+    print(f"{cells} cells, {scores} fold scores: {seconds:.3f} s per report read")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import os
 import shutil
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from bncbench.protocol.cell import semantic_hash, semantic_of_params
 from bncbench.report import plan_runs, write_report
 from bncbench.tracking import lease
 from bncbench.tracking import tags as tag
+from bncbench.tracking.record import CellRecord, metric_history, write_record
 
 DATASETS, MODELS = ["sklearn-iris", "sklearn-wine"], ["nb_laplace", "nb_m_estimate"]
 REPORT = ["experiment=smoke", f"experiment.datasets=[{','.join(DATASETS)}]", f"experiment.models=[{','.join(MODELS)}]",
@@ -400,14 +402,10 @@ def second_finished_run(uri: str, model: str, change: dict) -> str:
     client = tracking.open_store(uri)
     experiment = tracking.experiment_id(client, "smoke")
     (source,) = [run for run in tracking.cell_runs(client, experiment) if run.info.run_name == f"sklearn-iris/{model}"]
-    run_id = tracking.start_run(client, experiment, source.info.run_name, source.data.tags)
-    tracking.log_params(client, run_id, source.data.params)
-    history = tracking.metric_history(client, source.info.run_id, source.data.metrics)
-    for metric in history:
-        if metric.key in change:
-            metric = type(metric)(metric.key, change[metric.key], metric.timestamp, metric.step)
-        tracking.log_metric_history(client, run_id, [metric])
-    tracking.end_run(client, run_id)
+    record = CellRecord.of_run(source)
+    history = [(key, change.get(key, value), step, at) for key, value, step, at in metric_history(client, record)]
+    run_id = tracking.start_run(client, experiment, record.name, record.tags)
+    write_record(client, run_id, replace(record, end_time=None, history=history))
     return run_id
 
 

@@ -10,6 +10,7 @@ from mlflow.tracking import MlflowClient
 from bncbench import tracking
 from bncbench.core.errors import ConfigError
 from bncbench.protocol.cell import SEMANTIC_KEYS, flatten, semantic_hash
+from bncbench.tracking.record import CellRecord, fold_history, stored_artifacts, write_record
 
 
 def cell_config(**changes):
@@ -146,8 +147,8 @@ def test_finished_runs_are_found_and_running_ones_abandoned(tmp_path, new_store)
     tracking.end_run(client, emptied, failed=False)
     assert tracking.finished_run(client, exp, "h1", "d1") is None
     done = tracking.start_run(client, exp, "d/m", tags)
-    tracking.log_metrics(client, done, [(name, 0.5, 0) for name in tracking.CELL_METRICS])
-    tracking.end_run(client, done, failed=False)
+    write_record(client, done, CellRecord(done, "d/m", "FINISHED", None, None, {}, {},
+                                          history=[(name, 0.5, 0, 0) for name in tracking.CELL_METRICS]))
     assert tracking.finished_run(client, exp, "h1", "d1").info.run_id == done
     assert tracking.finished_run(client, exp, "h2", "d1") is None
     assert tracking.finished_run(client, exp, "h1", "d2") is None  # the dataset file changed
@@ -161,7 +162,7 @@ def test_logging_helpers(tmp_path, new_store):
         client, tracking.prepare_experiment(client, "e", str(tmp_path)), "d/m", {"model": "m"}
     )
     tracking.log_params(client, run, {f"p{i}": i for i in range(150)})
-    tracking.log_metrics(client, run, [("fold/rmse", 0.5, 0), ("fold/rmse", 0.25, 1), ("rmse", 0.375, 0)])
+    tracking.log_metric_history(client, run, [Metric("fold/rmse", 0.5, 0, 0), Metric("fold/rmse", 0.25, 0, 1)])
     tracking.set_tags(client, run, {"error": "x" * 10_000})
     data = client.get_run(run).data
     assert len(data.params) == 150
@@ -218,8 +219,9 @@ def test_fold_metrics_are_read_in_bulk_the_later_of_a_step_logged_twice_counting
     exp = tracking.prepare_experiment(client, "e", str(tmp_path))
     runs = [tracking.start_run(client, exp, f"d{i}/m", {}) for i in range(3)]
     for i, run in enumerate(runs):
-        tracking.log_metrics(client, run, [("fold/rmse", i + fold / 10, fold) for fold in range(2)])
-        tracking.log_metrics(client, run, [("fold/zero_one_loss", -i, 0), ("rmse", i, 0)])
+        folds = {"rmse": {fold: i + fold / 10 for fold in range(2)}, "zero_one_loss": {0: -i}}
+        write_record(client, run, CellRecord(run, f"d{i}/m", "RUNNING", None, None, {}, {},
+                                             history=fold_history(folds, 0)))
     client.log_batch(runs[1], metrics=[Metric("fold/rmse", 9.0, 2**42, 1)])  # fold 1 again, later (in 2109)
 
     folds = tracking.fold_metrics(client, [runs[2], runs[0], runs[1]], ["zero_one_loss", "rmse"])
@@ -270,11 +272,12 @@ def test_artifacts_and_run_ends(tmp_path, new_store):
     (tmp_path / "dir" / "two.csv").write_text("two")
     tracking.log_artifacts(client, run, tmp_path / "one.txt")
     tracking.log_artifacts(client, run, tmp_path / "dir")
-    tracking.log_text(client, run, "three", "three.txt")
-    tracking.log_dict(client, run, {"folds": [1]}, "four.json")
+    written = {"three.txt": b"three", "sub/four.json": b'{"folds": [1]}'}
+    write_record(client, run, CellRecord(run, "d/m", "RUNNING", None, None, {}, {}, artifacts=written))
     stored = tmp_path / "artifacts" / "e" / run / "artifacts"
-    assert sorted(p.name for p in stored.iterdir()) == ["four.json", "one.txt", "three.txt", "two.csv"]
-    assert (stored / "four.json").read_text().replace(" ", "").replace("\n", "") == '{"folds":[1]}'
+    assert sorted(p.relative_to(stored).as_posix() for p in stored.rglob("*.*")) == [
+        "one.txt", "sub/four.json", "three.txt", "two.csv"]
+    assert stored_artifacts(client, run) == {"one.txt": b"one", "two.csv": b"two", **written}
     tracking.end_run(client, run, status="KILLED")
     assert tracking.get_run(client, run).info.status == "KILLED"
     tracking.delete_run(client, run)

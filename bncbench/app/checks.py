@@ -94,23 +94,13 @@ def check_executor(executor: dict, tracking_uri: str) -> None:
 def check_report(cfg: DictConfig) -> None:
     """Check ``experiment.metrics``, ``experiment.comparisons`` and ``report.*`` before anything runs
     (an option the report refuses would otherwise be found only after the last cell)."""
-    from bncbench.report import check_report_settings
+    from bncbench.report import ReportOptions
 
     experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
     report = OmegaConf.to_container(cfg.report, resolve=True)
     try:
-        check_report_settings(
-            experiment_comparisons(experiment, derived=report.get("best_of") or {}),
-            experiment.get("metrics") or [],
-            RUN_METRICS,
-            draws=report.get("draws"),
-            round=report.get("round"),
-            alpha=report.get("alpha"),
-            published=report.get("published"),
-            reference_tying=report.get("reference_tying", "level"),
-            counting=report.get("counting", "means"),
-            best_of=report.get("best_of") or {},
-        )
+        comparisons = experiment_comparisons(experiment, derived=report.get("best_of") or {})
+        ReportOptions.of_settings(experiment.get("metrics") or [], comparisons, report).check(RUN_METRICS)
     except ConfigError as err:
         raise ConfigError(f"experiment {experiment.get('name')!r}: {err}") from None
 

@@ -1,41 +1,34 @@
-"""What a cell's run logs of its estimator's diagnostics (``CrossValidationResult.diagnostics``): numbers as
+"""What a cell's run records of its estimator's diagnostics (``CrossValidationResult.diagnostics``): numbers as
 ``fold/<name>`` metrics and their mean, tables as ``<name>.csv`` with a fold column, and a loss grid (the
 m-estimate's holdout loss by attribute and m) also as a heat map of its mean over the folds, ``<name>.png``."""
 
-import tempfile
-from pathlib import Path
+import io
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-
-from bncbench import tracking
 
 #: The resolution of the heat maps.
 DPI = 150
 
 
-def log_diagnostics(client, run_id: str, per_fold: list[dict]) -> None:
-    """Numbers as ``fold/<name>`` metrics and their mean; tables as ``<name>.csv`` with a fold column,
-    and a loss grid also as a heat-map of its mean over the folds, ``<name>.png``."""
-    names = sorted({name for found in per_fold for name in found})
-    metrics = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            values = [(fold, found[name]) for fold, found in enumerate(per_fold) if name in found]
-            if isinstance(values[0][1], pd.DataFrame):
-                tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values]
-                pd.concat(tables).to_csv(Path(tmp) / f"{name}.csv", index=False)
-                if values[0][1].attrs.get("grid"):
-                    heat_map(sum(t for _, t in values) / len(values), name, Path(tmp) / f"{name}.png")
-            else:
-                metrics += [(f"fold/{name}", float(v), fold) for fold, v in values]
-                metrics.append((name, float(np.mean([v for _, v in values])), 0))
-        tracking.log_artifacts(client, run_id, tmp)
-    tracking.log_metrics(client, run_id, metrics)
+def diagnostics_record(per_fold: list[dict]) -> tuple[dict[str, dict[int, float]], dict[str, bytes]]:
+    """The diagnostics of a cell's folds as its run logs them: the numbers' values by name and fold (laid out
+    by ``bncbench.tracking.record.fold_history``), and the files: tables as ``<name>.csv`` with a fold column,
+    a loss grid also as a heat map of its mean over the folds, ``<name>.png``."""
+    numbers, files = {}, {}
+    for name in sorted({name for found in per_fold for name in found}):
+        values = {fold: found[name] for fold, found in enumerate(per_fold) if name in found}
+        if not isinstance(next(iter(values.values())), pd.DataFrame):
+            numbers[name] = {fold: float(value) for fold, value in values.items()}
+            continue
+        tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values.items()]
+        files[f"{name}.csv"] = pd.concat(tables).to_csv(index=False).encode()
+        if next(iter(values.values())).attrs.get("grid"):
+            files[f"{name}.png"] = heat_map(sum(values.values()) / len(values), name)
+    return numbers, files
 
 
-def heat_map(grid: pd.DataFrame, title: str, path: Path) -> Path:
+def heat_map(grid: pd.DataFrame, title: str) -> bytes:
     """A loss grid (e.g. m-estimate's holdout loss by attribute and m) as a heat map, lower is better."""
     figure = Figure(figsize=(max(4, 0.35 * grid.shape[1] + 2), 0.5 * grid.shape[0] + 1.5))
     axes = figure.add_subplot()
@@ -47,5 +40,6 @@ def heat_map(grid: pd.DataFrame, title: str, path: Path) -> Path:
     axes.set_title(f"{title} (mean over folds)")
     figure.colorbar(image, ax=axes)
     figure.tight_layout()
-    figure.savefig(path, dpi=DPI, bbox_inches="tight")
-    return path
+    png = io.BytesIO()
+    figure.savefig(png, format="png", dpi=DPI, bbox_inches="tight")
+    return png.getvalue()

@@ -5,19 +5,18 @@ its cross-validation (``bncbench.protocol.cross_validation``) and the store (``b
 or on a cluster's node; the sweep around it is ``bncbench.app.sweep``.
 """
 
+import io
 import json
 import logging
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
 import numba
 import yaml
 
 from bncbench import tracking
-from bncbench.app.diagnostics import log_diagnostics
+from bncbench.app.diagnostics import diagnostics_record
 from bncbench.core.errors import BncbenchError, NotApplicableError
 from bncbench.data import load_dataset, resolve_data_dir
 from bncbench.data.dataset import dataset_file
@@ -28,6 +27,7 @@ from bncbench.protocol.out_of_core import cross_validate_file, in_memory_bytes
 from bncbench.protocol.models import model_tags
 from bncbench.tracking import lease, provenance, reuse
 from bncbench.tracking import tags as tag
+from bncbench.tracking.record import CellRecord, fold_history, write_record
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
             if source is not None:
                 reuse.copy_cell(client, source, run_id)
             else:
-                _evaluate_and_log(cell, destination, client, run_id)
+                write_record(client, run_id, _evaluate(cell, destination))
     except NotApplicableError as err:
         reason = f"not applicable to dataset {cell.dataset!r}: {err}"
         tracking.set_tags(client, run_id, {tag.NOT_APPLICABLE: reason})
@@ -181,13 +181,13 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
             _log_disk_full(name, client, run_id)
             return "failed", DISK_FULL
         message = str(err) if isinstance(err, BncbenchError) else f"{type(err).__name__}: {err}"
-        tracking.set_tags(client, run_id, {tag.ERROR: message})
+        error = {tag.CONFIG_ARTIFACT: _config(cell, destination)}
         if not isinstance(err, BncbenchError):
-            tracking.log_text(client, run_id, traceback.format_exc(), "error.txt")
-        tracking.end_run(client, run_id, failed=True)
+            error[tag.TRACEBACK_ARTIFACT] = traceback.format_exc().encode()
+        write_record(client, run_id, CellRecord(run_id, name, "FAILED", None, None, {tag.ERROR: message},
+                                                _params(cell, destination), artifacts=error))
         log.info("%s: FAILED: %s", name, message)
         return "failed", message
-    tracking.end_run(client, run_id, failed=False)
     if source is not None:
         log.info("%s: copied from run %s, named %s in experiment %s (run %s)", name, source.info.run_id,
                  source.info.run_name, tracking.experiment_name(client, source.info.experiment_id), run_id)
@@ -222,25 +222,14 @@ def _log_disk_full(name: str, client, run_id: str | None) -> None:
             pass
 
 
-def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str) -> None:
-    cv = cell.cv
-    params = {
-        **cell.params,
-        "cv.seeds": json.dumps(repetition_seeds(cv.seed, cv.repetitions)),
-        "data_dir": str(resolve_data_dir(destination.data_dir)),
-        "experiment.name": destination.experiment,
-    }
-    tracking.log_params(client, run_id, params)
-    config = {"experiment": {"name": destination.experiment}, **cell.semantic(), "data_dir": destination.data_dir}
-    tracking.log_text(client, run_id, yaml.safe_dump(config, sort_keys=False), "config.yaml")
-
-    spec, model = cell.semantic()["dataset"], cell.semantic()["model"]
+def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
+    """Cross-validate the cell: its run's record, ended FINISHED when written."""
+    cv, spec, model = cell.cv, cell.semantic()["dataset"], cell.semantic()["model"]
     stored = dataset_file(spec, destination.data_dir)  # fetched or drawn into the store if absent
     data = dataset_digest(spec, destination.data_dir)
-    tracking.log_inputs(client, run_id, [provenance.dataset_input(data)])
-    tracking.set_tags(client, run_id, {tag.DATA_DIGEST: data.digest})
+    tags = {tag.DATA_DIGEST: data.digest}
     if _out_of_core(stored, destination):
-        tracking.set_tags(client, run_id, {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)})
+        tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
         log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
         result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
                                      destination.chunk_rows, destination.sample_rows)
@@ -248,20 +237,35 @@ def _evaluate_and_log(cell: Cell, destination: Destination, client, run_id: str)
         dataset = load_dataset(spec, destination.data_dir)
         result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
                                 **cv.discretiser_params())
+    numbers, files = diagnostics_record(result.diagnostics)
+    losses = {name: dict(enumerate(values)) for name, values in result.metrics.items()}
+    predictions = io.BytesIO()
+    result.predictions.to_parquet(predictions, index=False)
+    artifacts = {
+        tag.CONFIG_ARTIFACT: _config(cell, destination),
+        tag.PREDICTIONS_ARTIFACT: predictions.getvalue(),
+        tag.STRUCTURE_ARTIFACT: json.dumps({"folds": result.structures}, indent=2, default=str).encode(),
+        **files,
+    }
+    return CellRecord("", cell.run_name, "FINISHED", None, None, tags, _params(cell, destination),
+                      inputs=(provenance.dataset_input(data).to_dictionary(),),
+                      history=fold_history(losses | numbers, int(time.time() * 1000)), artifacts=artifacts)
 
-    metrics = [
-        (f"fold/{name}", value, fold)
-        for name in result.metrics
-        for fold, value in enumerate(result.metrics[name])
-    ]
-    metrics += [(name, result.metrics[name].mean(), 0) for name in result.metrics]
-    tracking.log_metrics(client, run_id, metrics)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "predictions.parquet"
-        result.predictions.to_parquet(path, index=False)
-        tracking.log_artifacts(client, run_id, path)
-    tracking.log_dict(client, run_id, {"folds": result.structures}, "structure.json")
-    log_diagnostics(client, run_id, result.diagnostics)
+
+def _config(cell: Cell, destination: Destination) -> bytes:
+    """A cell's configuration as its run's ``config.yaml``."""
+    config = {"experiment": {"name": destination.experiment}, **cell.semantic(), "data_dir": destination.data_dir}
+    return yaml.safe_dump(config, sort_keys=False).encode()
+
+
+def _params(cell: Cell, destination: Destination) -> dict[str, str]:
+    """A cell's run's params: its semantic config flattened, the seeds of its repetitions, where it read data."""
+    return {
+        **cell.params,
+        "cv.seeds": json.dumps(repetition_seeds(cell.cv.seed, cell.cv.repetitions)),
+        "data_dir": str(resolve_data_dir(destination.data_dir)),
+        "experiment.name": destination.experiment,
+    }
 
 
 def _out_of_core(stored, destination: Destination) -> bool:

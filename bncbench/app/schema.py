@@ -99,7 +99,7 @@ class Experiment:
 @dataclass
 class Report:
     """The report's settings; their names (``draws``, ``counting``, published tables, metrics) are
-    checked by ``bncbench.report.check_report_settings``, which knows them."""
+    checked by ``bncbench.report.ReportOptions.check``, which knows them."""
 
     draws: str
     round: int | None

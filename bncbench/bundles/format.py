@@ -35,6 +35,7 @@ import pandas as pd
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.bundles.verify import parse_runs, problems
 from bncbench.core.names import check_path_name
+from bncbench.tracking import tags as tag
 
 FORMAT = "bncbench-bundle"
 FORMAT_VERSION = 1
@@ -42,12 +43,12 @@ MANIFEST = "manifest.json"
 RUNS = "runs.parquet"
 METRICS = "metrics.parquet"
 PREDICTIONS_DIR = "predictions"
-PREDICTIONS_ARTIFACT = "predictions.parquet"
+PREDICTIONS_ARTIFACT = tag.PREDICTIONS_ARTIFACT
 ARTIFACTS = "artifacts.parquet"
 ARTIFACT_COLUMNS = ["run_id", "name", "content"]
 #: The artifacts of a run that travel in a bundle (``ARTIFACTS``): what says what produced its numbers;
 #: the predictions travel apart, on request, and figures are drawn again from the tables.
-CARRIED_ARTIFACTS = ("config.yaml", "structure.json", "*.csv")
+CARRIED_ARTIFACTS = (tag.CONFIG_ARTIFACT, tag.STRUCTURE_ARTIFACT, "*.csv")
 #: A carried artifact larger than this stays in the store (an HDP run's concentration trace: 8 MB).
 MAX_CARRIED_BYTES = 256 * 1024
 RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params", "inputs"]

@@ -274,6 +274,9 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
         cell.append(finished)
         return
     try:
+        artifacts = dict(bundle.artifacts.get(run.run_id, {}))
+        if run.run_id in bundle.predictions:
+            artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
         record = CellRecord(
             run_id=run.run_id,
             name=run.run_name,
@@ -283,16 +286,14 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
             tags=tags,
             params=run.params,
             inputs=tuple(run.inputs),
+            history=[] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None)),
+            artifacts=artifacts,
         )
-        history = [] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None))
-        artifacts = dict(bundle.artifacts.get(run.run_id, {}))
-        if run.run_id in bundle.predictions:
-            artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
-    except BaseException:  # stopped before the run is written (write_record deletes it after): none left alive
+        with lease.Heartbeat(client, claimed.run_id):
+            write_record(client, claimed.run_id, record)
+    except BaseException:  # stopped or failed before the run is whole: none is left half-written or alive
         tracking.delete_run(client, claimed.run_id)
         raise
-    with lease.Heartbeat(client, claimed.run_id):
-        write_record(client, claimed.run_id, record, history, artifacts)
     cell.append(_Held(f"{run.run_name} (store run {claimed.run_id}, from bundle {bundle.id})", claimed.run_id,
                       run.tags[tag.MODEL], numbers))
     summary.imported.append(name)

@@ -1,13 +1,14 @@
 """Reports regenerated from what an experiment logged: its MLflow runs, or the bundles they were exported to.
 
-:func:`compute_report` computes a :class:`Report` from plain arguments, :func:`write_files` renders
+:func:`compute_report` computes a :class:`Report` from the runs and :class:`ReportOptions`, :func:`write_files` renders
 it, and :func:`write_report` does both from a composed config (:func:`unchanged_report`: unless the
 report there was made from the same runs, settings and code). A report holds win-draw-loss tables
 with sign tests, Wilcoxon and per-dataset 5x2cv tests, Friedman ranks with a critical-difference
 diagram, the published tables beside ours, scatter plots and win-loss curves against iterations.
 """
 
-from bncbench.report.compute import Report, check_report_settings, compute_report
+from bncbench.report.compute import Report, compute_report
+from bncbench.report.options import ReportOptions
 from bncbench.report.published import PUBLISHED, published_tables
 from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import LoggedRuns, load_fold_metrics, load_model_params, load_results, read_runs
@@ -20,8 +21,8 @@ __all__ = [
     "LoggedRuns",
     "PublishedTable",
     "Report",
+    "ReportOptions",
     "WinDrawLoss",
-    "check_report_settings",
     "compute_report",
     "load_fold_metrics",
     "load_model_params",

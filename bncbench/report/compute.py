@@ -1,24 +1,23 @@
 """The compute layer of the report: everything it shows, from an experiment's logged runs.
 
-:func:`compute_report` takes plain arguments (no config) and returns a :class:`Report` of data frames
-and the data of each figure; :mod:`bncbench.report.writer` renders it. :func:`check_report_settings`
-checks the same settings without any data, before an experiment runs.
+:func:`compute_report` takes the runs and the options (:class:`bncbench.report.options.ReportOptions`, no
+config) and returns a :class:`Report` of data frames and the data of each figure; :mod:`bncbench.report.writer`
+renders it.
 """
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
-from bncbench.protocol.models import HDP_TYINGS
 from bncbench.report.best_of import best_of as hindsight_picks
-from bncbench.report.best_of import check_best_of
 from bncbench.report.claims import Outcome, evaluate_claims
 from bncbench.report.error_counts import with_total_errors
 from bncbench.report.learning_curves import COLUMNS as LEARNING_CURVE_COLUMNS
 from bncbench.report.learning_curves import learning_curves
+from bncbench.report.options import ReportOptions
 from bncbench.report.published import published_tables
 from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import LoggedRuns
@@ -33,7 +32,7 @@ from bncbench.report.significance import (
 )
 from bncbench.report.significant_wdl import check_counting
 from bncbench.report.tables import pair, wdl_table
-from bncbench.report.win_draw_loss import WinDrawLoss, check_options
+from bncbench.report.win_draw_loss import WinDrawLoss
 from bncbench.report.win_loss_curves import model_specs, win_loss_curves
 
 #: Why a kind of win-loss curve is not drawn when no model has a reference.
@@ -140,23 +139,8 @@ class Report:
         return {key: self.options[key] for key in ("draws", "round", "alpha")}
 
 
-def compute_report(
-    runs: LoggedRuns,
-    metrics: Sequence[str],
-    comparisons: Iterable[Mapping[str, str]] = (),
-    *,
-    datasets: Sequence[str] | None = None,
-    models: Sequence[str] | None = None,
-    draws: str = "exclude",
-    round: int | None = None,
-    alpha: float = 0.05,
-    published: Sequence[str] = (),
-    reference_tying: str = "level",
-    folds_per_repetition: int = 2,
-    counting: str = "means",
-    best_of: Mapping[str, Sequence[str]] | None = None,
-    test_rows: Callable[[str], np.ndarray] | None = None,
-) -> Report:
+def compute_report(runs: LoggedRuns, options: ReportOptions,
+                   test_rows: Callable[[str], np.ndarray] | None = None) -> Report:
     """Compute every table, test and figure's data of an experiment from its logged runs.
 
     Parameters
@@ -165,27 +149,8 @@ def compute_report(
         The experiment's finished runs, read from a store (:func:`bncbench.report.results.read_runs`) or
         from bundles, checked against its cells if given there: only their runs of this configuration
         and data are read; without cells, each cell's latest finished run.
-    metrics : sequence of str
-        The metrics compared, e.g. ``["zero_one_loss", "rmse"]``.
-    comparisons : iterable of mapping
-        ``{"a": model, "b": model}`` each, as in ``experiment.comparisons``.
-    datasets, models : sequence of str, optional
-        The experiment's datasets and models; default every one logged.
-    draws, round, alpha
-        See :func:`bncbench.report.win_draw_loss.win_draw_loss`.
-    published : sequence of str
-        Keys of :data:`bncbench.report.published.PUBLISHED` to show beside ours.
-    reference_tying : str
-        The tying the win-loss curves against a tying compare the others with (``level`` in the
-        HDP paper, journal Fig. 5).
-    folds_per_repetition : int
-        Folds per cross-validation repetition, for the 5x2cv tests.
-    counting : {"means", "wilcoxon"}
-        How the comparisons' W-D-L count a dataset: by the mean losses, or as the SkDB paper counts
-        (:mod:`bncbench.report.significant_wdl`).
-    best_of : mapping, optional
-        ``{name: [model, ...]}``: models picked per dataset in hindsight (:mod:`bncbench.report.best_of`),
-        which comparisons and published tables may name.
+    options : ReportOptions
+        What the report compares and how.
     test_rows : callable, optional
         ``dataset -> test rows of each fold``, for the runs that predate their folds' error counts
         (``bncbench.report.error_counts``).
@@ -207,18 +172,18 @@ def compute_report(
     if "zero_one_loss" in results.columns:  # wins and draws on 0-1 loss are on whole errors
         counts = runs.fold_metrics(results["run_id"], ["zero_one_loss", "errors"])
         results = with_total_errors(results, counts, test_rows)
-    options = {"draws": draws, "round": round, "alpha": alpha}
-    check_counting(counting)
-    datasets = None if datasets is None else list(datasets)
-    models = list(models) if models else sorted(results["model"].unique())
-    metrics = list(metrics)
-    comparisons = list(comparisons)
+    sign_test, folds_per_repetition = options.sign_test, options.folds_per_repetition
+    check_counting(options.counting)
+    datasets = None if options.datasets is None else list(options.datasets)
+    models = list(options.models) if options.models else sorted(results["model"].unique())
+    metrics = list(options.metrics)
+    comparisons = list(options.comparisons)
     pairs = [pair(comparison) for comparison in comparisons]
-    tables = published_tables(published)
+    tables = published_tables(options.published)
     test_metrics = list(dict.fromkeys(metrics + [cell.metric for t in tables for cell in t.cells]))
     test_metrics = [metric for metric in test_metrics if metric in results.columns]
-    hindsight = hindsight_picks(results, best_of or {}, test_metrics)
-    compared_results = pd.concat([results, hindsight.rows], ignore_index=True) if best_of else results
+    hindsight = hindsight_picks(results, options.best_of, test_metrics)
+    compared_results = pd.concat([results, hindsight.rows], ignore_index=True) if options.best_of else results
     logged = set(compared_results["model"])
 
     published_pairs = [
@@ -239,13 +204,12 @@ def compute_report(
         datasets=datasets,
         folds_per_repetition=folds_per_repetition,
     )
-    counted_by = tests if counting == "wilcoxon" else None
-    wdls = wdl_table(compared_results, comparisons, metrics, datasets=datasets, dataset_tests=counted_by, **options)
+    counted_by = tests if options.counting == "wilcoxon" else None
+    wdls = wdl_table(compared_results, comparisons, metrics, datasets=datasets, dataset_tests=counted_by,
+                     **sign_test)
     report = Report(
         experiment=experiment,
-        options={**options, "published": list(published), "reference_tying": reference_tying,
-                 **({"counting": counting} if counting != "means" else {}),
-                 **({"best_of": dict(best_of)} if best_of else {})},
+        options=options.shown(),
         datasets=datasets,
         models=models,
         metrics=metrics,
@@ -255,7 +219,7 @@ def compute_report(
         wilcoxon=wilcoxon_across_datasets(compared_results, pairs, metrics, datasets=datasets),
         tests=tests,
         published=[
-            (table, compare_published(table, compared_results, dataset_tests=tests, datasets=datasets, **options))
+            (table, compare_published(table, compared_results, dataset_tests=tests, datasets=datasets, **sign_test))
             for table in tables
         ],
         settings=run_settings(runs.provenance(), experiment),
@@ -267,25 +231,25 @@ def compute_report(
     ranked = [model for model in models if model in logged]
     for metric in metrics:
         try:
-            report.rankings.append(friedman_nemenyi(results, ranked, metric, alpha=alpha, datasets=datasets))
+            report.rankings.append(friedman_nemenyi(results, ranked, metric, alpha=options.alpha, datasets=datasets))
         except Undefined as why:
             report.unranked.append(f"{metric}: {why}")
     _scatters(report, tables)
     specs = model_specs(runs.model_params())
     kinds = {
         "iterations": (None, "the most iterations", "journal Fig. 4, arXiv Fig. 3"),
-        "tying": (reference_tying, f"tying {reference_tying}", "journal Fig. 5, arXiv Fig. 4"),
+        "tying": (options.reference_tying, f"tying {options.reference_tying}", "journal Fig. 5, arXiv Fig. 4"),
     }
     for kind, (tying, reference, paper) in kinds.items():
         by_metric = {
             metric: win_loss_curves(
-                results, specs, metric, reference_tying=tying, datasets=datasets, **options
+                results, specs, metric, reference_tying=tying, datasets=datasets, **sign_test
             )
             for metric in metrics
         }
         report.curves.append(Curves(kind, reference, paper, by_metric))
     report.learning_curves = learning_curves(results, runs.dataset_params(), metrics)
-    report.claims = evaluate_claims(experiment, compared_results, datasets, options,
+    report.claims = evaluate_claims(experiment, compared_results, datasets, sign_test,
                                     _dataset_rows(test_rows, folds_per_repetition), counted_by)
     return report
 
@@ -308,53 +272,3 @@ def _scatters(report: Report, tables: list[PublishedTable]) -> None:
                 report.missing_scatters.append(
                     f"{table.paper.split('.')[0]} {scatter.figure}: needs models {scatter.a} and {scatter.b}"
                 )
-
-
-def check_report_settings(
-    comparisons: Iterable[Mapping[str, str]],
-    metrics: Iterable[str],
-    known_metrics: Iterable[str],
-    *,
-    draws: str = "exclude",
-    round: int | None = None,
-    alpha: float = 0.05,
-    published: Sequence[str] | None = (),
-    reference_tying: str = "level",
-    counting: str = "means",
-    best_of: Mapping[str, Sequence[str]] | None = None,
-) -> None:
-    """Check the settings of :func:`compute_report` without any data, before an experiment runs.
-
-    Parameters
-    ----------
-    comparisons, metrics, draws, round, alpha, published, reference_tying
-        As in :func:`compute_report`.
-    known_metrics : iterable of str
-        The metrics every run logs; ``metrics`` must be among them.
-
-    Raises
-    ------
-    ConfigError
-        Naming the setting that is wrong and what it accepts.
-    """
-    for comparison in comparisons:
-        a, b = pair(comparison)
-        if a == b:
-            raise ConfigError(f"comparison {dict(comparison)} compares a model with itself.")
-    known_metrics, metrics = list(known_metrics), list(metrics)
-    if not metrics:
-        raise ConfigError(
-            f"experiment.metrics is empty, so the report would compare nothing; name at least one of "
-            f"{', '.join(known_metrics)}."
-        )
-    unknown = [metric for metric in metrics if metric not in known_metrics]
-    if unknown:
-        raise ConfigError(
-            f"experiment.metrics names {unknown}; the metrics of every run are {', '.join(known_metrics)}."
-        )
-    check_options(draws, round, alpha)
-    check_counting(counting)
-    check_best_of(best_of or {})
-    published_tables(published)
-    if reference_tying not in HDP_TYINGS:
-        raise ConfigError(f"report.reference_tying must be one of {', '.join(HDP_TYINGS)}, got {reference_tying!r}.")

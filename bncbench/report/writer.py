@@ -23,6 +23,7 @@ from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
 from bncbench.report.clipping import clipping_notes
 from bncbench.report.compute import NO_CURVE, Report, compute_report
+from bncbench.report.options import ReportOptions
 from bncbench.report.differences import differences_section
 from bncbench.report.figures import (
     Colours,
@@ -175,22 +176,7 @@ def write_report(
         )
     settings = {key: value for key, value in plan.report.items() if ADDED_LATER.get(key, ...) != value}
     made_of = report_inputs(plan, runs, data_dir) if manifest else None
-    report = compute_report(
-        runs,
-        list(plan.metrics),
-        list(plan.comparisons),
-        datasets=list(plan.datasets) or None,
-        models=list(plan.models) or None,
-        draws=settings.get("draws", "exclude"),
-        round=settings.get("round"),
-        alpha=settings.get("alpha", 0.05),
-        published=settings.get("published") or [],
-        reference_tying=settings.get("reference_tying", "level"),
-        folds_per_repetition=plan.cv.folds,
-        counting=settings.get("counting", "means"),
-        best_of=settings.get("best_of") or {},
-        test_rows=test_rows,
-    )
+    report = compute_report(runs, ReportOptions.of_plan(plan), test_rows)
     command = regenerate_command(list(plan.overrides), plan.experiment, runs.bundles)
     reads = "the bundles it names" if runs.bundles else "the MLflow store of your tracking_uri"
     return write_files(report, Path(report_dir), settings, command, made_of, reads)

@@ -1,8 +1,10 @@
-"""``CellRecord``: a cell's logged run as every reader sees it, read from the store in one form.
+"""``CellRecord``: a cell's logged run, the one form in which it is written and read.
 
-The report, bundles and reuse read runs as records, never as MLflow's entities, so that the layout of
-a logged run (``bncbench.tracking.tags``) is read in one place and MLflow is imported in this package
-alone.
+Every writer of a cell's run builds a record and hands it to :func:`write_record`: the runner (a cell just
+cross-validated), reuse (a copy of another experiment's run), a bundle's import and the tests' stores. Every
+reader gets records: resume, the report, export and bundles (:meth:`CellRecord.of_run`). The names of a
+logged run are those of ``bncbench.tracking.tags``; the layout of its metrics is :func:`fold_history`. MLflow is
+imported in this package alone.
 """
 
 import math
@@ -11,41 +13,53 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
 
 from bncbench.tracking import tags as tag
 from bncbench.tracking.runs import (
     cell_runs,
+    download_artifacts,
     finished_cell_runs,
+    log_artifacts,
     log_inputs,
     log_metric_history,
     log_params,
     missing_metrics,
+    replace_tags,
 )
 from bncbench.tracking.runs import metric_values as store_metric_values
 from bncbench.tracking.store import experiment_id, open_existing_store, read_errors
 
+#: One logged value of a metric: ``(key, value, step, timestamp in milliseconds)``.
+Logged = tuple[str, float, int, int]
+
 
 @dataclass(frozen=True)
 class CellRecord:
-    """One cell's run: its identity, times, tags, params and mean metrics.
+    """One cell's run: its identity, times, tags, params, metrics, inputs and artifacts.
 
     Attributes
     ----------
     run_id : str
-        The run's id in the store it was read from.
+        The run's id in the store it was read from ("" for a record not written yet).
     name : str
         ``<dataset>/<model>``.
     status : str
         ``FINISHED``, ``RUNNING``, ``FAILED`` or ``KILLED``.
     start_time, end_time : int or None
-        Milliseconds since the epoch.
+        Milliseconds since the epoch (None when written: the time of writing).
     tags, params : mapping of str to str
     metrics : mapping of str to float
-        The latest value of every metric key (the means; the folds' keys hold the last fold's).
+        The latest value of every metric key (the means; the folds' keys hold the last fold's), as read.
     inputs : sequence of mapping
         The MLflow dataset inputs it logged (the data it read, with its digest), as dictionaries.
+    history : sequence of ``Logged``
+        Every value of every metric, written as it is (:func:`fold_history` lays a cell's out); read, empty
+        (:func:`metric_history` reads it).
+    artifacts : mapping of str to bytes
+        Files by name, written; read, empty (the store's artifacts are read on request).
     """
 
     run_id: str
@@ -57,6 +71,8 @@ class CellRecord:
     params: Mapping[str, str] = field(repr=False)
     metrics: Mapping[str, float] = field(repr=False, default_factory=dict)
     inputs: Sequence[Mapping] = field(repr=False, default=())
+    history: Sequence[Logged] = field(repr=False, default=())
+    artifacts: Mapping[str, bytes] = field(repr=False, default_factory=dict)
 
     @classmethod
     def of_run(cls, run) -> "CellRecord":
@@ -128,7 +144,7 @@ def cell_records(client, experiment: str) -> list[CellRecord]:
     return [CellRecord.of_run(run) for run in cell_runs(client, experiment)]
 
 
-def metric_history(client, record: CellRecord) -> list[tuple[str, float, int, int]]:
+def metric_history(client, record: CellRecord) -> list[Logged]:
     """Every value ever logged of every metric of the run: ``(key, value, step, timestamp)``."""
     return [
         (metric.key, metric.value, metric.step, metric.timestamp)
@@ -148,26 +164,44 @@ def download_artifact(client, run_id: str, name: str, folder: Path) -> Path:
     return Path(client.download_artifacts(run_id, name, str(folder)))
 
 
-def write_record(client, run_id: str, record: CellRecord, history: Iterable[tuple],
-                 artifacts: Mapping[str, bytes] = ()) -> None:
-    """Fill the RUNNING run ``run_id`` (started with the record's name, tags and start time) with the
-    record's params and inputs as they are, every ``(key, value, step, timestamp)`` of ``history`` and
-    the contents of ``artifacts`` under their names, and end it FINISHED at the record's end time. A
-    run that cannot be written whole is deleted."""
-    try:
-        log_params(client, run_id, record.params)
-        log_metric_history(client, run_id, [Metric(k, float(v), int(t), int(s)) for k, v, s, t in history])
-        if record.inputs:
-            log_inputs(client, run_id, [_dataset_input(found) for found in record.inputs])  # a sweep may log it too
+def fold_history(per_fold: Mapping[str, Mapping[int, float]], timestamp: int) -> list[Logged]:
+    """The layout of a cell's metrics: each fold's value of each metric as ``FOLD_PREFIX + <name>`` with step =
+    fold, and its mean over the folds as ``<name>`` at step 0, all at ``timestamp``."""
+    history = [
+        (tag.FOLD_PREFIX + name, float(value), int(fold), timestamp)
+        for name, values in per_fold.items()
+        for fold, value in values.items()
+    ]
+    return history + [(name, float(np.mean(list(values.values()))), 0, timestamp) for name, values in per_fold.items()]
+
+
+def write_record(client, run_id: str, record: CellRecord, removed_tags: Iterable[str] = ()) -> None:
+    """Write ``record`` into the RUNNING run ``run_id`` (started with its name): its tags (deleting those of
+    ``removed_tags`` it does not set), params, inputs, every value of its history as it is and its
+    artifacts; then end the run with the record's status at its end time (now if None), unless RUNNING."""
+    replace_tags(client, run_id, record.tags, removed_tags)
+    log_params(client, run_id, record.params)
+    log_metric_history(client, run_id, [Metric(k, float(v), int(t), int(s)) for k, v, s, t in record.history])
+    if record.inputs:
+        log_inputs(client, run_id, [_dataset_input(found) for found in record.inputs])  # a sweep may log it too
+    if record.artifacts:
         with tempfile.TemporaryDirectory() as tmp:
-            for name, content in dict(artifacts).items():
-                named = Path(tmp) / name
+            for name, content in record.artifacts.items():
+                named = Path(tmp, name)
+                named.parent.mkdir(parents=True, exist_ok=True)
                 named.write_bytes(content)
-                client.log_artifact(run_id, str(named))
-        client.set_terminated(run_id, status="FINISHED", end_time=record.end_time)
-    except BaseException:
-        client.delete_run(run_id)
-        raise
+            log_artifacts(client, run_id, tmp)
+    if record.status != "RUNNING":
+        client.set_terminated(run_id, status=record.status, end_time=record.end_time)
+
+
+def stored_artifacts(client, run_id: str) -> dict[str, bytes]:
+    """Every artifact of a run, by its path under the run's artifacts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if not download_artifacts(client, run_id, tmp):
+            return {}
+        return {path.relative_to(tmp).as_posix(): path.read_bytes() for path in sorted(Path(tmp).rglob("*"))
+                if path.is_file()}
 
 
 def _dataset_input(exported: Mapping) -> DatasetInput:

@@ -14,18 +14,18 @@ numbers), the full history of its metrics, its dataset inputs and its artifacts;
 report and a bundle know the two runs as one. Only the copy's lease and sweep tags are its own.
 """
 
+import dataclasses
 import logging
-import tempfile
 
 from mlflow.entities import Run
 
-from bncbench.tracking import lease, provenance
 from bncbench import tracking
+from bncbench.tracking import lease, provenance
 from bncbench.tracking import tags as tag
+from bncbench.tracking.record import CellRecord, metric_history, stored_artifacts, write_record
 
 log = logging.getLogger(__name__)
 
-#: The source of a copied run: ``<experiment name>/<run id>``.
 #: Tags of the copy that stay its own: who runs it, in which sweep, and its cell's names in this
 #: experiment (the source's ``model.name`` param keeps the name it was computed under).
 _OWN_TAGS = (*lease.LEASE_TAGS, "mlflow.runName", tag.DATASET, tag.MODEL)
@@ -37,18 +37,12 @@ def computed_elsewhere(client, experiment_id: str, hash_: str, data_digest: str 
 
 
 def copy_cell(client, source: Run, run_id: str) -> None:
-    """Make the RUNNING run ``run_id`` a copy of ``source`` (see the module); the caller ends it."""
-    source_id = source.info.run_id
-    tags = {key: value for key, value in source.data.tags.items() if key not in _OWN_TAGS}
-    tags[tag.ORIGIN_RUN] = source.data.tags.get(tag.ORIGIN_RUN, source_id)
-    tags[tag.COPIED_FROM] = f"{tracking.experiment_name(client, source.info.experiment_id)}/{source_id}"
+    """Make the RUNNING run ``run_id`` a copy of ``source`` (see the module), ended FINISHED now."""
+    record = CellRecord.of_run(source)
+    tags = {key: value for key, value in record.tags.items() if key not in _OWN_TAGS}
+    tags[tag.ORIGIN_RUN] = record.shown_id
+    tags[tag.COPIED_FROM] = f"{tracking.experiment_name(client, source.info.experiment_id)}/{record.run_id}"
+    copy = dataclasses.replace(record, tags=tags, end_time=None, history=metric_history(client, record),
+                               artifacts=stored_artifacts(client, record.run_id))
     # what this process tagged at the start and the source does not say is not the source's provenance
-    not_in_source = set(provenance.run_tags()) - set(tags)
-    tracking.replace_tags(client, run_id, tags, not_in_source)
-    tracking.log_params(client, run_id, source.data.params)
-    tracking.log_metric_history(client, run_id, tracking.metric_history(client, source_id, source.data.metrics))
-    if source.inputs and source.inputs.dataset_inputs:
-        tracking.log_inputs(client, run_id, list(source.inputs.dataset_inputs))
-    with tempfile.TemporaryDirectory() as tmp:
-        if tracking.download_artifacts(client, source_id, tmp):
-            tracking.log_artifacts(client, run_id, tmp)
+    write_record(client, run_id, copy, removed_tags=provenance.run_tags())

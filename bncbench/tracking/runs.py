@@ -12,7 +12,6 @@ from the database) is not a finished cell: ``finished_run`` passes it by, and th
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from time import time
 
 import pandas as pd
 from mlflow.entities import DatasetInput, Metric, Param, Run, RunStatus, RunTag
@@ -149,28 +148,19 @@ def log_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -> 
         client.log_batch(run_id, params=items[start : start + 100])
 
 
-def log_metrics(client: MlflowClient, run_id: str, metrics: list[tuple[str, float, int]]) -> None:
-    """Log ``(key, value, step)`` triples in batches."""
-    now = int(time() * 1000)
-    log_metric_history(client, run_id, [Metric(key, float(value), now, int(step)) for key, value, step in metrics])
-
-
 def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
     client.log_batch(run_id, tags=[RunTag(k, str(v)[:MAX_TAG_LENGTH]) for k, v in tags.items()])
 
 
 def replace_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str], removed: Iterable[str]) -> None:
     """Set ``tags`` on a run and delete those of ``removed`` that it has and ``tags`` does not set."""
-    set_tags(client, run_id, tags)
-    present = client.get_run(run_id).data.tags
-    for key in sorted(set(removed) - set(tags)):
+    if tags:
+        set_tags(client, run_id, tags)
+    removed = sorted(set(removed) - set(tags))
+    present = client.get_run(run_id).data.tags if removed else {}
+    for key in removed:
         if key in present:
             client.delete_tag(run_id, key)
-
-
-def metric_history(client: MlflowClient, run_id: str, keys: Iterable[str]) -> list[Metric]:
-    """Every logged value of the metrics ``keys`` of a run, with its step and timestamp."""
-    return [metric for key in sorted(keys) for metric in client.get_metric_history(run_id, key)]
 
 
 def log_metric_history(client: MlflowClient, run_id: str, history: list[Metric]) -> None:
@@ -194,16 +184,6 @@ def log_inputs(client: MlflowClient, run_id: str, datasets: list[DatasetInput], 
             message = str(err).lower()
             if attempt == attempts - 1 or "unique constraint" not in message or "datasets" not in message:
                 raise
-
-
-def log_text(client: MlflowClient, run_id: str, text: str, name: str) -> None:
-    """``text`` as the artifact ``name`` of a run."""
-    client.log_text(run_id, text, name)
-
-
-def log_dict(client: MlflowClient, run_id: str, content: Mapping, name: str) -> None:
-    """``content`` as the JSON (or YAML, by ``name``'s suffix) artifact ``name`` of a run."""
-    client.log_dict(run_id, content, name)
 
 
 def log_artifacts(client: MlflowClient, run_id: str, path: Path | str) -> None:

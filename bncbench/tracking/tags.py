@@ -9,7 +9,10 @@ are fitted on beyond that many training rows; a run copied from another experime
 ``COPIED_FROM`` (``bncbench.tracking.reuse``), one imported from a bundle ``ORIGIN_RUN`` and
 ``ORIGIN_BUNDLE`` (``bncbench.bundles``). Its params are the cell's semantic config flattened
 (``model.estimator_params.iterations``), its metrics the mean over the folds as ``<metric>`` and each
-fold's value as ``FOLD_PREFIX + <metric>`` with step = fold.
+fold's value as ``FOLD_PREFIX + <metric>`` with step = fold (``bncbench.tracking.record.fold_history``). Its
+artifacts: the cell's config (``CONFIG_ARTIFACT``), the test rows' predictions (``PREDICTIONS_ARTIFACT``), the
+structures learnt (``STRUCTURE_ARTIFACT``) and the estimator's diagnostics tables (``<name>.csv``, ``<name>.png``);
+a run failed by an unexpected exception, its traceback (``TRACEBACK_ARTIFACT``).
 """
 
 DATASET = "dataset"
@@ -33,3 +36,7 @@ FOLD_PREFIX = "fold/"
 #: The metrics of the machine that ran a cell rather than of the cell: two runs of one cell differ in
 #: them, and in nothing else (``bncbench.tracking.record.CellRecord.numbers``).
 TIMINGS = ("fit_seconds", "predict_seconds")
+CONFIG_ARTIFACT = "config.yaml"
+PREDICTIONS_ARTIFACT = "predictions.parquet"
+STRUCTURE_ARTIFACT = "structure.json"
+TRACEBACK_ARTIFACT = "error.txt"

@@ -3,12 +3,12 @@
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from bncbench.app.config import compose
 from bncbench.protocol.cell import Plan
 from bncbench.protocol.models import experiment_comparisons
+from bncbench.tracking.record import CellRecord, fold_history, write_record
 
 
 #: Test rows of every fold of a cell logged by ``log_cell``: a fold's errors are its rate times these.
@@ -55,25 +55,13 @@ def log_cell(
     if "zero_one_loss" in folds:
         rates = folds["zero_one_loss"]
         folds = {**folds, "errors": [round(r * TEST_ROWS) for r in rates], "test_rows": [TEST_ROWS] * len(rates)}
-    run = client.create_run(
-        experiment_id,
-        start_time=start,
-        run_name=f"{dataset}/{model}",
-        tags={"dataset": dataset, "model": model, "cfg_hash": f"h-{dataset}-{model}-{start}", **(tags or {})},
-    )
-    run_id = run.info.run_id
-    metrics = [
-        Metric(f"fold/{name}", value, start + step, step)
-        for name, values in folds.items()
-        for step, value in enumerate(values)
-    ]
-    metrics += [Metric(name, sum(values) / len(values), start, 0) for name, values in folds.items()]
-    params = [Param(key, str(value)) for key, value in (params or {}).items()]
-    client.log_batch(run_id, metrics=metrics, params=params)
+    tags = {"dataset": dataset, "model": model, "cfg_hash": f"h-{dataset}-{model}-{start}", **(tags or {})}
     if status == "FAILED":
-        client.set_tag(run_id, "error", "boom")
-    if status != "RUNNING":
-        client.set_terminated(run_id, status=status, end_time=start + 1)
+        tags["error"] = "boom"
+    run_id = client.create_run(experiment_id, start_time=start, run_name=f"{dataset}/{model}").info.run_id
+    history = fold_history({name: dict(enumerate(values)) for name, values in folds.items()}, start)
+    write_record(client, run_id, CellRecord(run_id, f"{dataset}/{model}", status, start, start + 1, tags,
+                                            params or {}, history=history))
     return run_id
 
 

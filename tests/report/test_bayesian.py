@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from bncbench.report import compute_report, plan_runs, read_runs, write_report
+from bncbench.report import ReportOptions, compute_report, plan_runs, read_runs, write_report
 from bncbench.report.sections import plugins
 from bncbench.report.sections.bayesian import COLUMNS, FILE, ROPE, TITLE, comparisons
 
@@ -30,7 +30,8 @@ def clear_store(tmp_path_factory):
 
 
 def test_a_clear_winner_and_identical_models(clear_store):
-    report = compute_report(read_runs(clear_store, "clear"), ["rmse"], [{"a": "a", "b": "b"}, {"a": "same", "b": "b"}])
+    report = compute_report(read_runs(clear_store, "clear"),
+                            ReportOptions(("rmse",), ({"a": "a", "b": "b"}, {"a": "same", "b": "b"})))
     found = comparisons(report).set_index(["a", "b"])
     assert list(found.reset_index().columns) == COLUMNS
     winner, same = found.loc[("a", "b")], found.loc[("same", "b")]
@@ -39,13 +40,13 @@ def test_a_clear_winner_and_identical_models(clear_store):
     assert same.p_equivalent > 0.99 and (same.datasets_equivalent, same.datasets_undecided) == (12, 0)
     for row in (winner, same):
         assert row.p_a_better + row.p_equivalent + row.p_b_better == pytest.approx(1.0) and row.rope == ROPE
-    flipped = comparisons(compute_report(read_runs(clear_store, "clear"), ["rmse"], [{"a": "b", "b": "a"}]))
+    flipped = comparisons(compute_report(read_runs(clear_store, "clear"), ReportOptions(("rmse",), ({"a": "b", "b": "a"},))))
     assert flipped.p_b_better.iloc[0] == pytest.approx(winner.p_a_better)  # the sides swap with the comparison
 
 
 def test_the_toy_experiment_counts_each_dataset_once_and_is_deterministic(store):
     uri, _ = store
-    report = compute_report(read_runs(uri, "toy"), ["zero_one_loss"], [{"a": "a", "b": "b"}])
+    report = compute_report(read_runs(uri, "toy"), ReportOptions(("zero_one_loss",), ({"a": "a", "b": "b"},)))
     first, again = comparisons(report), comparisons(report)
     pd.testing.assert_frame_equal(first, again)  # a fixed seed: a report regenerates byte for byte
     (row,) = first.itertuples(index=False)

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from bncbench import tracking
+from bncbench.tracking.record import CellRecord, fold_history, write_record
 from bncbench.report import plan_runs, write_report
 from bncbench.report.clipping import clip_dominated, clipping_note
 
@@ -39,10 +40,9 @@ def test_the_note_names_the_models_and_datasets(make_results):
 def _log(client, experiment_id, dataset, model, means):
     tags = {"dataset": dataset, "model": model}
     run_id = tracking.start_run(client, experiment_id, f"{dataset}/{model}", tags)
-    folds = {name: value for name, value in means.items() if value is not None}
-    metrics = [(f"fold/{name}", value, fold) for name, value in folds.items() for fold in range(10)]
-    tracking.log_metrics(client, run_id, metrics + [(name, value, 0) for name, value in folds.items()])
-    tracking.end_run(client, run_id, failed=False)
+    folds = {name: dict.fromkeys(range(10), value) for name, value in means.items() if value is not None}
+    record = CellRecord(run_id, f"{dataset}/{model}", "FINISHED", None, None, tags, {}, history=fold_history(folds, 0))
+    write_record(client, run_id, record)
 
 
 def test_the_report_notes_clipped_log_loss_comparisons_and_still_reports_old_runs(tmp_path, new_store, report_plan):

@@ -6,14 +6,14 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from bncbench.core.errors import ConfigError
-from bncbench.report import check_report_settings, compute_report, read_runs, write_files
+from bncbench.report import ReportOptions, compute_report, read_runs, write_files
 
-TOY = {"metrics": ["zero_one_loss", "rmse"], "comparisons": [{"a": "a", "b": "b"}]}
+TOY = {"metrics": ("zero_one_loss", "rmse"), "comparisons": ({"a": "a", "b": "b"},)}
 
 
 def test_compute_report_from_plain_arguments(store):
     uri, run_ids = store
-    report = compute_report(read_runs(uri, "toy"), **TOY, datasets=["d0", "d1", "d2", "d3"])
+    report = compute_report(read_runs(uri, "toy"), ReportOptions(**TOY, datasets=("d0", "d1", "d2", "d3")))
     assert list(report.results["run_id"]) == [run_ids[cell] for cell in sorted(run_ids)]
     assert [(w.metric, w.wins, w.draws, w.losses, w.missing) for w in report.wdls] == [
         ("zero_one_loss", 1, 1, 1, ("d3",)),
@@ -42,14 +42,14 @@ def test_the_report_searches_the_runs_once_and_reads_fold_scores_in_bulk(store, 
 
     for name in calls:
         monkeypatch.setattr(MlflowClient, name, counted(name))
-    report = compute_report(read_runs(uri, "toy"), **TOY)
+    report = compute_report(read_runs(uri, "toy"), ReportOptions(**TOY))
     assert calls == {"search_runs": 1, "get_metric_history": 0}
     assert len(report.tests) == 6  # the fold scores were read all the same
 
 
 def test_write_files_states_the_report_options_by_default(store, tmp_path):
     uri, _ = store
-    out = write_files(compute_report(read_runs(uri, "toy"), **TOY, alpha=0.1), tmp_path)
+    out = write_files(compute_report(read_runs(uri, "toy"), ReportOptions(**TOY, alpha=0.1)), tmp_path)
     readme = (out / "README.md").read_text()
     assert (
         "Report settings of this version: `report.draws=exclude`, `report.round=null`, "
@@ -63,10 +63,8 @@ def test_write_files_states_the_report_options_by_default(store, tmp_path):
 
 
 def test_valid_report_settings_pass():
-    check_report_settings(
-        [{"a": "x", "b": "y"}], ["rmse"], ["rmse", "log_loss"], draws="split", round=3, alpha=0.01,
-        published=["hdp_table1"],
-    )
+    ReportOptions(("rmse",), ({"a": "x", "b": "y"},), draws="split", round=3, alpha=0.01,
+                  published=("hdp_table1",)).check(["rmse", "log_loss"])
 
 
 @pytest.mark.parametrize(
@@ -88,6 +86,5 @@ def test_valid_report_settings_pass():
 def test_invalid_report_settings_are_named_without_data(settings, match):
     arguments = {"comparisons": [{"a": "x", "b": "y"}], "metrics": ["rmse"], **settings}
     with pytest.raises(ConfigError, match=match):
-        check_report_settings(
-            arguments.pop("comparisons"), arguments.pop("metrics"), ["rmse", "log_loss"], **arguments
-        )
+        ReportOptions.of_settings(arguments.pop("metrics"), arguments.pop("comparisons"), arguments).check(
+            ["rmse", "log_loss"])
