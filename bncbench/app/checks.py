@@ -13,6 +13,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.app.schema import check_types
+from bncbench.bnc.estimators import estimator_settings
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.metrics import TRUTH
@@ -20,7 +21,7 @@ from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
 from bncbench.protocol.cost_features import config_features
 from bncbench.protocol.cross_validation import predictions_bytes
-from bncbench.protocol.models import MODEL_SETTINGS, experiment_comparisons, grid_models, reads_setting
+from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
 
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
 #: (``conf/dataset``) and the models (``bncbench.protocol.models``).
@@ -199,7 +200,7 @@ def check_model(name: str, model: dict) -> None:
 
 
 def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dict[str, dict]) -> None:
-    """Refuse a command-line override of a ``MODEL_SETTINGS`` key that no model of the experiment reads,
+    """Refuse a command-line override of an estimator's setting (``estimator_settings``) that no model of the experiment reads,
     or of an equal-frequency setting (``EQUAL_FREQUENCY_SETTINGS``) of a run discretised by MDL.
 
     Such a setting was given and would be ignored, e.g. ``hdp.iterations=500`` with models whose grid
@@ -215,7 +216,7 @@ def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dic
                 "or add cv.discretisation=equal_frequency."
             )
         estimator, _, parameter = key.partition(".")
-        if estimator not in MODEL_SETTINGS:
+        if estimator not in estimator_settings():
             continue
         parameters = [parameter] if parameter else list(cfg[estimator])
         if not any(

@@ -416,9 +416,10 @@ def list_configs(kind: str, data_dir: Path | None = None) -> list[str]:
     """One line per config of ``kind`` (a key of ``LISTED_GROUPS``): its name and what it is (a dataset's from the
     data directory ``data_dir``)."""
     if kind == "models":
+        from bncbench.bnc.estimators import estimator_settings
         from bncbench.protocol.models import catalogue
 
-        grids, settings = _experiment_grids(), _model_settings()
+        grids, settings = _experiment_grids(), estimator_settings()
         names = sorted(catalogue(grids))
     else:
         names = sorted(path.stem for path in (config_dir() / LISTED_GROUPS[kind]).glob("*.yaml"))
@@ -443,7 +444,7 @@ def describe_model(name: str, grids, settings: dict) -> str:
     """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=5000 (hdp.iterations)``.
 
     A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's
-    settings (``_model_settings``) give (``hdp.iterations``) is shown at its default, with the setting
+    settings (``bncbench.bnc.estimators.estimator_settings``) give (``hdp.iterations``) is shown at its default, with the setting
     that changes it.
     """
     from bncbench.bnc.structures import structure_uses_k
@@ -463,14 +464,6 @@ def describe_model(name: str, grids, settings: dict) -> str:
     }
     estimator = _words(f"estimator={model['estimator']}", params)
     return f"{structure}  {estimator}"
-
-
-def _model_settings() -> dict:
-    """The ``MODEL_SETTINGS`` of ``config.yaml`` as written."""
-    from bncbench.protocol.models import MODEL_SETTINGS
-
-    primary = yaml.safe_load(Path(config_dir(), "config.yaml").read_text())
-    return {key: value for key, value in primary.items() if key in MODEL_SETTINGS}
 
 
 def describe_experiment(name: str) -> str:

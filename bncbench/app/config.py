@@ -19,13 +19,13 @@ from typing import get_origin
 import yaml
 from hydra import compose as hydra_compose
 from hydra import initialize_config_dir
+from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.errors import HydraException, MissingConfigException
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from bncbench.app.checks import (
-    MODEL_SETTINGS,
     check_cell_sizes,
     check_experiment,
     check_model,
@@ -38,7 +38,7 @@ from bncbench.app.checks import (
 )
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
 from bncbench.app.schema import describe, setting_names, setting_type, unknown_setting_message
-from bncbench.bnc.estimators.base import estimator_defaults
+from bncbench.bnc.estimators import estimator_defaults, estimator_settings
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
 from bncbench.data import resolve_data_dir
@@ -46,6 +46,8 @@ from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell, CrossValidationSettings, Plan, canonical_model
 from bncbench.protocol.models import experiment_comparisons, model_spec, reads_setting
 
+#: The config of the estimators' settings (``estimator_settings``), which ``config.yaml``'s defaults list names.
+ESTIMATOR_SETTINGS = "estimator_settings"
 #: The key under which ``_dataset_specs`` composes the experiment's dataset configs.
 _CELLS = "_cells"
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
     """
     overrides = list(overrides)
     check_overrides(overrides)
+    ConfigStore.instance().store(name=ESTIMATOR_SETTINGS, node=estimator_settings())  # config.yaml's defaults
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="bncbench"):
         cfg = _compose(overrides)
         loader = GlobalHydra.instance().config_loader()
@@ -218,12 +221,12 @@ def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> s
 
 
 def _settings_read(cfg: DictConfig, models: dict[str, dict]) -> dict[str, tuple[str, ...]]:
-    """For each model, the ``MODEL_SETTINGS`` parameters it takes from the config (``hdp.iterations``)."""
+    """For each model, the estimators' settings it takes from the config (``hdp.iterations``)."""
     grids = experiment_grids(cfg)
     return {
         name: tuple(
             f"{estimator}.{parameter}"
-            for estimator in MODEL_SETTINGS
+            for estimator in estimator_settings()
             for parameter, value in cfg[estimator].items()
             if value is not None and reads_setting(model, grids, name, estimator, parameter)
         )
@@ -245,11 +248,11 @@ def _compose(overrides: list[str]) -> DictConfig:
 
 def experiment_models(cfg: DictConfig) -> dict[str, dict]:
     """Model name -> its config (``bncbench.protocol.models.model_spec``), for each model of the
-    experiment, its estimators' parameters from the settings of ``MODEL_SETTINGS`` (``hdp.iterations``),
+    experiment, its estimators' parameters from their settings (``hdp.iterations``, ``estimator_settings``),
     each checked without fitting; no two models may be one classifier (their cells would share a
     ``cfg_hash``, hence their runs)."""
     name = cfg.experiment.name
-    settings = {key: OmegaConf.to_container(cfg[key], resolve=True) for key in MODEL_SETTINGS}
+    settings = {key: OmegaConf.to_container(cfg[key], resolve=True) for key in estimator_settings()}
     grids = experiment_grids(cfg)
     seen, models = {}, {}
     for model_name in map(str, cfg.experiment.models):

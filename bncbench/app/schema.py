@@ -16,11 +16,13 @@ a schema into the config would add its keys to what the cells hash.
 """
 
 import difflib
+import functools
 import math
 import types
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, make_dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from bncbench.bnc.estimators import estimator_settings
 from bncbench.core.errors import ConfigError
 from bncbench.data.dataset import SOURCES
 from bncbench.protocol.cell import DISCRETISATIONS
@@ -54,20 +56,6 @@ class NonEmpty:
 
 
 Folder = Annotated[str, NonEmpty("a folder")]
-
-
-@dataclass
-class Hdp:
-    """Parameters of the ``*_hdp`` models (``bncbench.app.checks.MODEL_SETTINGS``), whose range the
-    estimator checks."""
-
-    iterations: int
-
-
-@dataclass
-class MEstimate:
-    backoff: str
-    m: Annotated[float, AtLeast(0)] | None
 
 
 @dataclass
@@ -162,7 +150,8 @@ class OutOfCore:
 
 @dataclass
 class Settings:
-    """The composed config without Hydra's node: ``config.yaml`` and the groups it chooses."""
+    """The composed config without Hydra's node: ``config.yaml`` and the groups it chooses; each estimator's
+    settings are added to it (``settings_schema``)."""
 
     data_dir: Folder | None
     runs_dir: Folder | None
@@ -172,8 +161,6 @@ class Settings:
     numba_threads: Annotated[int, AtLeast(1)] | Literal["auto"]
     reuse_runs: bool
     out_of_core: OutOfCore
-    hdp: Hdp
-    m_estimate: MEstimate
     cv: CrossValidation
     experiment: Experiment
     report: Report
@@ -182,7 +169,23 @@ class Settings:
     executor: LocalExecutor | SlurmExecutor | SubmititLocalExecutor
 
 
-def check_types(values: dict, schema=Settings) -> None:
+def settings_schema() -> type:
+    """``Settings`` with a node per estimator that declares settings (``hdp.iterations``,
+    ``bncbench.bnc.estimators.estimator_settings``), each typed by its default (None: any value, which the
+    estimator checks when the models are built)."""
+    declared = tuple((name, tuple(params.items())) for name, params in estimator_settings().items())
+    return _settings_schema(declared)
+
+
+@functools.cache
+def _settings_schema(declared: tuple) -> type:
+    nodes = [(name, make_dataclass(name, [(parameter, Any if default is None else type(default))
+                                          for parameter, default in parameters]))
+             for name, parameters in declared]
+    return make_dataclass("Settings", nodes, bases=(Settings,))
+
+
+def check_types(values: dict, schema=None) -> None:
     """Check a resolved config (plain containers) against ``schema``.
 
     Raises
@@ -191,7 +194,7 @@ def check_types(values: dict, schema=Settings) -> None:
         The first setting whose key, type or range the schema does not allow, named with its value and
         what it may be.
     """
-    problem = _problem(values, schema, "")
+    problem = _problem(values, schema or settings_schema(), "")
     if problem is not None:
         key, value, expected = problem
         raise ConfigError(f"{key} must be {describe(expected)}, got {value!r}.")
@@ -282,8 +285,9 @@ def describe(schema) -> str:
     return " ".join([words, *map(str, bounds)])
 
 
-def setting_type(key: str, schema=Settings):
+def setting_type(key: str, schema=None):
     """The type of the setting ``key`` (``report.best_of``), or None if the schema has no such key."""
+    schema = schema or settings_schema()
     for part in key.split("."):
         nodes = [schema] if is_dataclass(schema) else [branch for branch in get_args(schema) if is_dataclass(branch)]
         schema = next(
@@ -294,10 +298,10 @@ def setting_type(key: str, schema=Settings):
     return schema
 
 
-def setting_names(schema=Settings, prefix: str = "") -> list[str]:
+def setting_names(schema=None, prefix: str = "") -> list[str]:
     """The dotted names of the settings of ``schema`` (``cv.folds``, ``executor.n_jobs``), leaves only."""
     names: list[str] = []
-    for name, kind in get_type_hints(schema).items():
+    for name, kind in get_type_hints(schema or settings_schema()).items():
         branches = get_args(kind) if get_origin(kind) in (Union, types.UnionType) else (kind,)
         nodes = [branch for branch in branches if is_dataclass(branch)]
         below = [found for node in nodes for found in setting_names(node, f"{prefix}{name}.")]
@@ -311,7 +315,7 @@ def unknown_setting_message(key: str, node=None) -> str:
     from bncbench.core.config_files import CONFIG_NAME, config_dir
 
     parent = key.rpartition(".")[0]
-    if not is_dataclass(node) or node is Settings or not parent:
+    if not is_dataclass(node) or issubclass(node, Settings) or not parent:
         known = setting_names()
         where = f"the settings are those of {config_dir() / CONFIG_NAME}.yaml"
     else:

@@ -31,9 +31,6 @@ from bncbench.bnc.estimators.hdp.estimator import TYINGS
 from bncbench.bnc.structures import structure_presets
 from bncbench.core.errors import ConfigError
 
-#: Nodes of ``config.yaml`` that reach a cell only through the model configs interpolating them
-#: (``iterations: ${hdp.iterations}``): overriding one that no model of the experiment reads changes nothing.
-MODEL_SETTINGS = ("hdp", "m_estimate")
 #: Arguments of ``BNClassifier`` read from a BNC's model config.
 MODEL_ARGS = ("structure", "k", "structure_params", "estimator", "estimator_params")
 

@@ -12,6 +12,7 @@ from bncbench.bnc.estimators.base import (
     check_pairing,
     estimator_class,
     estimator_defaults,
+    estimator_settings,
     make_estimator,
 )
 from bncbench.bnc.registry import registered
@@ -19,6 +20,6 @@ from bncbench.bnc.registry import registered
 ESTIMATORS.discover(__name__)
 
 __all__ = [
-    "ESTIMATORS", "Estimator", "check_pairing", "estimator_class", "estimator_defaults", "make_estimator",
-    "registered",
+    "ESTIMATORS", "Estimator", "check_pairing", "estimator_class", "estimator_defaults", "estimator_settings",
+    "make_estimator", "registered",
 ]

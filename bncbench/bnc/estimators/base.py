@@ -48,6 +48,11 @@ class Estimator(Registered, abc.ABC):
         The parameters whose default changed after runs of the estimator were logged, each with its
         earlier default (``{"backoff": "value"}``): such a run logged its params without the parameter,
         and its cfg_hash holds the earlier value (``bncbench.protocol.cell.logged_hashes``).
+    settings : tuple of str
+        The parameters an experiment sets for every model of the estimator at once, on the command line as
+        ``<name>.<parameter>=...`` (``hdp.iterations=50000``) or in its file (``hdp: {iterations: 1000}``), with
+        ``__init__``'s defaults (None: the estimator decides); a model's own value (its grid) wins. Declaring
+        one here is all it takes (``estimator_settings``, composed by ``bncbench.app.config``).
     warm_up_params : Mapping[str, object]
         Parameters under which a fit calls the same numba kernels with the same types in much less time
         (``{"iterations": 20, ...}`` of a sampler): the untimed fits that load or compile the kernels before a
@@ -61,6 +66,7 @@ class Estimator(Registered, abc.ABC):
     added_later: Mapping[str, object] = MappingProxyType({})
     earlier_defaults: Mapping[str, object] = MappingProxyType({})
     warm_up_params: Mapping[str, object] = MappingProxyType({})
+    settings: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def tables(self, network, data, rng) -> list[list]:
@@ -126,6 +132,12 @@ def make_estimator(name: str, params: dict) -> Estimator:
 def estimator_defaults(name: str) -> dict:
     """The parameters of the estimator registered as ``name`` and their defaults."""
     return estimator_class(name).defaults()
+
+
+def estimator_settings() -> dict[str, dict]:
+    """``{estimator: {parameter: default}}`` of the registered estimators that declare ``settings``."""
+    return {name: {parameter: cls.defaults()[parameter] for parameter in cls.settings}
+            for name, cls in sorted(ESTIMATORS.items()) if cls.settings}
 
 
 def check_pairing(estimator: str, structure, k) -> None:

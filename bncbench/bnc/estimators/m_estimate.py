@@ -104,6 +104,7 @@ class MEstimate(Estimator):
 
     name = "m_estimate"
     count_based = True
+    settings = ("backoff", "m")  # m_estimate.m=1 fixes m; m_estimate.backoff=value keeps the class
     added_later = MappingProxyType({"selection": "largest_tied", "normalise": False})
     earlier_defaults = MappingProxyType({"backoff": "value"})
 

@@ -112,6 +112,7 @@ class HDPEstimator(Estimator):
 
     name = "hdp"
     count_based = True
+    settings = ("iterations",)  # hdp.iterations=50000: the paper's protocol
     #: The sampler's kernels run as at 50000 iterations: burn-in, averaging and concentration updates included.
     warm_up_params = MappingProxyType({"iterations": 20, "burn_in": 10})
     added_later = MappingProxyType({"initial_tables": "eq15", "class_prior": "root"})
