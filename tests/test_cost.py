@@ -215,7 +215,7 @@ def test_dataset_features_come_from_the_manifest_and_schema(tmp_path, shared_dat
 
 
 def test_the_scikit_learn_shapes_are_those_of_scikit_learn():
-    from bncbench.data.sklearn_source import read_sklearn_table
+    from bncbench.data.sources.scikit_learn import read_sklearn_table
 
     for name in ("sklearn-iris", "sklearn-wine", "sklearn-breast-cancer"):
         frame, numeric, class_name = read_sklearn_table(name)

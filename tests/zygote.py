@@ -31,7 +31,7 @@ from multiprocessing.connection import Connection
 IMPORTED_AS_IT_GOES = (
     "alembic.command", "alembic.config", "git", "narwhals.stable.v2", "narwhals._pandas_like.dataframe",
     "pandas.io.formats.style", "pyarrow.pandas_compat", "sklearn.metrics",
-    "sklearn.model_selection", "sqlalchemy.dialects.sqlite", "bncbench.data.sklearn_source",
+    "sklearn.model_selection", "sqlalchemy.dialects.sqlite", "bncbench.data.sources.scikit_learn",
     "bncbench.report.writer", "bncbench.tracking.record", "bncbench.tracking.runs", "bncbench.tracking.store",
 )
 

@@ -110,7 +110,9 @@ def check_truth_metrics(cfg: DictConfig, datasets: dict[str, dict]) -> None:
     """Refuse a report comparing a distance to the true P(y | x) (``TRUTH``) of a dataset whose truth is
     unknown: the metric exists for synthetic datasets alone."""
     truth = [metric for metric in cfg.experiment.metrics if metric in TRUTH]
-    unknown = [name for name, spec in datasets.items() if spec.get("source") != "synthetic"]
+    from bncbench.data.sources import dataset_source
+
+    unknown = [name for name, spec in datasets.items() if not dataset_source(spec).knows_truth]
     if truth and unknown:
         raise ConfigError(
             f"experiment {cfg.experiment.name!r}: experiment.metrics names {', '.join(truth)}, a distance to the "

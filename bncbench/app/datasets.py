@@ -12,7 +12,7 @@ from pathlib import Path
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.data.digest import dataset_digest
 from bncbench.data.store import DATA_DIR_HINT
-from bncbench.data.synthetic import write_synthetic
+from bncbench.data.sources import dataset_source
 from bncbench.protocol.cell import Plan
 
 #: Where a dataset is fetched from, probed once (a few seconds at most) before fetching anything.
@@ -20,13 +20,13 @@ OPENML_HOST = ("www.openml.org", 443)
 PROBE_SECONDS = 5.0
 
 
-def missing_datasets(plan: Plan, source: str = "store") -> dict[str, dict]:
-    """The datasets of ``source`` (store or synthetic) of ``plan`` with no file in the data directory, by
-    name, with their config."""
+def missing_datasets(plan: Plan, drawn: bool = False) -> dict[str, dict]:
+    """The datasets of ``plan`` with no file in the data directory, by name, with their config: those its
+    sources draw on this machine (``drawn``), or those they fetch."""
     return {
         cell.dataset: cell.semantic()["dataset"]
         for cell in plan.cells
-        if cell.data_digest is None and cell.semantic()["dataset"].get("source", "store") == source
+        if cell.data_digest is None and dataset_source(cell.semantic()["dataset"]).drawn == drawn
     }
 
 
@@ -39,10 +39,10 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
     ConfigError
         Some cannot be fetched: the message names them, why, and the settings that fix it.
     """
-    drawn = missing_datasets(plan, "synthetic")
+    drawn = missing_datasets(plan, drawn=True)
     for name, spec in drawn.items():
-        print(f"bncbench: drawing the synthetic dataset {name} into {data_dir}", flush=True)
-        write_synthetic(data_dir, spec)
+        print(f"bncbench: drawing the dataset {name} into {data_dir}", flush=True)
+        dataset_source(spec).provide(spec, data_dir)
     missing = missing_datasets(plan)
     if not missing:
         return _with_digests(plan, drawn, data_dir)

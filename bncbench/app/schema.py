@@ -23,8 +23,8 @@ from dataclasses import dataclass, fields, is_dataclass, make_dataclass
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from bncbench.bnc.estimators import estimator_settings
+from bncbench.data.sources import dataset_keys
 from bncbench.core.errors import ConfigError
-from bncbench.data.dataset import SOURCES
 from bncbench.protocol.cell import DISCRETISATIONS
 
 
@@ -99,18 +99,6 @@ class Report:
 
 
 @dataclass
-class Dataset:
-    """A dataset config (``conf/dataset/``; ``bncbench.data.dataset``)."""
-
-    name: str
-    source: Literal[SOURCES]
-    openml_id: int | None
-    openml_target: str | None
-    drop: list[str]
-    synthetic: dict[str, Any] | None  # checked where it is read (bncbench.data.synthetic.Declaration)
-
-
-@dataclass
 class Suite:
     datasets: list[str]
 
@@ -164,25 +152,26 @@ class Settings:
     cv: CrossValidation
     experiment: Experiment
     report: Report
-    dataset: Dataset | None
     suite: Suite | None
     executor: LocalExecutor | SlurmExecutor | SubmititLocalExecutor
 
 
 def settings_schema() -> type:
-    """``Settings`` with a node per estimator that declares settings (``hdp.iterations``,
-    ``bncbench.bnc.estimators.estimator_settings``), each typed by its default (None: any value, which the
-    estimator checks when the models are built)."""
+    """``Settings`` with the keys of a dataset config (``dataset``: those of every source,
+    ``bncbench.data.sources.dataset_keys``, checked by the dataset's source) and a node per estimator that
+    declares settings (``hdp.iterations``, ``bncbench.bnc.estimators.estimator_settings``), each typed by its
+    default (None: any value, which the estimator checks when the models are built)."""
     declared = tuple((name, tuple(params.items())) for name, params in estimator_settings().items())
-    return _settings_schema(declared)
+    return _settings_schema(dataset_keys(), declared)
 
 
 @functools.cache
-def _settings_schema(declared: tuple) -> type:
+def _settings_schema(dataset: tuple[str, ...], declared: tuple) -> type:
     nodes = [(name, make_dataclass(name, [(parameter, Any if default is None else type(default))
                                           for parameter, default in parameters]))
              for name, parameters in declared]
-    return make_dataclass("Settings", nodes, bases=(Settings,))
+    dataset_node = make_dataclass("dataset", [(key, Any) for key in dataset])
+    return make_dataclass("Settings", [("dataset", dataset_node | None), *nodes], bases=(Settings,))
 
 
 def check_types(values: dict, schema=None) -> None:

@@ -164,9 +164,9 @@ def show_plan(composed: Composed) -> int:
     rerun = sorted({"/".join(record.key) for record in _of_plan(incomplete, plan) if record.key not in finished})
     if rerun:
         print(f"bncbench: {len(rerun)} cells would run again, their FINISHED runs missing metrics: {_names(rerun)}.")
-    drawn = missing_datasets(plan, "synthetic")
+    drawn = missing_datasets(plan, drawn=True)
     if drawn:
-        print(f"bncbench: the sweep draws the synthetic datasets {', '.join(drawn)} into the data directory "
+        print(f"bncbench: the sweep draws the datasets {', '.join(drawn)} into the data directory "
               f"{resolve_data_dir(cfg.data_dir)} before its first cell.")
     missing = missing_datasets(plan)
     if missing:

@@ -7,7 +7,6 @@ or one whose rows were all removed, backs off to its deepest seen ancestor). A v
 posterior is normalised with log-sum-exp.
 """
 
-import copy
 
 import numpy as np
 from numba import njit, prange
@@ -177,13 +176,6 @@ class PackedNetwork:
         self.node_parent = np.concatenate(node_parent)
         self.node_level = np.concatenate(node_level)
         self.log_tables = None if tables is None else flat_log_tables(tables)
-
-    def with_tables(self, tables) -> "PackedNetwork":
-        """The same network with other probability tables (e.g. for another value of a smoothing
-        parameter), without packing the trees again."""
-        twin = copy.copy(self)
-        twin.log_tables = flat_log_tables(tables)
-        return twin
 
     def cells(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(n, classes, trees)`` index in the flat tables of each tree's entry for each row and class,

@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 import difflib
-import functools
 import logging
-from collections.abc import Mapping
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from bncbench.data.synthetic import Declaration, write_synthetic
-from bncbench.data.synthetic import true_posterior as synthetic_posterior
-from bncbench.data.store import (
-    DATA_DIR_HINT,
-    data_file,
-    read_manifest,
-    read_schema,
-    read_store_table,
-    resolve_data_dir,
-)
+from bncbench.data.sources import DatasetSource, dataset_source
+from bncbench.data.store import data_file, read_manifest, read_schema, resolve_data_dir
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
 
 logger = logging.getLogger(__name__)
-
-SPEC_KEYS = {"name", "source", "openml_id", "openml_target", "drop", "synthetic"}
-SOURCES = ("store", "sklearn", "synthetic")
-
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
@@ -93,39 +79,21 @@ class DatasetFile:
 
 
 def dataset_file(spec: Mapping, data_dir: str | Path | None = None) -> DatasetFile | None:
-    """The file of the store or synthetic dataset ``spec`` describes, fetched or drawn into the store
-    when absent, as ``load_dataset`` does; None for a dataset of scikit-learn's, which has no file."""
-    name, source, *_, drop = _read_spec(spec)
-    if source == "sklearn":
-        return None
+    """The file of the dataset ``spec`` describes in the store, fetched or drawn into it when absent, as
+    ``load_dataset`` does; None for a source without files (scikit-learn's datasets)."""
+    name, source, drop = _read_spec(spec)
     store = resolve_data_dir(data_dir)
-    stored = _stored(spec, store)
+    stored = source.provide(spec, store)
+    if stored is None:
+        return None
     entry = read_schema(store)[stored]
     numeric = [a["name"] for a in entry["attributes"] if a.get("type") == "numeric"]
-    if source == "synthetic":
-        declaration = Declaration.of(spec)
-        shape = (declaration.rows, declaration.attributes + 1)
-        true_posterior = functools.partial(synthetic_posterior, dict(spec))
-    else:
-        listed = read_manifest(store).get(stored)
-        shape = (listed["rows"], len(entry["attributes"]) + 1) if listed else None
-        true_posterior = None
+    declared, listed = source.declared_size(spec), read_manifest(store).get(stored)
+    shape = ((declared[0], declared[1] + 1) if declared else
+             (listed["rows"], len(entry["attributes"]) + 1) if listed else None)
     numeric_class = (entry.get("class") or {}).get("type") == "numeric"
-    return DatasetFile(name, data_file(store, stored), numeric, numeric_class, drop, shape, true_posterior)
-
-
-def _stored(spec: Mapping, store: Path) -> str:
-    """The name in ``store`` of the store or synthetic dataset ``spec``, drawn or fetched if absent."""
-    name, source, openml_id, openml_target, _ = _read_spec(spec)
-    if source == "synthetic":
-        return write_synthetic(store, spec)
-    if not data_file(store, name).is_file():
-        if openml_id is None:
-            raise DatasetError(_not_found_message(name, store))
-        from bncbench.data.openml_source import fetch_openml_into_store
-
-        fetch_openml_into_store(name, openml_id, openml_target, store)
-    return name
+    return DatasetFile(name, data_file(store, stored), numeric, numeric_class, drop, shape,
+                       source.true_posterior(spec))
 
 
 def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dataset:
@@ -134,10 +102,10 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     Parameters
     ----------
     spec : Mapping or str
-        Keys ``name``; ``source`` ("store", "sklearn" or "synthetic", with its ``synthetic`` declaration:
-        ``bncbench.data.synthetic``); ``openml_id`` (int or None) and
-        ``openml_target`` (str or None), used to fetch a store dataset absent from the store;
-        ``drop`` (column names to leave out, e.g. ids). A name alone (``"vote"``) stands for its
+        Keys ``name``; ``source`` (``store`` when absent, or another of ``bncbench.data.sources``) and the
+        keys it reads (``openml_id`` and ``openml_target`` of the store, to fetch a dataset absent from it;
+        ``synthetic``, the network a synthetic dataset is drawn from); ``drop`` (column names to leave out,
+        e.g. ids). A name alone (``"vote"``) stands for its
         config, ``conf/dataset/<name>.yaml``.
     data_dir : str, Path or None
         The store directory; None = :func:`resolve_data_dir`'s default.
@@ -156,17 +124,8 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     """
     if isinstance(spec, str):
         spec = dataset_config(spec)
-    name, source, *_, drop = _read_spec(spec)
-    true_posterior = None
-    if source == "sklearn":
-        from bncbench.data.sklearn_source import read_sklearn_table  # scikit-learn's datasets: only these
-
-        frame, numeric, class_name = read_sklearn_table(name)
-    else:
-        store = resolve_data_dir(data_dir)
-        frame, numeric, class_name = read_store_table(store, _stored(spec, store))
-    if source == "synthetic":
-        true_posterior = functools.partial(synthetic_posterior, dict(spec))
+    name, source, drop = _read_spec(spec)
+    frame, numeric, class_name = source.read(spec, resolve_data_dir(data_dir))
     unknown = [column for column in drop if column not in frame.columns or column == class_name]
     if unknown:
         raise ConfigError(
@@ -203,7 +162,7 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
         X=X,
         y=_class_labels(y, name).rename("class"),
         numeric=[column for column in numeric if column in X.columns],
-        true_posterior=true_posterior,
+        true_posterior=source.true_posterior(spec),
     )
 
 
@@ -239,43 +198,7 @@ def dataset_config(name: str) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def _read_spec(spec: Mapping) -> tuple[str, str, int | None, str | None, list[str]]:
-    """Validate a dataset spec and return its fields."""
-    unknown = sorted(set(spec) - SPEC_KEYS)
-    name = spec.get("name")
-    where = f"conf/dataset/{name}.yaml" if name else "a dataset config"
-    if unknown:
-        raise ConfigError(f"{where} has unknown keys {unknown}; the keys are {sorted(SPEC_KEYS)}.")
-    if not isinstance(name, str) or not name:
-        raise ConfigError(f"{where} needs a 'name' (the dataset's name in its source).")
-    source = spec.get("source", "store")
-    if source not in SOURCES:
-        raise ConfigError(f"{where} has source {source!r}; use one of {list(SOURCES)}.")
-    openml_id = spec.get("openml_id")
-    if openml_id is not None and (isinstance(openml_id, bool) or not isinstance(openml_id, int)):
-        raise ConfigError(f"{where} has openml_id {openml_id!r}; it must be an integer or null.")
-    openml_target = spec.get("openml_target")
-    if openml_target is not None and not isinstance(openml_target, str):
-        raise ConfigError(
-            f"{where} has openml_target {openml_target!r}; it must be a string or null."
-        )
-    drop = spec.get("drop") or []
-    if isinstance(drop, str) or not all(isinstance(column, str) for column in drop):
-        raise ConfigError(f"{where} has drop {drop!r}; it must be a list of column names.")
-    return name, source, openml_id, openml_target, list(drop)
-
-
-def _not_found_message(name: str, store: Path) -> str:
-    """Say that a dataset is absent from the store, what is there, and how to fix it."""
-    if not store.is_dir():
-        present = "that directory does not exist"
-    else:
-        known = [path.name.removesuffix(".csv.gz") for path in store.glob("*.csv.gz")]
-        close = difflib.get_close_matches(name, known, n=3)
-        present = f"it holds {len(known)} datasets" + (f"; did you mean {close}?" if close else "")
-    return (
-        f"Dataset '{name}' not found: no {name}.csv.gz in the data directory {store} ({present}) "
-        f"and its config has no openml_id to fetch it from OpenML. Point bncbench at the store "
-        f"that holds it ({DATA_DIR_HINT}), convert its original files into it (bncbench data add; "
-        f"conf/dataset/{name}.yaml says how where known), or set openml_id in conf/dataset/{name}.yaml."
-    )
+def _read_spec(spec: Mapping) -> tuple[str, DatasetSource, list[str]]:
+    """The name, source and dropped columns of a dataset spec, checked (``dataset_source``)."""
+    source = dataset_source(spec)
+    return spec["name"], source, list(spec.get("drop") or [])

@@ -15,10 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import sklearn
-
 from bncbench.data.store import data_file, read_schema, resolve_data_dir
-from bncbench.data.synthetic import Declaration
 
 #: Hex digits kept of the sha256: MLflow stores at most 36 characters of a dataset's digest.
 DIGEST_LENGTH = 32
@@ -52,12 +49,13 @@ class DataDigest:
 
 
 def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | None:
-    """The digest of the dataset a ``conf/dataset/<name>.yaml`` describes.
+    """The digest of the dataset a ``conf/dataset/<name>.yaml`` describes, as its source gives it
+    (``bncbench.data.sources``).
 
     Parameters
     ----------
     spec : Mapping
-        The dataset config: ``name`` and ``source`` ("store", the default, "synthetic" or "sklearn").
+        The dataset config: ``name`` and ``source`` (``store`` when absent).
     data_dir : str, Path or None
         The store directory, as :func:`bncbench.data.load_dataset` takes it.
 
@@ -69,21 +67,16 @@ def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | N
     Raises
     ------
     ConfigError
-        A synthetic dataset's declaration is malformed.
+        An unknown source, or a synthetic dataset's declaration malformed.
     """
-    name = str(spec.get("name"))
-    if spec.get("source", "store") == "sklearn":
-        version = sklearn.__version__
-        text = f"scikit-learn=={version}:{name}".encode()
-        return DataDigest(
-            name,
-            hashlib.sha256(text).hexdigest()[:DIGEST_LENGTH],
-            "sklearn",
-            {"sklearn_version": version},
-        )
-    store = resolve_data_dir(data_dir)
-    synthetic = spec.get("source") == "synthetic"
-    stored = Declaration.of(spec).store_name(name) if synthetic else name
+    from bncbench.data.sources import dataset_source
+
+    return dataset_source(spec).digest(spec, resolve_data_dir(data_dir))
+
+
+def store_digest(name: str, store: Path, stored: str, source: str) -> DataDigest | None:
+    """The digest of the dataset ``name`` held in ``store`` as ``stored``, of the source named ``source``
+    (``openml`` for a store file fetched from OpenML); None when the store has no such file."""
     path = data_file(store, stored)
     if not path.is_file():
         return None
@@ -101,5 +94,5 @@ def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | N
     fetched = entry.get("openml_id") is not None
     if fetched:
         details.update(openml_id=str(entry["openml_id"]), openml_version=str(entry.get("openml_version")))
-    source = "synthetic" if synthetic else "openml" if fetched else "store"
-    return DataDigest(name, sha.hexdigest()[:DIGEST_LENGTH], source, details, columns)
+    return DataDigest(name, sha.hexdigest()[:DIGEST_LENGTH], "openml" if fetched and source == "store" else source,
+                      details, columns)

@@ -29,7 +29,7 @@ BASELINE = "baseline"
 #: place of the proxy, the cost model's errors left out one dataset at a time would be 0.02 (median)
 #: and 0.08 (90th percentile) smaller. ``benchmarks/cost_model.py --bins`` measures the proxy.
 NUMERIC_BINS_SCALE, NUMERIC_BINS_EXPONENT = 0.34, 0.30
-#: scikit-learn's datasets (``bncbench.data.sklearn_source``): rows, numeric attributes, classes;
+#: scikit-learn's datasets (``bncbench.data.sources.scikit_learn``): rows, numeric attributes, classes;
 #: written out so that their features need no import of scikit-learn.
 SKLEARN_SHAPES = {
     "sklearn-iris": (150, 4, 3),
@@ -156,12 +156,11 @@ def config_features(data_dir: str | Path, spec: Mapping) -> DatasetFeatures:
     ConfigError
         A synthetic dataset's declaration is malformed.
     """
-    if spec.get("source") == "synthetic":
-        from bncbench.data.synthetic import Declaration  # here: the data package loads scikit-learn
+    from bncbench.data.sources import dataset_source  # here: the data package loads scikit-learn
 
-        declaration = Declaration.of(spec)
-        return DatasetFeatures(declaration.rows, declaration.attributes, float(np.mean(declaration.values)),
-                               declaration.classes)
+    declared = dataset_source(spec).declared_size(spec)
+    if declared is not None:
+        return DatasetFeatures(*declared)
     return dataset_features(data_dir, str(spec["name"]), spec.get("drop") or ())
 
 

@@ -157,8 +157,10 @@ def dataset_input(data: DataDigest) -> DatasetInput:
         source = HTTPDatasetSource(f"https://www.openml.org/d/{data.details['openml_id']}")
     elif data.source == "sklearn":
         source = CodeDatasetSource({"module": "sklearn.datasets", **data.details})
-    else:
+    elif "path" in data.details:
         source = get_dataset_source_from_json(json.dumps({"uri": data.details["path"]}), "local")
+    else:  # a source without files (bncbench.data.sources)
+        source = CodeDatasetSource({"source": data.source, **data.details})
     columns = [ColSpec(_COLUMN_TYPES.get(kind, DataType.string), name) for name, kind in data.columns]
     schema = Schema(columns) if columns else None
     dataset = MetaDataset(source, name=data.name, digest=data.digest, schema=schema)

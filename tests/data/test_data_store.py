@@ -333,7 +333,7 @@ def test_all_classes_missing_is_an_error(make_store):
     ("bad", "message"),
     [
         ({"openml-id": 3}, r"unknown keys \['openml-id'\]"),
-        ({"source": "uci"}, r"source 'uci'; use one of \['store', 'sklearn', 'synthetic'\]"),
+        ({"source": "uci"}, r"source 'uci'; use one of \['sklearn', 'store', 'synthetic'\]"),
         ({"openml_id": "61"}, "openml_id '61'; it must be an integer"),
         ({"name": ""}, "needs a 'name'"),
         ({"openml_target": 3}, "openml_target 3; it must be a string"),

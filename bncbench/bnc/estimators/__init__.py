@@ -15,7 +15,7 @@ from bncbench.bnc.estimators.base import (
     estimator_settings,
     make_estimator,
 )
-from bncbench.bnc.registry import registered
+from bncbench.core.registry import registered
 
 ESTIMATORS.discover(__name__)
 

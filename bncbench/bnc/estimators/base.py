@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from bncbench.bnc.inference import PackedNetwork
-from bncbench.bnc.registry import Registered, Registry
+from bncbench.core.registry import Registered, Registry
 from bncbench.core.errors import ConfigError
 
 #: Estimator name -> class, filled as the estimators are defined (``registry.Registered``).

@@ -5,7 +5,7 @@ A structure is one class in one module (with its kernels beside it) subclassing 
 every module under it (``Registry.discover``), so every structure is registered, with no list to edit here.
 """
 
-from bncbench.bnc.registry import registered
+from bncbench.core.registry import registered
 from bncbench.bnc.structures.base import (
     STRUCTURES,
     GivenStructure,

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from bncbench.bnc.information import StructureStatistics
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.registry import Registered, Registry
+from bncbench.core.registry import Registered, Registry
 from bncbench.core.errors import ConfigError
 
 #: Structure name -> class, filled as the structures are defined (``registry.Registered``).

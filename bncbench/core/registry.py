@@ -1,4 +1,4 @@
-"""Registries of the classes that ``BNClassifier`` takes by name: estimators and structures.
+"""Registries of the classes bncbench takes by name: estimators, structures and dataset sources.
 
 A class joins its kind's registry when it is defined (``Registered.__init_subclass__``), and every class
 of a package is defined once ``Registry.discover`` has imported each module under it, as scikit-learn's

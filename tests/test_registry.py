@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from bncbench.bnc.registry import Registry
+from bncbench.core.registry import Registry
 from bncbench.core.errors import ConfigError
 
 PACKAGE = "bncbench_discovery_test"
@@ -18,7 +18,7 @@ def plugins(tmp_path, monkeypatch):
     root = tmp_path / PACKAGE
     (root / "nested").mkdir(parents=True)
     (root / "__init__.py").write_text(
-        "from bncbench.bnc.registry import Registered, Registry\n"
+        "from bncbench.core.registry import Registered, Registry\n"
         "WIDGETS = Registry('widget')\n"
         "class Widget(Registered):\n"
         "    registry = WIDGETS\n"
