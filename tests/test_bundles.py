@@ -27,6 +27,7 @@ from bncbench.app.config import compose
 from bncbench.core.errors import ConfigError
 from bncbench.report import plan_runs, write_report
 from bncbench.app.runner import run_cell
+from bncbench.app.ui import imported_run_name
 
 MODELS = ["nb_laplace", "nb_m_estimate"]
 LAPTOP, CLUSTER = ["sklearn-iris"], ["sklearn-wine"]
@@ -385,3 +386,15 @@ def test_the_import_command_puts_the_artifacts_beside_the_database_wherever_it_r
     tags = client.get_experiment(tracking.experiment_id(client, "smoke")).tags  # described as a sweep describes it
     assert tags["mlflow.note.content"].startswith("bncbench experiment `smoke`: ")
     assert tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+@pytest.mark.parametrize("overrides", [["experiment=hdp_vs_m"], ["experiment=hdp_vs_m", "hdp.iterations=5000"],
+                                       ["experiment=tying"], ["experiment=kdb"], ["experiment=learning_curves"]])
+def test_a_run_imported_under_its_bare_cell_name_is_named_as_a_sweep_names_it(overrides):
+    # runs logged before labels were are named <dataset>/<model> in their bundles, the 5000- and 50000-iteration
+    # runs of a cell alike; the import names each as a sweep of its configuration does, from its params
+    plan = compose(overrides).plan
+    for cell in plan.cells[:: max(1, len(plan.cells) // 60)]:
+        tags = {tag.DATASET: cell.dataset, tag.MODEL: cell.model}
+        assert (imported_run_name(plan.experiment, cell.name, tags, cell.params) or cell.name) == cell.run_name
+        assert imported_run_name(plan.experiment, f"{cell.name} it=7", tags, cell.params) is None  # a name with more

@@ -327,7 +327,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
     from bncbench.app.config import compose
     from bncbench.app.interrupts import signal_of, sigterm_as_interrupt
     from bncbench.app.runs_dir import artifact_location
-    from bncbench.app.ui import browse_hint, imported_experiment_tags
+    from bncbench.app.ui import browse_hint, imported_experiment_tags, imported_run_name
     from bncbench.bundles import import_bundles
     from bncbench.data import resolve_data_dir
 
@@ -344,6 +344,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
                 data_dir=resolve_data_dir(cfg.data_dir),
                 progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
                 experiment_tags=imported_experiment_tags,  # its description, and the view the printed link opens
+                run_names=imported_run_name,  # as its sweep names them: letter/kdb5_hdp it=50000
             )
     except KeyboardInterrupt as err:
         signum = signal_of(err)

@@ -11,7 +11,7 @@ the sweep, the report, ``export`` and the cost estimate read. Hydra is imported 
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_origin
@@ -203,6 +203,21 @@ def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], mode
 #: kdb experiment; every m-estimate of the others backs off to the root, the default).
 _LABELS = {"hdp.iterations": "it", "m_estimate.backoff": "backoff", "m_estimate.m": "m"}
 _SHOWN_OFF_DEFAULT = {"m_estimate.backoff", "m_estimate.m"}
+
+
+def run_label(name: str, semantic: Mapping, grids) -> str:
+    """The label of a run of the model ``name`` that logged the semantic config ``semantic``
+    (``bncbench.protocol.cell.semantic_of_params``) in an experiment of ``grids``: what ``Cell.label`` is for a
+    sweep of that configuration (``it=50000``), read from the run; a setting the run's params hold counts as read
+    from the config unless the model's grid sets it."""
+    model, cv = semantic["model"], semantic["cv"]
+    estimator, params = model.get("estimator"), model.get("estimator_params") or {}
+    read = tuple(f"{estimator}.{parameter}" for parameter in estimator_settings().get(estimator, {})
+                 if parameter in params and reads_setting(model, grids, name, estimator, parameter))
+    discretisation = cv.get("discretisation") or {}
+    settings = CrossValidationSettings(cv["repetitions"], cv["folds"], cv["seed"], discretisation.get("method", "mdl"),
+                                       **{key: discretisation[key] for key in ("bins", "sample_rows") if key in discretisation})
+    return _label(model, read, settings)
 
 
 def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> str:

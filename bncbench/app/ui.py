@@ -13,8 +13,10 @@ What MLflow 3.17's UI reads (its TypeScript source, ``mlflow/server/js/src``; do
   (``useSharedExperimentViewState``, ``utils/savedViewEnvelope.ts``); the view also holds the sort order.
 """
 
+import functools
 import json
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlencode, urlparse
 
@@ -24,7 +26,8 @@ from bncbench import tracking
 from bncbench.core.errors import BncbenchError
 from bncbench.core.metrics import LOSSES
 from bncbench.core.uris import masked
-from bncbench.protocol.cell import Plan
+from bncbench.protocol.cell import Plan, semantic_of_params
+from bncbench.tracking import tags as tag
 
 #: The saved view's id: in its tag's key and in the link's ``viewStateShareKey``.
 SAVED_VIEW_ID = "bncbench"
@@ -72,14 +75,44 @@ def imported_experiment_tags(experiment: str) -> dict[str, str]:
     """The experiment tags an import of bundles sets: those a sweep of the experiment's own config sets
     (:func:`ui_tags`), or, for an experiment this checkout does not define, the view and a description
     saying where its runs came from."""
+    own = _own_config(experiment)
+    if own is not None:
+        return ui_tags(own.plan)
+    description = (f"bncbench experiment `{experiment}`, imported from bundles (`bncbench import`); this "
+                   "checkout has no config of that name. One run per cell, named `dataset/model`.")
+    return {"mlflow.note.content": description, **view_tags()}
+
+
+def imported_run_name(experiment: str, name: str, tags: Mapping[str, str], params: Mapping[str, str]) -> str | None:
+    """The name of an imported run named ``name`` in its bundle: a bare ``<dataset>/<model>`` (runs logged before
+    labels were, which left the runs of one cell in two configurations one name) with what sets it apart from
+    the cell's runs in other configurations, as a sweep names it (``letter/kdb5_hdp it=50000``,
+    ``Cell.run_name``), read from its params and its experiment's grids; None (``name`` kept) for a name that
+    says more, or a run whose params are not a cell's."""
+    from bncbench.app.checks import experiment_grids
+    from bncbench.app.config import run_label
+
+    bare = f"{tags.get(tag.DATASET)}/{tags.get(tag.MODEL)}"
+    if name != bare:
+        return None
+    own = _own_config(experiment)
+    try:
+        label = run_label(tags[tag.MODEL], semantic_of_params(params), experiment_grids(own.cfg) if own else [])
+    except (KeyError, ValueError, TypeError):
+        return None
+    return f"{bare} {label}" if label else None
+
+
+@functools.cache
+def _own_config(experiment: str):
+    """The composed config of the experiment of this name (``bncbench.app.config.Composed``), or None when this
+    checkout does not define it."""
     from bncbench.app.config import compose
 
     try:
-        return ui_tags(compose([f"experiment={experiment}"]).plan)
+        return compose([f"experiment={experiment}"])
     except BncbenchError:
-        description = (f"bncbench experiment `{experiment}`, imported from bundles (`bncbench import`); this "
-                       "checkout has no config of that name. One run per cell, named `dataset/model`.")
-        return {"mlflow.note.content": description, **view_tags()}
+        return None
 
 
 def browse_hint(tracking_uri: str, experiment_id: str) -> str:

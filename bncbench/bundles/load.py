@@ -136,6 +136,7 @@ def import_bundles(
     data_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
     experiment_tags: Callable[[str], Mapping[str, str]] | None = None,
+    run_names: Callable[[str, str, Mapping[str, str], Mapping[str, str]], str | None] | None = None,
 ) -> ImportSummary:
     """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
 
@@ -175,6 +176,9 @@ def import_bundles(
     experiment_tags : callable, optional
         ``experiment -> tags`` set on each experiment of the bundles before its first run is written (its
         description and the UI's view of it, as a sweep sets them).
+    run_names : callable, optional
+        ``(experiment, name, tags, params) -> name`` of each run, from its name in the bundle, as a sweep names it
+        (``letter/kdb5_hdp it=50000``); None, or a None name: the bundle's.
 
     Returns
     -------
@@ -221,8 +225,10 @@ def import_bundles(
             metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
             for run in bundle.runs.itertuples(index=False):
                 try:
-                    _import_run(client, experiments[bundle.experiment], bundle, run, metrics.get(run.run_id),
-                                numbers[bundle.id][run.run_id], held[bundle.experiment], keep, summary)
+                    named = run_names and run_names(bundle.experiment, run.run_name, run.tags, run.params)
+                    _import_run(client, experiments[bundle.experiment], bundle, run._replace(run_name=named or run.run_name),
+                                metrics.get(run.run_id), numbers[bundle.id][run.run_id], held[bundle.experiment],
+                                keep, summary)
                 except BncbenchError:
                     raise
                 except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
