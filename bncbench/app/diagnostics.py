@@ -18,12 +18,13 @@ def diagnostics_record(per_fold: list[dict]) -> tuple[dict[str, dict[int, float]
     numbers, files = {}, {}
     for name in sorted({name for found in per_fold for name in found}):
         values = {fold: found[name] for fold, found in enumerate(per_fold) if name in found}
-        if not isinstance(next(iter(values.values())), pd.DataFrame):
+        first = next(iter(values.values()))
+        if not isinstance(first, pd.DataFrame):
             numbers[name] = {fold: float(value) for fold, value in values.items()}
             continue
         tables = [table.stack().rename("value").reset_index().assign(fold=fold) for fold, table in values.items()]
         files[f"{name}.csv"] = pd.concat(tables).to_csv(index=False).encode()
-        if next(iter(values.values())).attrs.get("grid"):
+        if first.attrs.get("grid"):
             files[f"{name}.png"] = heat_map(sum(values.values()) / len(values), name)
     return numbers, files
 
