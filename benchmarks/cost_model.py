@@ -170,7 +170,7 @@ def experiment_hours(model: CostModel) -> pd.DataFrame:
     rows = []
     for name, overrides in EXPERIMENTS.items():
         composed = compose(overrides or [f"experiment={name}"])
-        cells = plan_features(composed.plan, resolve_data_dir(composed.cfg.data_dir))
+        cells = plan_features(composed.plan, resolve_data_dir(composed.settings.data_dir))
         seconds = model.predict(cells)
         iterative = cells["iterations"].notna().to_numpy()
         rows.append(

@@ -63,7 +63,7 @@ def hdp_models(experiment):
         if model.get("estimator") == "hdp":
             models[cell.model.removesuffix("_hdp")] = model
         datasets[cell.dataset] = cell.semantic()["dataset"]
-    return models, datasets, composed.cfg
+    return models, datasets, composed.settings
 
 
 def training_half(spec, data_dir, seed):

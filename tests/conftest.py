@@ -408,7 +408,7 @@ def plan_cell():
         composed = compose(
             [f"experiment.datasets=[{dataset}]", f"experiment.models=[{model}]", "experiment.comparisons=[]", *overrides]
         )
-        return composed.plan.cells[0], destination_of(composed.cfg, composed.plan)
+        return composed.plan.cells[0], destination_of(composed.settings, composed.plan)
 
     return make
 

@@ -469,10 +469,10 @@ def non_ascii_cell(tmp_path_factory, write_store, new_store):
     digest = dataset_digest(spec, root / "store").digest
     cell = Cell.of("données", "kdb1_laplace", spec, iris.semantic()["model"], iris.cv, digest)
     plan = replace(composed.plan, cells=(cell,), datasets=("données",))
-    client = tracking.open_store(composed.cfg.tracking_uri)
+    client = tracking.open_store(composed.settings.tracking_uri)
     experiment = tracking.prepare_experiment(client, "smoke", str(root / "artifacts"))
-    status = run_cell(cell, destination_of(composed.cfg, plan)).status
-    return root, (plan, composed.cfg), client, experiment, status
+    status = run_cell(cell, destination_of(composed.settings, plan)).status
+    return root, (plan, composed.settings), client, experiment, status
 
 
 def test_non_ascii_names_run_and_are_logged(non_ascii_cell):
@@ -642,6 +642,6 @@ def test_a_password_in_the_tracking_uri_is_printed_nowhere_and_kept_out_of_the_w
     monkeypatch.delenv("MLFLOW_TRACKING_USERNAME", raising=False)
     monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD", raising=False)
     composed = compose([*CELL, f"tracking_uri={NO_SERVER}"])
-    destination = destination_of(composed.cfg, composed.plan)
+    destination = destination_of(composed.settings, composed.plan)
     assert destination.tracking_uri == "http://127.0.0.1:9" and SECRET.encode() not in pickle.dumps(destination)
     assert (os.environ["MLFLOW_TRACKING_USERNAME"], os.environ["MLFLOW_TRACKING_PASSWORD"]) == ("alice", SECRET)

@@ -436,7 +436,7 @@ def test_list_datasets_names_its_data_directory_and_says_when_it_is_missing(in_p
 )
 def test_run_files_follow_runs_dir_or_the_sqlite_store(overrides, store, files):
     composed = compose(overrides)
-    cfg = composed.cfg
+    cfg = composed.settings
     assert cfg.tracking_uri == store
     assert str(_submitit_folder(cfg, composed.plan)).startswith(f"{files}/submitit/smoke/")
     server = store.startswith("http")

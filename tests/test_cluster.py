@@ -140,5 +140,5 @@ def test_the_report_is_written_from_the_server(cluster_run):
 def test_a_cluster_launcher_refuses_a_sqlite_store():
     with pytest.raises(ConfigError, match="SQLite on a network file system is unsafe"):
         compose(["executor=slurm"])
-    cfg = compose(["executor=slurm", "tracking_uri=http://127.0.0.1:5000"]).cfg
+    cfg = compose(["executor=slurm", "tracking_uri=http://127.0.0.1:5000"]).settings
     assert cfg.tracking_uri == "http://127.0.0.1:5000"

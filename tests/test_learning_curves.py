@@ -20,7 +20,7 @@ def test_the_experiment_is_two_networks_at_three_sizes_with_the_distance_to_the_
     assert sorted(set(rows.values())) == [10**4, 10**5, 10**6]
     networks = {tuple(sorted((k, v) for k, v in spec["synthetic"].items() if k != "rows")) for spec in specs.values()}
     assert len(networks) == 2  # each network at the three sizes
-    assert {"kl_to_truth", "tv_to_truth"} <= set(compose(["experiment=learning_curves"]).cfg.experiment.metrics)
+    assert {"kl_to_truth", "tv_to_truth"} <= set(compose(["experiment=learning_curves"]).settings.experiment.metrics)
 
 
 def test_a_distance_to_the_truth_of_a_dataset_without_one_is_refused_in_one_line():

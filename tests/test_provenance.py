@@ -97,9 +97,9 @@ def experiment(iris_store, tmp_path, new_store):
 
     def run():  # composed anew, as a new sweep does: the data digest is the file's as it is now
         composed = compose(overrides)
-        client = tracking.open_store(composed.cfg.tracking_uri)
+        client = tracking.open_store(composed.settings.tracking_uri)
         experiment_id = tracking.prepare_experiment(client, "smoke", None)
-        outcome = run_cell(composed.plan.cells[0], destination_of(composed.cfg, composed.plan))
+        outcome = run_cell(composed.plan.cells[0], destination_of(composed.settings, composed.plan))
         return outcome.status, client, experiment_id
 
     return overrides, run
@@ -108,7 +108,7 @@ def experiment(iris_store, tmp_path, new_store):
 def report(overrides):
     """The report of the configuration ``overrides`` compose: results.csv and README.md."""
     composed = compose(overrides)
-    out = write_report(composed.plan, plan_runs(composed.plan, composed.cfg.tracking_uri), composed.cfg.report_dir)
+    out = write_report(composed.plan, plan_runs(composed.plan, composed.settings.tracking_uri), composed.settings.report_dir)
     return pd.read_csv(out / "results.csv"), (out / "README.md").read_text()
 
 

@@ -24,7 +24,7 @@ def store(tmp_path_factory, new_store):
     composed = compose([*CELLS, f"tracking_uri={uri}"])
     tracking.prepare_experiment(tracking.open_store(uri), "smoke", str(root / "artifacts"))
     for cell in composed.plan.cells:
-        assert run_cell(cell, destination_of(composed.cfg, composed.plan)).status == "finished"
+        assert run_cell(cell, destination_of(composed.settings, composed.plan)).status == "finished"
     return uri
 
 
@@ -87,5 +87,5 @@ def test_a_new_run_in_the_store_makes_the_report_be_written_again(rerun, store, 
     rerun()
     other = compose(["experiment=smoke", "experiment.datasets=[sklearn-iris]", "experiment.models=[tan_laplace]",
                      "experiment.comparisons=[]", f"tracking_uri={store}"])
-    assert run_cell(other.plan.cells[0], destination_of(other.cfg, other.plan)).status == "finished"
+    assert run_cell(other.plan.cells[0], destination_of(other.settings, other.plan)).status == "finished"
     assert rerun() == f"bncbench: report written to {place}"

@@ -22,6 +22,7 @@ from bncbench.bnc.progress import CHUNK_SECONDS, iteration_chunks, task
 from bncbench.core.terminal import duration
 from bncbench.app.executors import InProcess, LocalProcesses, cells_at_once, make_executor
 from bncbench.app.progress import SweepProgress
+from bncbench.app.schema import LocalExecutor, SubmititLocalExecutor
 from bncbench.app.sweep import numba_threads
 from bncbench.protocol.cell import Cell, CrossValidationSettings
 from bncbench.protocol.cross_validation import cross_validate
@@ -30,14 +31,14 @@ from bncbench.protocol.cross_validation import cross_validate
 @pytest.mark.parametrize(
     ("setting", "executor", "cells", "cores", "parallel", "threads"),
     [
-        ("auto", {"kind": "local", "n_jobs": -1}, 100, 8, 8, 1),  # the default: one process per core
-        ("auto", {"kind": "local", "n_jobs": 2}, 100, 8, 2, 4),
-        ("auto", {"kind": "local", "n_jobs": -2}, 100, 8, 7, 1),
-        ("auto", {"kind": "local", "n_jobs": -1}, 3, 8, 3, 2),  # fewer cells than cores
-        ("auto", {"kind": "local", "n_jobs": 16}, 100, 8, 16, 1),
-        ("auto", {"kind": "local", "n_jobs": 1}, 100, 8, 1, 8),  # one cell at a time
-        ("auto", {"kind": "submitit_local", "array_parallelism": 64}, 2, 8, 2, 4),  # every job at once
-        (3, {"kind": "local", "n_jobs": -1}, 100, 8, 8, 3),
+        ("auto", LocalExecutor("local", -1), 100, 8, 8, 1),  # the default: one process per core
+        ("auto", LocalExecutor("local", 2), 100, 8, 2, 4),
+        ("auto", LocalExecutor("local", -2), 100, 8, 7, 1),
+        ("auto", LocalExecutor("local", -1), 3, 8, 3, 2),  # fewer cells than cores
+        ("auto", LocalExecutor("local", 16), 100, 8, 16, 1),
+        ("auto", LocalExecutor("local", 1), 100, 8, 1, 8),  # one cell at a time
+        ("auto", SubmititLocalExecutor("submitit_local", 60, 1, array_parallelism=64), 2, 8, 2, 4),  # every job at once
+        (3, LocalExecutor("local", -1), 100, 8, 8, 3),
     ],
 )
 def test_threads_per_cell_share_the_cores(setting, executor, cells, cores, parallel, threads):
@@ -46,9 +47,9 @@ def test_threads_per_cell_share_the_cores(setting, executor, cells, cores, paral
 
 
 def test_one_job_runs_the_cells_in_this_process(tmp_path):
-    assert isinstance(make_executor({"kind": "local", "n_jobs": 1}, 10, 8, tmp_path), InProcess)
-    assert isinstance(make_executor({"kind": "local", "n_jobs": -1}, 10, 8, tmp_path), LocalProcesses)
-    assert isinstance(make_executor({"kind": "local", "n_jobs": -1}, 1, 8, tmp_path), InProcess)
+    assert isinstance(make_executor(LocalExecutor("local", 1), 10, 8, tmp_path), InProcess)
+    assert isinstance(make_executor(LocalExecutor("local", -1), 10, 8, tmp_path), LocalProcesses)
+    assert isinstance(make_executor(LocalExecutor("local", -1), 1, 8, tmp_path), InProcess)
 
 
 WINE = {"name": "sklearn-wine", "source": "sklearn", "openml_id": None, "openml_target": None, "drop": []}

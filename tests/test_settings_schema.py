@@ -177,7 +177,7 @@ def test_a_boolean_is_true_or_false(refused, value, shown):
 def test_a_boolean_given_is_the_cells(value, expected):
     composed = compose([f"reuse_runs={value}", "experiment.datasets=[sklearn-iris]", "experiment.models=[nb_laplace]",
                         "experiment.comparisons=[]"])
-    assert destination_of(composed.cfg, composed.plan).reuse_runs is expected
+    assert destination_of(composed.settings, composed.plan).reuse_runs is expected
 
 
 # --- settings that would be ignored -------------------------------------------------------------------

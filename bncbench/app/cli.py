@@ -10,6 +10,7 @@ that it answers at once.
 """
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -18,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
-from omegaconf import OmegaConf
 
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import BncbenchError, ConfigError
@@ -255,7 +255,7 @@ def run(overrides: Sequence[str], command: str, dry_run: bool = False, show: str
     from bncbench.app.sweep import run_plan, show_plan
 
     if show == "job":
-        print(masked(OmegaConf.to_yaml(composed.cfg)))
+        print(masked(yaml.safe_dump(dataclasses.asdict(composed.settings), sort_keys=False)), end="")
         return 0
     if dry_run:
         return show_plan(composed)
@@ -272,12 +272,12 @@ def report(overrides: Sequence[str], replace: bool = False, bundles: Sequence[st
     from bncbench.report.writer import plan_runs, report_cells
 
     composed = compose(overrides)
-    cfg, plan = composed.cfg, composed.plan
+    settings, plan = composed.settings, composed.plan
     cells = {cell.key for cell in plan.cells}
-    before = report_cells(Path(report_dir(cfg)) / plan.experiment)  # a subset run's report is replaced: say so
-    runs = bundled_runs(plan, bundles) if bundles else plan_runs(plan, cfg.tracking_uri)
-    place = write_plan_report(plan, runs, report_dir(cfg), cfg.data_dir, replace=replace,
-                              scratch=cfg.report_dir is None, allow_uncommitted=allow_uncommitted)
+    before = report_cells(Path(report_dir(settings)) / plan.experiment)  # a subset run's report is replaced: say so
+    runs = bundled_runs(plan, bundles) if bundles else plan_runs(plan, settings.tracking_uri)
+    place = write_plan_report(plan, runs, report_dir(settings), settings.data_dir, replace=replace,
+                              scratch=settings.report_dir is None, allow_uncommitted=allow_uncommitted)
     print(f"report written to {place}")
     after = report_cells(place)
     finished = len(cells & after)
@@ -298,11 +298,11 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     from bncbench.bundles import export_bundle, read_bundle
 
     composed = compose(overrides)
-    cfg, plan = composed.cfg, composed.plan
-    folder = Path(out) if out else bundle_dir(cfg)
+    settings, plan = composed.settings, composed.plan
+    folder = Path(out) if out else bundle_dir(settings)
     cells = None if every_configuration else plan.by_key()
     try:
-        bundle = export_bundle(cfg.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
+        bundle = export_bundle(settings.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
     except OSError as err:
         raise ConfigError(
             f"cannot write the bundle into {folder} ({'a file' if folder.is_file() else _os_error(err)}); name a "
@@ -332,16 +332,16 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
     from bncbench.data import resolve_data_dir
 
     overrides = [item for item in items if "=" in item]
-    cfg = compose(overrides).cfg
+    settings = compose(overrides).settings
     try:
         with sigterm_as_interrupt():
             summary = import_bundles(
-                cfg.tracking_uri,
+                settings.tracking_uri,
                 [item for item in items if "=" not in item],
                 keep=keep,
-                artifact_location=artifact_location(cfg),  # beside the database, as a sweep's
-                artifact_location_given=cfg.artifact_location is not None,
-                data_dir=resolve_data_dir(cfg.data_dir),
+                artifact_location=artifact_location(settings),  # beside the database, as a sweep's
+                artifact_location_given=settings.artifact_location is not None,
+                data_dir=resolve_data_dir(settings.data_dir),
                 progress=lambda line: print(f"bncbench: {line}", file=sys.stderr, flush=True),
                 experiment_tags=imported_experiment_tags,  # its description, and the view the printed link opens
                 run_names=imported_run_name,  # as its sweep names them: letter/kdb5_hdp it=50000
@@ -352,9 +352,9 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
               "deleted; the same command imports the rest.", file=sys.stderr)
         return 128 + signum
     print("\n".join(summary.lines()))
-    client = tracking.open_store(cfg.tracking_uri, check=False)
+    client = tracking.open_store(settings.tracking_uri, check=False)
     for name in dict.fromkeys(bundle.split("/")[0] for bundle in summary.imported + summary.already_there):
-        print(browse_hint(cfg.tracking_uri, tracking.experiment_id(client, name)))
+        print(browse_hint(settings.tracking_uri, tracking.experiment_id(client, name)))
     return 0
 
 
@@ -364,7 +364,7 @@ def data_add(args) -> int:
     from bncbench.data import resolve_data_dir
     from bncbench.data.original_files import add_original_files
 
-    data_dir = resolve_data_dir(compose([item for item in args.files if "=" in item]).cfg.data_dir)
+    data_dir = resolve_data_dir(compose([item for item in args.files if "=" in item]).settings.data_dir)
     entry = add_original_files(
         data_dir,
         args.name,

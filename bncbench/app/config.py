@@ -9,10 +9,10 @@ stack trace), and the experiment becomes a ``Plan`` of ``Cell``s (``bncbench.pro
 the sweep, the report, ``export`` and the cost estimate read. Hydra is imported here and nowhere below.
 """
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import get_origin
 
@@ -37,7 +37,7 @@ from bncbench.app.checks import (
     experiment_grids,
 )
 from bncbench.app.runs_dir import RESOLVER as RUNS_DIR_RESOLVER  # noqa: F401 (registers config.yaml's resolver)
-from bncbench.app.schema import describe, setting_names, setting_type, unknown_setting_message
+from bncbench.app.schema import Settings, build, describe, setting_names, setting_type, unknown_setting_message
 from bncbench.bnc.estimators import estimator_defaults, estimator_settings
 from bncbench.core.config_files import CONFIG_NAME, config_dir
 from bncbench.core.errors import ConfigError
@@ -50,12 +50,12 @@ from bncbench.protocol.models import experiment_comparisons, model_spec, reads_s
 ESTIMATOR_SETTINGS = "estimator_settings"
 #: The key under which ``_dataset_specs`` composes the experiment's dataset configs.
 _CELLS = "_cells"
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Composed:
-    """An experiment composed with its overrides: the plan of its cells, and the settings of where and
-    how they run (``cfg``: places, executor, threads; without the ``hydra`` node, unresolved)."""
+    """An experiment composed with its overrides: the plan of its cells, and the checked settings of where
+    and how they run (places, executor, threads), typed by the schema (``bncbench.app.schema.build``)."""
 
-    cfg: DictConfig
+    settings: Settings
     plan: Plan
 
 
@@ -97,9 +97,10 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         check_truth_metrics(cfg, datasets)
     with open_dict(cfg):
         del cfg["hydra"]
-    plan = _plan(cfg, overrides, datasets, models)
-    check_cell_sizes(plan, resolve_data_dir(cfg.data_dir), cfg.executor)
-    return Composed(cfg, plan)
+    settings = build(OmegaConf.to_container(cfg, resolve=True))
+    plan = _plan(settings, overrides, datasets, models)
+    check_cell_sizes(plan, resolve_data_dir(settings.data_dir), settings.executor)
+    return Composed(settings, plan)
 
 
 def _dataset_specs(cfg: DictConfig, overrides: list[str]) -> dict[str, dict]:
@@ -171,28 +172,25 @@ def _resolved(root: DictConfig, names: list[str], nodes: list) -> dict[str, dict
     return specs
 
 
-def _plan(cfg: DictConfig, overrides: list[str], datasets: dict[str, dict], models: dict[str, dict]) -> Plan:
-    experiment = OmegaConf.to_container(cfg.experiment, resolve=True)
-    cv = CrossValidationSettings(
-        **{key: int(cfg.cv[key]) for key in ("repetitions", "folds", "seed", "bins", "sample_rows")},
-        discretisation=str(cfg.cv.discretisation),
-    )
-    settings_read = _settings_read(cfg, models)
+def _plan(settings: Settings, overrides: list[str], datasets: dict[str, dict], models: dict[str, dict]) -> Plan:
+    experiment = settings.experiment
+    cv = CrossValidationSettings(**dataclasses.asdict(settings.cv))
+    settings_read = _settings_read(settings, models)
     labels = {model: _label(models[model], read, cv) for model, read in settings_read.items()}
     cells = []
     for dataset, spec in datasets.items():
-        data = dataset_digest(spec, cfg.data_dir)
+        data = dataset_digest(spec, settings.data_dir)
         cells += [Cell.of(dataset, model, spec, model_spec, cv, data.digest if data else None, labels[model])
                   for model, model_spec in models.items()]
     return Plan(
-        experiment=str(experiment["name"]),
+        experiment=experiment.name,
         cells=tuple(cells),
         datasets=tuple(datasets),
         models=tuple(models),
         cv=cv,
-        comparisons=tuple(experiment_comparisons(experiment, derived=cfg.report.best_of or {})),
-        metrics=tuple(experiment.get("metrics") or ()),
-        report=OmegaConf.to_container(cfg.report, resolve=True),
+        comparisons=tuple(experiment_comparisons(dataclasses.asdict(experiment), derived=settings.report.best_of)),
+        metrics=tuple(experiment.metrics),
+        report=dataclasses.asdict(settings.report),
         overrides=tuple(overrides),
         settings_read=settings_read,
     )
@@ -235,15 +233,14 @@ def _label(model: dict, read: tuple[str, ...], cv: CrossValidationSettings) -> s
     return " ".join(parts)
 
 
-def _settings_read(cfg: DictConfig, models: dict[str, dict]) -> dict[str, tuple[str, ...]]:
+def _settings_read(settings: Settings, models: dict[str, dict]) -> dict[str, tuple[str, ...]]:
     """For each model, the estimators' settings it takes from the config (``hdp.iterations``)."""
-    grids = experiment_grids(cfg)
     return {
         name: tuple(
             f"{estimator}.{parameter}"
             for estimator in estimator_settings()
-            for parameter, value in cfg[estimator].items()
-            if value is not None and reads_setting(model, grids, name, estimator, parameter)
+            for parameter, value in dataclasses.asdict(getattr(settings, estimator)).items()
+            if value is not None and reads_setting(model, settings.experiment.grids, name, estimator, parameter)
         )
         for name, model in models.items()
     }

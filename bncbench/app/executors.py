@@ -15,12 +15,14 @@ sweep alone decides, stops them (``stop``) and marks the runs they leave RUNNING
 
 import abc
 import concurrent.futures
+import dataclasses
 import signal
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from bncbench.app.runner import Destination, Outcome, run_cell
+from bncbench.app.schema import Executors, LocalExecutor
 from bncbench.protocol.cell import Cell
 
 #: Seconds between two looks at a cluster's jobs: SLURM's accounting is asked each time (submitit
@@ -127,12 +129,12 @@ class Submitit(Executor):
                 job.cancel(check=False)
 
 
-def make_executor(settings: dict, n_cells: int, cores: int, folder: Path) -> Executor:
+def make_executor(settings: Executors, n_cells: int, cores: int, folder: Path) -> Executor:
     """The executor of the ``executor`` settings (``conf/executor/<name>.yaml``).
 
     Parameters
     ----------
-    settings : dict
+    settings : LocalExecutor, SubmititLocalExecutor or SlurmExecutor
         ``kind`` and its parameters.
     n_cells : int
         Cells to run: no more local workers than that.
@@ -141,12 +143,11 @@ def make_executor(settings: dict, n_cells: int, cores: int, folder: Path) -> Exe
     folder : Path
         Where submitit keeps its jobs' pickles and output.
     """
-    kind = settings["kind"]
-    if kind == "local":
-        workers = local_workers(int(settings["n_jobs"]), n_cells, cores)
+    if isinstance(settings, LocalExecutor):
+        workers = local_workers(settings.n_jobs, n_cells, cores)
         return InProcess() if workers == 1 else LocalProcesses(workers)
-    parameters = {key: value for key, value in settings.items() if key != "kind"}
-    return Submitit("slurm" if kind == "slurm" else "local", folder, parameters)
+    parameters = {key: value for key, value in dataclasses.asdict(settings).items() if key != "kind"}
+    return Submitit("slurm" if settings.kind == "slurm" else "local", folder, parameters)
 
 
 def local_workers(n_jobs: int, n_cells: int, cores: int) -> int:
@@ -156,11 +157,11 @@ def local_workers(n_jobs: int, n_cells: int, cores: int) -> int:
     return max(1, min(wanted, n_cells))
 
 
-def cells_at_once(settings: dict, n_cells: int, cores: int) -> int:
+def cells_at_once(settings: Executors, n_cells: int, cores: int) -> int:
     """How many cells of a sweep run at once: for the cost's wall time and each cell's numba threads."""
-    if settings["kind"] == "local":
-        return local_workers(int(settings["n_jobs"]), n_cells, cores)
-    return max(1, min(int(settings.get("array_parallelism", 1)), n_cells))
+    if isinstance(settings, LocalExecutor):
+        return local_workers(settings.n_jobs, n_cells, cores)
+    return max(1, min(settings.array_parallelism, n_cells))
 
 
 def _outcome(future: concurrent.futures.Future, cell: Cell) -> Outcome:

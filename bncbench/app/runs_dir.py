@@ -10,7 +10,9 @@ so that a store kept elsewhere never leaves files in the working directory (a ch
 from pathlib import Path
 from urllib.parse import urlparse
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
+
+from bncbench.app.schema import Settings
 
 RESOLVER = "bncbench.runs_dir"
 #: ``runs_dir`` when neither it nor a SQLite ``tracking_uri`` says otherwise (relative to the working directory).
@@ -31,27 +33,27 @@ def runs_dir(setting: str | None, tracking_uri: str | None = None) -> str:
     return DEFAULT_RUNS_DIR
 
 
-def artifact_location(cfg: DictConfig) -> str | None:
-    """``cfg.artifact_location``, or when it is null ``<runs dir>/artifacts`` (``runs_dir``), except with
+def artifact_location(settings: Settings) -> str | None:
+    """``artifact_location``, or when it is null ``<runs dir>/artifacts`` (``runs_dir``), except with
     a tracking server: its ``--artifacts-destination`` then (None)."""
     from bncbench.tracking import SERVER_SCHEMES  # here: MLflow is slow to import
 
-    if cfg.artifact_location is not None or urlparse(str(cfg.tracking_uri)).scheme in SERVER_SCHEMES:
-        return cfg.artifact_location
-    return str(Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "artifacts")
+    if settings.artifact_location is not None or urlparse(str(settings.tracking_uri)).scheme in SERVER_SCHEMES:
+        return settings.artifact_location
+    return str(Path(runs_dir(settings.runs_dir, settings.tracking_uri)) / "artifacts")
 
 
-def report_dir(cfg: DictConfig) -> Path:
-    """``cfg.report_dir``, or when it is null ``<runs dir>/reports``: a scratch run's report goes beside
+def report_dir(settings: Settings) -> Path:
+    """``report_dir``, or when it is null ``<runs dir>/reports``: a scratch run's report goes beside
     its store, never over a committed one by accident."""
-    if cfg.report_dir is not None:
-        return Path(cfg.report_dir)
-    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "reports"
+    if settings.report_dir is not None:
+        return Path(settings.report_dir)
+    return Path(runs_dir(settings.runs_dir, settings.tracking_uri)) / "reports"
 
 
-def bundle_dir(cfg: DictConfig) -> Path:
+def bundle_dir(settings: Settings) -> Path:
     """Where ``bncbench export`` writes a bundle unless told: ``<runs dir>/bundles``, beside the store."""
-    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "bundles"
+    return Path(runs_dir(settings.runs_dir, settings.tracking_uri)) / "bundles"
 
 
 OmegaConf.register_new_resolver(RESOLVER, runs_dir, replace=True)

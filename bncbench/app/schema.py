@@ -58,7 +58,7 @@ class NonEmpty:
 Folder = Annotated[str, NonEmpty("a folder")]
 
 
-@dataclass
+@dataclass(frozen=True)
 class CrossValidation:
     repetitions: Annotated[int, AtLeast(1)]
     folds: Annotated[int, AtLeast(2)]
@@ -68,13 +68,13 @@ class CrossValidation:
     sample_rows: Annotated[int, AtLeast(1)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Comparison:
     a: str
     b: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Experiment:
     name: str
     datasets: list[str]
@@ -84,7 +84,7 @@ class Experiment:
     metrics: list[str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Report:
     """The report's settings; their names (``draws``, ``counting``, published tables, metrics) are
     checked by ``bncbench.report.ReportOptions.check``, which knows them."""
@@ -98,18 +98,18 @@ class Report:
     best_of: dict[str, list[str]]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Suite:
     datasets: list[str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class LocalExecutor:
     kind: Literal["local"]
     n_jobs: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class SubmititLocalExecutor:
     kind: Literal["submitit_local"]
     timeout_min: Annotated[int, AtLeast(1)]
@@ -117,7 +117,7 @@ class SubmititLocalExecutor:
     array_parallelism: Annotated[int, AtLeast(1)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class SlurmExecutor:
     kind: Literal["slurm"]
     partition: str | None
@@ -129,14 +129,17 @@ class SlurmExecutor:
     additional_parameters: dict[str, Any] | None
 
 
-@dataclass
+Executors = LocalExecutor | SlurmExecutor | SubmititLocalExecutor
+
+
+@dataclass(frozen=True)
 class OutOfCore:
     memory_gb: Annotated[float, AtLeast(0)] | Literal["auto"]
     chunk_rows: Annotated[int, AtLeast(1)]
     sample_rows: Annotated[int, AtLeast(1)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
     """The composed config without Hydra's node: ``config.yaml`` and the groups it chooses; each estimator's
     settings are added to it (``settings_schema``)."""
@@ -153,7 +156,7 @@ class Settings:
     experiment: Experiment
     report: Report
     suite: Suite | None
-    executor: LocalExecutor | SlurmExecutor | SubmititLocalExecutor
+    executor: Executors
 
 
 def settings_schema() -> type:
@@ -168,10 +171,10 @@ def settings_schema() -> type:
 @functools.cache
 def _settings_schema(dataset: tuple[str, ...], declared: tuple) -> type:
     nodes = [(name, make_dataclass(name, [(parameter, Any if default is None else type(default))
-                                          for parameter, default in parameters]))
+                                          for parameter, default in parameters], frozen=True))
              for name, parameters in declared]
-    dataset_node = make_dataclass("dataset", [(key, Any) for key in dataset])
-    return make_dataclass("Settings", [("dataset", dataset_node | None), *nodes], bases=(Settings,))
+    dataset_node = make_dataclass("dataset", [(key, Any) for key in dataset], frozen=True)
+    return make_dataclass("Settings", [("dataset", dataset_node | None), *nodes], bases=(Settings,), frozen=True)
 
 
 def check_types(values: dict, schema=None) -> None:
@@ -187,6 +190,32 @@ def check_types(values: dict, schema=None) -> None:
     if problem is not None:
         key, value, expected = problem
         raise ConfigError(f"{key} must be {describe(expected)}, got {value!r}.")
+
+
+def build(values: dict, schema=None):
+    """The checked config ``values`` (``check_types``) as an instance of ``schema`` (default: the
+    settings'): each mapping of a dataclass built as that dataclass (a union of them chosen by ``kind``),
+    lists and mappings of them item by item, every other value as it is."""
+    return _built(values, schema or settings_schema())
+
+
+def _built(value, schema):
+    base = _bounds(schema)[0]
+    origin = get_origin(base)
+    if origin in (Union, types.UnionType):
+        nodes = {get_type_hints(branch).get("kind", Literal[None]): branch
+                 for branch in get_args(base) if is_dataclass(branch)}
+        if value is None or not nodes:
+            return value
+        return _built(value, nodes[Literal[value["kind"]]] if len(nodes) > 1 else next(iter(nodes.values())))
+    if is_dataclass(base):
+        hints = get_type_hints(base, include_extras=True)
+        return base(**{name: _built(value.get(name), kind) for name, kind in hints.items()})  # a node left out: None
+    if origin is list:
+        return [_built(item, get_args(base)[0]) for item in value]
+    if origin is dict:
+        return {name: _built(item, get_args(base)[1]) for name, item in value.items()}
+    return value
 
 
 def _problem(value, schema, key: str) -> tuple[str, Any, Any] | None:

@@ -31,6 +31,7 @@ from bncbench.app.progress import SweepProgress
 from bncbench.app.reporting import write_plan_report
 from bncbench.app.runner import INTERRUPTED, Destination, Outcome
 from bncbench.app.ui import browse_hint, ui_tags
+from bncbench.app.schema import Executors, Settings
 from bncbench.app.runs_dir import artifact_location, report_dir, runs_dir
 from bncbench.data import resolve_data_dir
 from bncbench.core.errors import BncbenchError
@@ -91,34 +92,33 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
     status: 0 when no cell failed and the report was written, 1 otherwise, 128 + the signal's number
     when interrupted (Ctrl-C: 130, SIGTERM: 143).
     """
-    cfg = composed.cfg
-    plan = fetch_missing(composed.plan, resolve_data_dir(cfg.data_dir))
-    client = tracking.open_store(cfg.tracking_uri)
-    if cfg.artifact_location is not None:
-        tracking.check_artifact_location(client, plan.experiment, cfg.artifact_location)
-    experiment_id = tracking.prepare_experiment(client, plan.experiment, artifact_location(cfg))
+    settings = composed.settings
+    plan = fetch_missing(composed.plan, resolve_data_dir(settings.data_dir))
+    client = tracking.open_store(settings.tracking_uri)
+    if settings.artifact_location is not None:
+        tracking.check_artifact_location(client, plan.experiment, settings.artifact_location)
+    experiment_id = tracking.prepare_experiment(client, plan.experiment, artifact_location(settings))
     tracking.mark_sweep(client, experiment_id)
     for key, value in ui_tags(plan).items():
         client.set_experiment_tag(experiment_id, key, value)
-    logged, incomplete = complete_records(tracking.finished_records(cfg.tracking_uri, plan.experiment))
+    logged, incomplete = complete_records(tracking.finished_records(settings.tracking_uri, plan.experiment))
     finished = finished_before(logged, plan)
     rerun = _fail_incomplete(client, incomplete, plan, finished)
     to_run = [cell for cell in plan.cells if cell.key not in finished]
-    executor_settings = dict(cfg.executor)
     cores = joblib.cpu_count()
-    workers = cells_at_once(executor_settings, max(1, len(to_run)), cores)
-    costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
+    workers = cells_at_once(settings.executor, max(1, len(to_run)), cores)
+    costs = plan_costs(plan, resolve_data_dir(settings.data_dir), logged)
     to_run.sort(key=costs.order)
     print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
     summary = Summary(skipped=[cell.name for cell in plan.cells if cell.key in finished], rerun=rerun)
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
-        threads = _cell_threads(cfg.numba_threads, executor_settings, workers, cores)
-        destination = destination_of(cfg, plan, threads, sweep, workers)
-        executor = make_executor(executor_settings, len(to_run), cores, _submitit_folder(cfg, plan))
+        threads = _cell_threads(settings.numba_threads, settings.executor, workers, cores)
+        destination = destination_of(settings, plan, threads, sweep, workers)
+        executor = make_executor(settings.executor, len(to_run), cores, _submitit_folder(settings, plan))
         if isinstance(executor, LocalProcesses):  # the workers' numba pool, sized when a worker starts
             os.environ["NUMBA_NUM_THREADS"] = str(destination.numba_threads)
-        if executor_settings["kind"] == "local":
+        if settings.executor.kind == "local":
             _warm_kernels(to_run)
         progress = SweepProgress(
             to_run, costs.seconds, workers, lambda: list(executor.running), done_before=len(finished)
@@ -140,8 +140,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
             return 128 + signum
         finally:
             progress.stop()
-    report_ok = _write_report(plan, cfg, replace, keep_unchanged=not to_run)
-    print(browse_hint(cfg.tracking_uri, experiment_id))
+    report_ok = _write_report(plan, settings, replace, keep_unchanged=not to_run)
+    print(browse_hint(settings.tracking_uri, experiment_id))
     _print_by_reason("skipped", summary.not_applicable)
     _print_by_reason("FAILED", summary.failed)
     print(summary.line(plan.experiment))
@@ -151,15 +151,15 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
 def show_plan(composed: Composed) -> int:
     """``bncbench run --dry-run``: what the sweep would run and cost, read from the store if it exists;
     nothing is created or run."""
-    cfg, plan = composed.cfg, composed.plan
+    settings, plan = composed.settings, composed.plan
     try:
-        logged, incomplete = complete_records(tracking.finished_records(cfg.tracking_uri, plan.experiment))
+        logged, incomplete = complete_records(tracking.finished_records(settings.tracking_uri, plan.experiment))
     except BncbenchError:  # no store or no experiment yet: nothing finished
         logged, incomplete = [], []
     finished = finished_before(logged, plan)
     to_run = [cell for cell in plan.cells if cell.key not in finished]
-    workers = cells_at_once(dict(cfg.executor), max(1, len(to_run)), joblib.cpu_count())
-    costs = plan_costs(plan, resolve_data_dir(cfg.data_dir), logged)
+    workers = cells_at_once(settings.executor, max(1, len(to_run)), joblib.cpu_count())
+    costs = plan_costs(plan, resolve_data_dir(settings.data_dir), logged)
     print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
     rerun = sorted({"/".join(record.key) for record in _of_plan(incomplete, plan) if record.key not in finished})
     if rerun:
@@ -167,12 +167,12 @@ def show_plan(composed: Composed) -> int:
     drawn = missing_datasets(plan, drawn=True)
     if drawn:
         print(f"bncbench: the sweep draws the datasets {', '.join(drawn)} into the data directory "
-              f"{resolve_data_dir(cfg.data_dir)} before its first cell.")
+              f"{resolve_data_dir(settings.data_dir)} before its first cell.")
     missing = missing_datasets(plan)
     if missing:
         obstacle = fetch_obstacle(missing)
         print(
-            f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(cfg.data_dir)} "
+            f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(settings.data_dir)} "
             f"({', '.join(missing)}); "
             + ("the sweep fetches them from OpenML before its first cell." if obstacle is None else
                f"{obstacle}, so the run would stop before its first cell. {FETCH_FIXES}")
@@ -180,38 +180,39 @@ def show_plan(composed: Composed) -> int:
     return 0
 
 
-def _cell_threads(setting, executor: dict, workers: int, cores: int) -> int:
+def _cell_threads(setting, executor: Executors, workers: int, cores: int) -> int:
     """A cell's numba threads: its share of this machine's cores, or on SLURM the cores its task asks."""
-    if executor["kind"] == "slurm":
-        return numba_threads(setting, 1, int(executor["cpus_per_task"]))
+    if executor.kind == "slurm":
+        return numba_threads(setting, 1, executor.cpus_per_task)
     return numba_threads(setting, workers, cores)
 
 
-def destination_of(cfg, plan: Plan, threads: int = 1, sweep: str | None = None, workers: int = 1) -> Destination:
-    """Where and how the cells of ``plan`` run, by the settings of ``cfg`` (a composed config), ``workers``
+def destination_of(settings: Settings, plan: Plan, threads: int = 1, sweep: str | None = None,
+                   workers: int = 1) -> Destination:
+    """Where and how the cells of ``plan`` run, by the composed ``settings``, ``workers``
     cells at once: a password of ``tracking_uri`` is not in it (a cluster's job files hold it) but in this
     process's environment, which the workers inherit (``bncbench.core.uris``)."""
     return Destination(
-        tracking_uri=credentials_to_environment(str(cfg.tracking_uri)),
+        tracking_uri=credentials_to_environment(settings.tracking_uri),
         experiment=plan.experiment,
-        artifact_location=artifact_location(cfg),
-        data_dir=None if cfg.data_dir is None else str(cfg.data_dir),
-        reuse_runs=bool(cfg.reuse_runs),
+        artifact_location=artifact_location(settings),
+        data_dir=settings.data_dir,
+        reuse_runs=settings.reuse_runs,
         numba_threads=threads,
         sweep=sweep,
-        out_of_core_bytes=out_of_core_bytes(cfg.out_of_core.memory_gb, dict(cfg.executor), workers),
-        chunk_rows=int(cfg.out_of_core.chunk_rows),
-        sample_rows=int(cfg.out_of_core.sample_rows),
+        out_of_core_bytes=out_of_core_bytes(settings.out_of_core.memory_gb, settings.executor, workers),
+        chunk_rows=settings.out_of_core.chunk_rows,
+        sample_rows=settings.out_of_core.sample_rows,
     )
 
 
-def out_of_core_bytes(memory_gb, executor: dict, workers: int) -> int:
+def out_of_core_bytes(memory_gb, executor: Executors, workers: int) -> int:
     """The memory above which a cell learns its dataset out of core: ``memory_gb`` GiB, or for ``auto`` half
     a cell's share of the memory (a SLURM task's ``mem_gb``, else this machine's over the cells at once)."""
     if memory_gb != "auto":
         return int(float(memory_gb) * 2**30)
-    if executor["kind"] == "slurm":
-        return int(executor["mem_gb"]) * 2**30 // 2
+    if executor.kind == "slurm":
+        return executor.mem_gb * 2**30 // 2
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (2 * max(1, workers))
 
 
@@ -310,23 +311,23 @@ def _warm_kernels(cells: list[Cell]) -> None:
         )
 
 
-def _submitit_folder(cfg, plan: Plan) -> Path:
+def _submitit_folder(settings: Settings, plan: Plan) -> Path:
     """Where submitit keeps a sweep's jobs: ``<runs_dir>/submitit/<experiment>/<time>``."""
     started = time.strftime("%Y-%m-%d_%H-%M-%S")
-    return Path(runs_dir(cfg.runs_dir, cfg.tracking_uri)) / "submitit" / plan.experiment / started
+    return Path(runs_dir(settings.runs_dir, settings.tracking_uri)) / "submitit" / plan.experiment / started
 
 
-def _write_report(plan: Plan, cfg, replace: bool = False, keep_unchanged: bool = False) -> bool:
+def _write_report(plan: Plan, settings: Settings, replace: bool = False, keep_unchanged: bool = False) -> bool:
     """Write the report of the sweep's plan; say why when it cannot be. With ``keep_unchanged`` (no cell
     ran), a report made from the same runs, settings and code is left as it is (``unchanged_report``)."""
     try:
-        runs = plan_runs(plan, cfg.tracking_uri)  # read once, for both
-        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(cfg), str(resolve_data_dir(cfg.data_dir)))
+        runs = plan_runs(plan, settings.tracking_uri)  # read once, for both
+        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(settings), str(resolve_data_dir(settings.data_dir)))
         if unchanged:
             print(f"bncbench: report unchanged: {unchanged}")
             return True
-        place = write_plan_report(plan, runs, report_dir(cfg), cfg.data_dir, replace=replace,
-                                  scratch=cfg.report_dir is None, manifest=True)
+        place = write_plan_report(plan, runs, report_dir(settings), settings.data_dir, replace=replace,
+                                  scratch=settings.report_dir is None, manifest=True)
         print(f"bncbench: report written to {place}")
     except BncbenchError as err:
         print(f"bncbench: report not written: {masked(err)}", file=sys.stderr)

@@ -89,7 +89,6 @@ def imported_run_name(experiment: str, name: str, tags: Mapping[str, str], param
     the cell's runs in other configurations, as a sweep names it (``letter/kdb5_hdp it=50000``,
     ``Cell.run_name``), read from its params and its experiment's grids; None (``name`` kept) for a name that
     says more, or a run whose params are not a cell's."""
-    from bncbench.app.checks import experiment_grids
     from bncbench.app.config import run_label
 
     bare = f"{tags.get(tag.DATASET)}/{tags.get(tag.MODEL)}"
@@ -97,7 +96,7 @@ def imported_run_name(experiment: str, name: str, tags: Mapping[str, str], param
         return None
     own = _own_config(experiment)
     try:
-        label = run_label(tags[tag.MODEL], semantic_of_params(params), experiment_grids(own.cfg) if own else [])
+        label = run_label(tags[tag.MODEL], semantic_of_params(params), own.settings.experiment.grids if own else [])
     except (KeyError, ValueError, TypeError):
         return None
     return f"{bare} {label}" if label else None
