@@ -151,7 +151,8 @@ def test_progress_lines_name_their_task():
 
 
 class Clock:
-    """A ``time.monotonic`` that moves only when told, so chunk sizes do not depend on the machine's load."""
+    """A ``time.monotonic`` (and ``time.process_time``) that moves only when told, so chunk sizes do not
+    depend on the machine's load."""
 
     def __init__(self):
         self.now = 0.0
@@ -168,7 +169,7 @@ def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_termin
     assert log.getvalue() == ""
     clock = Clock()
     with monkeypatch.context() as patched:
-        patched.setattr(progress.time, "monotonic", clock)
+        patched.setattr(progress.time, "process_time", clock)
         slow = []
         for first, last in iteration_chunks(200, "HDP sampler", stream=log, seconds=20 * 2**-10):
             clock.now += 2**-10 * (last - first)  # about 1 ms an iteration (exact in floating point): chunks of 20
@@ -183,11 +184,26 @@ def test_iteration_chunks_cover_the_loop_in_chunks_of_the_time_asked_on_a_termin
     assert quick.getvalue() == ""  # done within the interval: nothing to show
 
 
+def test_a_busy_machine_does_not_shrink_the_ranges(monkeypatch):
+    """Beside other jobs a range takes 50 times longer on the clock for the same CPU time: the ranges stay
+    those of a quiet machine (sized by CPU time), not one iteration each (issue 44)."""
+    wall, cpu = Clock(), Clock()
+    monkeypatch.setattr(progress.time, "monotonic", wall)
+    monkeypatch.setattr(progress.time, "process_time", cpu)
+    sizes = []
+    for first, last in iteration_chunks(200, "HDP sampler", stream=io.StringIO(), seconds=20 * 2**-10):
+        cpu.now += 2**-10 * (last - first)
+        wall.now += 50 * 2**-10 * (last - first)
+        sizes.append(last - first)
+    assert sizes[:3] == [1, 8, 20] and set(sizes[3:-1]) == {20}
+
+
 def test_the_time_left_is_that_of_the_speed_now_not_of_a_slow_first_iteration(monkeypatch):
     """A warm-up's first iteration, compiling its kernel, took 18 s: the line promised 15 minutes for a fit of one
     second (issue 42). The first range prints nothing, and the time left is at the last range's speed."""
     clock, terminal = Clock(), Terminal()
     monkeypatch.setattr(progress.time, "monotonic", clock)
+    monkeypatch.setattr(progress.time, "process_time", clock)
     for first, last in iteration_chunks(50, "HDP sampler", stream=terminal, interval=0, seconds=0.02):
         clock.now += 18.0 if first == 0 else 0.002 * (last - first)
     lines = terminal.getvalue().splitlines()

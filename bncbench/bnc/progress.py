@@ -1,6 +1,6 @@
 """Progress of a long fit: a loop inside one numba kernel (e.g. the HDP sampler's iterations) is run in
-chunks of about ``CHUNK_SECONDS`` each (``iteration_chunks``), so that Python runs between two and
-answers Ctrl-C (a ``KeyboardInterrupt``) within about that long, whatever the output is; on a terminal
+chunks of about ``CHUNK_SECONDS`` of CPU time each (``iteration_chunks``), so that Python runs between two
+and answers Ctrl-C (a ``KeyboardInterrupt``) within about that long, whatever the output is; on a terminal
 a line between two chunks names the work it belongs to (``task``, e.g. a cell's fold).
 ``bncbench.app.progress`` shows an experiment's cells.
 
@@ -16,8 +16,9 @@ from bncbench.core.terminal import duration, is_terminal
 
 #: Seconds between two progress lines, at most one line per interval.
 INTERVAL = 5.0
-#: Seconds of work in one chunk of ``iteration_chunks``: Ctrl-C waits for the chunk under way, and
-#: the cost of a call (about 0.1 ms) is negligible beside it.
+#: CPU seconds of work in one chunk of ``iteration_chunks``: Ctrl-C waits for the chunk under way, and
+#: the cost of a call (about 1 ms; more for a parallel kernel's threads on a busy machine) is negligible
+#: beside it.
 CHUNK_SECONDS = 0.5
 #: How many times larger than the one before a chunk may be: the first is one iteration, whose time,
 #: short and noisy (or a kernel's compilation), must not size the next.
@@ -40,9 +41,12 @@ def task(name: str):
 def iteration_chunks(total: int, label: str, stream=None, interval: float = INTERVAL, seconds: float = CHUNK_SECONDS):
     """The ``(first, last)`` ranges a loop of ``total`` iterations runs in, one call of its kernel each.
 
-    Each range is about ``seconds`` of work, sized by the speed of the range before (the first is one
+    Each range is about ``seconds`` of work, sized by the CPU time of the range before (the first is one
     iteration, and a range at most ``GROWTH`` times the one before), so that Python, which runs between
-    two ranges, answers Ctrl-C within about ``seconds``, on a terminal or not. On a terminal, after a
+    two ranges, answers Ctrl-C within about ``seconds`` of CPU, on a terminal or not. CPU time, not wall
+    time: on a busy machine a range takes longer on the clock while its work is the same, and ranges sized
+    by the clock would shrink toward one iteration and pay a call's fixed cost thousands of times (issue
+    44: a kDB-5 HDP fit of 7 CPU-s took 184 CPU-s beside other jobs). On a terminal, after a
     range, when ``interval`` seconds have passed since the last line (or the start), ``<label> (<task>):
     2500/5000 iterations, 10 s elapsed, about 10 s left``, the time left at the speed of the range just run
     (never of the first, which a compilation makes slow: a warm-up once promised 15 minutes for a one-second
@@ -56,11 +60,12 @@ def iteration_chunks(total: int, label: str, stream=None, interval: float = INTE
     first, size = 0, 1
     while first < total:
         last = min(total, first + size)
-        began = time.monotonic()
+        began, began_cpu = time.monotonic(), time.process_time()
         yield first, last
         now = time.monotonic()
         per_iteration = max(now - began, 1e-9) / (last - first)
-        size = max(1, min(GROWTH * size, int(seconds / per_iteration)))
+        cpu_per_iteration = max(time.process_time() - began_cpu, 1e-9) / (last - first)
+        size = max(1, min(GROWTH * size, int(seconds / cpu_per_iteration)))
         measured = first > 0  # the first range (a kernel's compilation, a first call) is no measure of speed
         first = last
         if terminal and measured and last < total and now - last_line >= interval:
