@@ -115,13 +115,15 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         y = class_labels(y, X.index)
         estimator = make_estimator(self.estimator, dict(self.estimator_params or {}))
         self._check_missing(estimator)
+        # one column-major code matrix, the class last: counting reads it column by column without a copy
+        codes = np.empty((len(X), X.shape[1] + 1), dtype=np.int64, order="F")
         self.encoder_ = CategoryEncoder(self.missing)
-        attribute_codes = self.encoder_.fit_transform(X)
+        self.encoder_.fit_transform(X, out=codes[:, :-1])
         warn_continuous(self.encoder_, len(X))
         self.class_encoder_ = CategoryEncoder()
-        class_codes = self.class_encoder_.fit_transform(y.to_frame("class"))
+        self.class_encoder_.fit_transform(y.to_frame("class"), out=codes[:, -1:])
         self.classes_ = np.asarray(list(self.class_encoder_.categories_[0]))
-        return self._fit_data(InMemoryCodes(np.column_stack([attribute_codes, class_codes])), estimator)
+        return self._fit_data(InMemoryCodes(codes), estimator)
 
     def _fit_data(self, data, estimator):
         """Structure, counts and tables from the training data (``training_data``), once encoded."""

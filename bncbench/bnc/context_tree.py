@@ -127,7 +127,7 @@ class ContextTree:
             if budget is not None and n_total > n_nodes:
                 budget.take(self, level, n_total, n_total - n_nodes)
             if level == len(self.parent):
-                self.parent.append(new_parents[:n_total])
+                self.parent.append(new_parents[:n_total].copy())  # not a view, which would keep all n_rows
                 self.counts.append(np.zeros((n_total, self.n_values)))
                 if level < self.depth:
                     self.children.append(np.full((n_total, self.cards[level]), -1, dtype=np.int64))

@@ -111,11 +111,12 @@ class CategoryEncoder:
         ]
         return self._with_kinds()
 
-    def fit_transform(self, X: pd.DataFrame) -> np.ndarray:
-        """``fit(X).transform(X)``, hashing each column once."""
+    def fit_transform(self, X: pd.DataFrame, out: np.ndarray | None = None) -> np.ndarray:
+        """``fit(X).transform(X)``, hashing each column once; the codes written into ``out`` (an (n_rows,
+        n_columns) int64 array) when given."""
         self.columns_ = list(X.columns)
         self.categories_ = []
-        codes = np.empty((len(X), len(self.columns_)), dtype=np.int64)
+        codes = np.empty((len(X), len(self.columns_)), dtype=np.int64) if out is None else out
         for j, column in enumerate(self.columns_):
             local_codes, uniques = pd.factorize(X[column])
             has_missing = bool((local_codes < 0).any())
