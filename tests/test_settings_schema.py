@@ -8,13 +8,15 @@ the test fails, without running a cell. A few cases run as a separate process, w
 and the absence of a traceback are the process's.
 """
 
+import dataclasses
+
 import pytest
 from omegaconf import OmegaConf
 
 from bncbench import tracking
 from bncbench.app import cli
 from bncbench.app.config import compose
-from bncbench.app.schema import setting_names
+from bncbench.app.schema import LocalExecutor, SlurmExecutor, setting_names
 from bncbench.app.sweep import destination_of
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError
@@ -307,3 +309,17 @@ def test_the_schema_has_every_key_of_the_primary_config_and_the_executors():
             assert any(name == key or name.startswith(f"{key}.") for name in names), key
     for executor in (config_dir() / "executor").glob("*.yaml"):
         assert {f"executor.{key}" for key in OmegaConf.load(executor)} <= names, executor.name
+
+
+def test_the_checked_config_is_built_once_into_the_schemas_frozen_dataclasses():
+    """What runs reads typed settings, not the raw config: the executor chosen by its kind, nested nodes as
+    their dataclasses, an estimator's settings as the node the registry declares, nothing to assign to."""
+    settings = compose(["experiment=hdp_vs_m", "executor=slurm", "tracking_uri=http://127.0.0.1:5000",
+                        "hdp.iterations=300"]).settings
+    assert isinstance(settings.executor, SlurmExecutor) and settings.executor.mem_gb > 0
+    assert settings.hdp.iterations == 300 and settings.cv.folds == 2
+    comparisons = settings.experiment.comparisons
+    assert comparisons and all(isinstance(comparison.a, str) for comparison in comparisons)
+    assert isinstance(compose([]).settings.executor, LocalExecutor)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.cv.folds = 3
