@@ -7,6 +7,7 @@ here; nothing leaves the machine (an OpenML "server" is a thread on the loopback
 """
 
 import contextlib
+import dataclasses
 import gzip
 import http.server
 import json
@@ -491,7 +492,7 @@ def test_non_ascii_names_run_and_are_logged(non_ascii_cell):
 def test_a_report_directory_that_cannot_be_written_says_how_to_write_it_again(non_ascii_cell, capsys):
     root, (plan, cfg), *_ = non_ascii_cell
     (root / "reports").mkdir()
-    cfg.report_dir = str(root / "reports")
+    cfg = dataclasses.replace(cfg, report_dir=str(root / "reports"))
     with read_only(root / "reports"):
         assert _write_report(plan, cfg) is False
     err = capsys.readouterr().err
