@@ -11,15 +11,9 @@
 # To browse the same runs in the MLflow UI, import them: bncbench import reports/*/bundles/* tracking_uri=...
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-# Experiments some of whose committed runs were made by code with uncommitted changes (their README says which,
-# "with uncommitted changes"): estimators' AWNB, HPB, MANB, WANBIA and Laplace cells (612 runs). Until they are run
-# again from committed code (under way in slices, reports/estimators/bundles.md), its report is written with
-# --allow-uncommitted; every other report refuses such runs.
-uncommitted=" estimators "
+# Every committed run was made by committed code: a report refuses runs of a tree with uncommitted changes.
 report() {  # experiment, then the other overrides
-    local allow=()
-    [[ $uncommitted == *" $1 "* ]] && allow=(--allow-uncommitted)
-    bncbench report --replace "experiment=$1" "${@:2}" "${allow[@]}" --bundles "reports/$1/bundles"
+    bncbench report --replace "experiment=$1" "${@:2}" --bundles "reports/$1/bundles"
 }
 for experiment in hdp_vs_m bnc_vs_rf; do
     report "$experiment" hdp.iterations=5000 report_dir=reports
