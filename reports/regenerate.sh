@@ -8,17 +8,18 @@
 #
 #   BNCBENCH_DATA_DIR=../shared/datasets bash reports/regenerate.sh
 #
+# The reports are written JOBS at a time (default: one per core), largest first; each is one process, its own folder.
 # To browse the same runs in the MLflow UI, import them: bncbench import reports/*/bundles/* tracking_uri=...
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+JOBS=${JOBS:-$(nproc)}
 # Every committed run was made by committed code: a report refuses runs of a tree with uncommitted changes.
-report() {  # experiment, then the other overrides
-    bncbench report --replace "experiment=$1" "${@:2}" --bundles "reports/$1/bundles"
-}
-for experiment in hdp_vs_m bnc_vs_rf; do
-    report "$experiment" hdp.iterations=5000 report_dir=reports
-    report "$experiment" hdp.iterations=50000 report_dir=reports/paper_protocol
-done
-for experiment in tying kdb skdb estimators learning_curves skdb_paper hdp_ablations; do
-    report "$experiment" report_dir=reports
-done
+{
+    for experiment in hdp_vs_m bnc_vs_rf; do
+        echo "experiment=$experiment hdp.iterations=5000 report_dir=reports"
+        echo "experiment=$experiment hdp.iterations=50000 report_dir=reports/paper_protocol"
+    done
+    for experiment in estimators tying kdb skdb learning_curves skdb_paper hdp_ablations; do
+        echo "experiment=$experiment report_dir=reports"
+    done
+} | xargs -P "$JOBS" -L 1 sh -c 'bncbench report --replace "$@" --bundles "reports/${1#experiment=}/bundles"' sh
