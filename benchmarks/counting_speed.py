@@ -50,7 +50,10 @@ MODELS = {
     "kDB-5": dict(structure="kdb", k=5),
     "SkDB k_max=5": dict(structure="skdb", k=5),
 }
-PETAL = {"NB": ["-lnb"], "kDB-1": ["-lkdb", "-k1"], "kDB-5": ["-lkdb", "-k5"], "SkDB k_max=5": ["-lkdb-selective", "-k5"]}
+#: Petal's options for each model; SkDB with ``-selectiveK``, which selects k up to 5 as ours does (without it, Petal's
+#: selective kDB selects attributes alone and keeps k = 5).
+PETAL = {"NB": ["-lnb"], "kDB-1": ["-lkdb", "-k1"], "kDB-5": ["-lkdb", "-k5"],
+         "SkDB k_max=5": ["-lkdb-selective", "-selectiveK", "-k5"]}
 ESTIMATOR = dict(estimator="m_estimate", estimator_params={"m": 1.0}, random_state=0)  # Petal's m = 1
 CARDINALITIES = [2, 3, 4, 5, 6, 7, 8, 3, 4, 5, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5]
 
