@@ -27,7 +27,7 @@ from bncbench.protocol.out_of_core import BYTES_PER_VALUE
 
 def status(key):
     with open("/proc/self/status") as found:
-        return next(int(line.split()[1]) / 2**20 * 1024 for line in found if line.startswith(key))
+        return next(int(line.split()[1]) / 1024 for line in found if line.startswith(key))
 
 dataset_name, model_name, data_dir = sys.argv[1:4]
 with open("/proc/self/clear_refs", "w") as clear:

@@ -12,7 +12,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
-from bncbench.app.schema import check_types
+from bncbench.app.schema import Executors, check_types
 from bncbench.bnc.estimators import estimator_settings
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
@@ -304,13 +304,13 @@ def check_config_folder(entry: str) -> None:
             )
 
 
-def check_cell_sizes(plan: Plan, data_dir: Path, executor: DictConfig) -> None:
+def check_cell_sizes(plan: Plan, data_dir: Path, executor: Executors) -> None:
     """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more
     equal-frequency bins than the rows they are fitted on, more folds than a dataset has rows, or more repetitions than its cell's predictions can hold in memory (this machine's, or
     a SLURM task's ``executor.mem_gb``; ``bncbench.protocol.cross_validation.predictions_bytes``). A
     dataset the store does not describe counts as the fewest rows that the folds can split."""
     if executor.kind == "slurm":
-        memory, whose = int(executor.mem_gb) * 2**30, f"a cell's executor.mem_gb={executor.mem_gb}"
+        memory, whose = executor.mem_gb * 2**30, f"a cell's executor.mem_gb={executor.mem_gb}"
     else:
         memory, whose = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's memory"
     cv = plan.cv
