@@ -78,7 +78,7 @@ def main():
         write_data(args.path, args.rows)
         print(f"wrote {args.rows:,} rows to {args.path} ({args.path.stat().st_size / 2**20:.0f} MiB) "
               f"in {time.perf_counter() - start:.1f} s")
-    print(f"an in-memory fit would hold the ({args.rows:,} x 13) int64 code matrix: {args.rows * 13 * 8 / 2**20:,.0f} MiB")
+    print(f"an in-memory fit would hold the ({args.rows:,} x 13) int8 code matrix: {args.rows * 13 / 2**20:,.0f} MiB")
     baseline = subprocess.run([sys.executable, "-c", _IMPORTS], capture_output=True, text=True, check=True)
     print(f"peak memory of a process that only imports bncbench: {float(baseline.stdout):.0f} MiB")
     for name, model in MODELS.items():

@@ -8,7 +8,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from bncbench.bnc.encoding import MISSING_MODES, UNSEEN, CategoryEncoder
+from bncbench.bnc.encoding import MISSING_MODES, UNSEEN, CategoryEncoder, CodesOverflow
 from bncbench.bnc.estimators import make_estimator
 from bncbench.bnc.inference import MissingSummedOut
 from bncbench.bnc.inputs import (
@@ -115,15 +115,24 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         y = class_labels(y, X.index)
         estimator = make_estimator(self.estimator, dict(self.estimator_params or {}))
         self._check_missing(estimator)
-        # one column-major code matrix, the class last: counting reads it column by column without a copy
-        codes = np.empty((len(X), X.shape[1] + 1), dtype=np.int64, order="F")
-        self.encoder_ = CategoryEncoder(self.missing)
-        self.encoder_.fit_transform(X, out=codes[:, :-1])
+        codes = self._training_codes(X, y)
         warn_continuous(self.encoder_, len(X))
-        self.class_encoder_ = CategoryEncoder()
-        self.class_encoder_.fit_transform(y.to_frame("class"), out=codes[:, -1:])
         self.classes_ = np.asarray(list(self.class_encoder_.categories_[0]))
         return self._fit_data(InMemoryCodes(codes), estimator)
+
+    def _training_codes(self, X, y):
+        """The codes of the training rows: one column-major matrix, the class last (counting reads it column by
+        column without a copy), in the narrowest integer type that holds every column's codes (int8 for up to 127
+        values: an eighth of int64's memory; a wider type only when a column needs it)."""
+        for dtype in (np.int8, np.int16, np.int32, np.int64):
+            codes = np.empty((len(X), X.shape[1] + 1), dtype=dtype, order="F")
+            self.encoder_, self.class_encoder_ = CategoryEncoder(self.missing), CategoryEncoder()
+            try:
+                self.encoder_.fit_transform(X, out=codes[:, :-1])
+                self.class_encoder_.fit_transform(y.to_frame("class"), out=codes[:, -1:])
+                return codes
+            except CodesOverflow:
+                continue
 
     def _fit_data(self, data, estimator):
         """Structure, counts and tables from the training data (``training_data``), once encoded."""

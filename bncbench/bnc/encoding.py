@@ -24,6 +24,10 @@ MISSING = -2
 #: What a missing value is: a value of its own, or no value (available-case counts, summed out at prediction).
 MISSING_MODES = ("value", "ignore")
 
+
+class CodesOverflow(ValueError):
+    """A column has more values than the integer type of the codes asked for can hold."""
+
 #: How to convert a column to the kind of values it had in training, by that kind.
 CONVERSIONS = {
     "numbers": "X[{column!r}] = pd.to_numeric(X[{column!r}])",
@@ -113,7 +117,7 @@ class CategoryEncoder:
 
     def fit_transform(self, X: pd.DataFrame, out: np.ndarray | None = None) -> np.ndarray:
         """``fit(X).transform(X)``, hashing each column once; the codes written into ``out`` (an (n_rows,
-        n_columns) int64 array) when given."""
+        n_columns) integer array) when given, ``CodesOverflow`` raised if its type cannot hold them."""
         self.columns_ = list(X.columns)
         self.categories_ = []
         codes = np.empty((len(X), len(self.columns_)), dtype=np.int64) if out is None else out
@@ -126,6 +130,8 @@ class CategoryEncoder:
             rank = np.empty(len(order) + 1, dtype=np.int64)  # each unique's code; the last, a missing value's
             rank[order] = np.arange(len(order))
             rank[-1] = (len(order) if has_missing else UNSEEN) if self._missing_is_value else MISSING
+            if len(order) > np.iinfo(codes.dtype).max:
+                raise CodesOverflow(f"column {column!r} has {len(order)} values, more than {codes.dtype} holds")
             codes[:, j] = rank[local_codes]
         self._with_kinds()
         return codes

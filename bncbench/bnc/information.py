@@ -84,11 +84,11 @@ class StructureStatistics:
 
     def add(self, codes: np.ndarray) -> "StructureStatistics":
         """Count the rows of an (n, d + 1) code matrix whose last column is the class."""
-        columns = np.ascontiguousarray(codes[:, :-1].T, dtype=np.int64)
+        columns = np.ascontiguousarray(codes[:, :-1].T)  # the codes keep their type (int8 in memory)
         y = np.ascontiguousarray(codes[:, -1], dtype=np.int64)
         for i, table in enumerate(self.attribute_class):
             observed = columns[i] >= 0
-            cells = columns[i] * self.n_classes + y
+            cells = columns[i].astype(np.int64) * self.n_classes + y
             table += np.bincount(cells if observed.all() else cells[observed], minlength=table.size).reshape(table.shape)
         if self.pair_counts is not None:
             _accumulate_pairs(columns, y, self.cards, self.n_classes, self.offsets, self.pair_counts)

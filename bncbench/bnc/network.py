@@ -77,8 +77,8 @@ class CountedNetwork:
         return sub
 
     def add(self, codes: np.ndarray, weight: float = 1.0) -> "CountedNetwork":
-        """Count the rows of an (n, d + 1) int64 code matrix whose last column is the class."""
-        columns = np.ascontiguousarray(codes.T, dtype=np.int64)
+        """Count the rows of an (n, d + 1) integer code matrix whose last column is the class."""
+        columns = np.ascontiguousarray(codes.T)  # the codes keep their type (int8 in memory)
         budget = None if self.memory_limit is None else self.memory_limit.budget(self.nbytes)
         for tree in self.trees:
             tree.add(columns, weight, budget)

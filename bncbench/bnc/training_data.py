@@ -11,7 +11,8 @@ import numpy as np
 
 
 class InMemoryCodes:
-    """All the training rows at once, an (n, d + 1) int64 code matrix with the class last.
+    """All the training rows at once, an (n, d + 1) integer code matrix with the class last
+    (column-major, in the narrowest type that holds the codes: ``BNClassifier._training_codes``).
 
     ``sample`` is what an estimator may hold in memory beyond the counts: all rows; ``rows_at`` gives those at
     given positions (e.g. the m-estimate's holdout).

@@ -178,7 +178,7 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
     total = np.zeros((k_max + 1, len(order) + 1))
     for chunk in data.chunks():
         sums = _loocv_sums(
-            np.ascontiguousarray(chunk, dtype=np.int64), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
+            np.ascontiguousarray(chunk), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
             LOSS_CODES[loss], network.n_classes, network.class_column, *packed.walk_arrays(), counts, totals,
             packed.log_tables, log_removed, network.n_rows,
         )

@@ -239,9 +239,9 @@ class PatternHierarchy:
         Parameters
         ----------
         attributes : ndarray
-            (N, m) int64 codes of the attributes, each in ``0..cards[j] - 1``.
+            (N, m) integer codes of the attributes, each in ``0..cards[j] - 1``.
         target : ndarray
-            (N,) int64 codes of C, in ``0..n_values - 1``.
+            (N,) integer codes of C, in ``0..n_values - 1``.
         cards : sequence of int
             Number of values of each attribute.
         n_values : int
