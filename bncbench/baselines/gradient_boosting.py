@@ -2,13 +2,12 @@
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
 from xgboost import XGBClassifier
 
-from bncbench.baselines.random_forest import nominal_columns
+from bncbench.baselines.random_forest import ProbabilisticClassifier, nominal_columns
 
 
-class XGBoostBaseline(ClassifierMixin, BaseEstimator):
+class XGBoostBaseline(ProbabilisticClassifier):
     """Gradient-boosted trees (XGBoost, ``hist`` method): depth 6, 50 rounds as in the HDP paper.
 
     Nominal columns become pandas categories with the training values as categories (a value unseen in
@@ -59,6 +58,3 @@ class XGBoostBaseline(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         proba = self.booster_.predict_proba(self._frame(X))
         return proba if proba.shape[1] == len(self.classes_) else np.column_stack([1 - proba[:, 0], proba[:, 0]])
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -13,7 +13,14 @@ def nominal_columns(X: pd.DataFrame) -> list:
     return [c for c in X.columns if not pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c])]
 
 
-class RandomForestBaseline(ClassifierMixin, BaseEstimator):
+class ProbabilisticClassifier(ClassifierMixin, BaseEstimator):
+    """A baseline's ``predict``: the most probable class of its ``predict_proba``, ties to the first."""
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+class RandomForestBaseline(ProbabilisticClassifier):
     """scikit-learn's random forest set up as Weka's default: 100 trees, ``int(log2(d)) + 1`` attributes
     tried per split, no minimum leaf size (fully grown trees).
 
@@ -54,6 +61,3 @@ class RandomForestBaseline(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         nominal = nominal_columns(X)
         return self.forest_.predict_proba(self.encoder_.transform(X.astype({c: str for c in nominal}).where(X.notna(), None)))
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -21,10 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from bncbench.baselines.random_forest import nominal_columns
+from bncbench.baselines.random_forest import ProbabilisticClassifier, nominal_columns
 from bncbench.core.errors import ConfigError
 
 #: Where Debian's ``weka`` package puts the jar; ``weka_jar`` or ``WEKA_JAR`` name another.
@@ -101,7 +100,7 @@ def _quoted(value) -> str:
     return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-class WekaRandomForestBaseline(ClassifierMixin, BaseEstimator):
+class WekaRandomForestBaseline(ProbabilisticClassifier):
     """Weka's ``weka.classifiers.trees.RandomForest`` with ``-I n_estimators -K 0`` (``K = 0``: Weka's
     default number of attributes per split) and the seed ``-S``.
 
@@ -173,9 +172,6 @@ class WekaRandomForestBaseline(ClassifierMixin, BaseEstimator):
         if proba.shape[1] != len(self.classes_):
             raise RuntimeError(f"Weka gave {proba.shape[1]} class probabilities per row, not {len(self.classes_)}.")
         return proba
-
-    def predict(self, X: pd.DataFrame) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def _write_arff(self, path: Path, X: pd.DataFrame, y) -> None:
         """``X`` (and the class ``y``, or missing) as ARFF with the training header: nominal values

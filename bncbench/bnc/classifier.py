@@ -20,6 +20,7 @@ from bncbench.bnc.inputs import (
     warn_continuous,
 )
 from bncbench.bnc.memory import DEFAULT_MEMORY_LIMIT_GIB, MemoryLimit
+from bncbench.bnc.parameters import check_choice
 from bncbench.bnc.structures import GivenStructure, make_structure
 from bncbench.bnc.training_data import InMemoryCodes
 from bncbench.core.errors import BncbenchError, ConfigError, DatasetError, UnseenValuesWarning
@@ -157,9 +158,7 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
     def _check_missing(self, estimator):
         """Refuse a ``missing`` that is not a mode, or ``"ignore"`` with a structure or estimator that
         does not read missing values as none."""
-        if self.missing not in MISSING_MODES:
-            raise ConfigError(f"missing must be one of {MISSING_MODES}, got {self.missing!r}.")
-        if self.missing == "value":
+        if check_choice("missing", self.missing, MISSING_MODES) == "value":
             return
         structure = make_structure(self.structure, self.k, self.structure_params)
         refused = [
@@ -269,12 +268,9 @@ class BNClassifier(ClassifierMixin, BaseEstimator):
         MemoryLimit(self.memory_limit_gib, []).check_row_class_arrays(
             "predict_proba's answer", len(codes), n_classes, 1, 8, "predict fewer rows at a time")
         block = max(1, PREDICT_BLOCK_BYTES // (8 * n_classes * n_tables))
-        if len(codes) <= block:
-            proba = self.packed_.predict_proba(codes)
-        else:
-            proba = np.empty((len(codes), n_classes))
-            for start in range(0, len(codes), block):
-                proba[start : start + block] = self.packed_.predict_proba(codes[start : start + block])
+        proba = np.empty((len(codes), n_classes))
+        for start in range(0, len(codes), block):
+            proba[start : start + block] = self.packed_.predict_proba(codes[start : start + block])
         if np.isnan(proba).any():
             invalid = np.isnan(proba).any(axis=1)
             raise BncbenchError(

@@ -89,15 +89,8 @@ class ContextTree:
         """Number of conditioning variables (levels below the root)."""
         return len(self.variables)
 
-    def empty_copy(self) -> "ContextTree":
-        return ContextTree(self.child, self.n_values, self.variables, self.cards)
-
     def copy(self) -> "ContextTree":
-        twin = self.empty_copy()
-        twin.parent, twin.children, twin.counts = (
-            [a.copy() for a in arrays] for arrays in (self.parent, self.children, self.counts)
-        )
-        return twin
+        return self.truncated(self.depth)
 
     def add(self, columns: np.ndarray, weight: float = 1.0, budget=None) -> "ContextTree":
         """Add data to the counts, given column-major as an (n_columns, n_rows) int64 array.

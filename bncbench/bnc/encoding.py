@@ -61,13 +61,8 @@ def _value_kind(value) -> str:
 
 def _column_values(column: pd.Series) -> np.ndarray:
     """Sorted distinct values of a column, missing last (as NaN) when present."""
-    return _sorted_values(pd.unique(column.dropna()), column.isna().any())
-
-
-def _sorted_values(distinct, has_missing: bool) -> np.ndarray:
-    """The distinct values (without missing) sorted, then NaN when the column has missing values."""
-    distinct = np.asarray(distinct)
-    return _with_missing(distinct[_sort_order(distinct)], has_missing)
+    distinct = np.asarray(pd.unique(column.dropna()))
+    return _with_missing(distinct[_sort_order(distinct)], column.isna().any())
 
 
 def _sort_order(distinct: np.ndarray) -> np.ndarray:
@@ -127,9 +122,8 @@ class CategoryEncoder:
             distinct = np.asarray(uniques)
             order = _sort_order(distinct)
             self.categories_.append(_with_missing(distinct[order], has_missing and self._missing_is_value))
-            rank = np.empty(len(order) + 1, dtype=np.int64)  # each unique's code; the last, a missing value's
-            rank[order] = np.arange(len(order))
-            rank[-1] = (len(order) if has_missing else UNSEEN) if self._missing_is_value else MISSING
+            missing_code = (len(order) if has_missing else UNSEEN) if self._missing_is_value else MISSING
+            rank = np.append(np.argsort(order), missing_code)  # each unique's code; the last, a missing value's
             if len(order) > np.iinfo(codes.dtype).max:
                 raise CodesOverflow(f"column {column!r} has {len(order)} values, more than {codes.dtype} holds")
             codes[:, j] = rank[local_codes]

@@ -105,6 +105,18 @@ def posterior(log_joint: np.ndarray) -> np.ndarray:
     return proba / proba.sum(axis=1, keepdims=True)
 
 
+def grouped_sums(log_p: np.ndarray, tree_groups: np.ndarray) -> np.ndarray:
+    """(n, classes, groups) sums over the trees of ``log_p`` (n, classes, trees), by group of trees (-1: in
+    every group), added tree by tree as ``_log_joint`` adds them."""
+    sums = np.zeros(log_p.shape[:2] + (max(int(np.max(tree_groups)) + 1, 1),))
+    for t, group in enumerate(tree_groups):
+        if group < 0:
+            sums += log_p[:, :, t, None]
+        else:
+            sums[:, :, group] += log_p[:, :, t]
+    return sums
+
+
 def flat_log_tables(tables) -> np.ndarray:
     """The tables of every tree and level, logged and concatenated in packing order."""
     with np.errstate(divide="ignore"):
@@ -240,11 +252,6 @@ class MissingSummedOut:
         """The missing attributes (columns) that have an observed descendant, given which are missing."""
         missing_set = {int(a) for a in self.attributes[missing]}
         return [a for a in sorted(missing_set) if self.descendants[a] - missing_set]
-
-    def walk_arrays(self) -> tuple:
-        """The arrays a walk down the trees reads (``_entry``), in its order."""
-        return (self.roots, self.depths, self.variables, self.child_columns, self.level_first_node,
-                self.level_child_start, self.level_width, self.children, self.table_first, self.n_values)
 
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) ``log P(y, x_obs)``."""

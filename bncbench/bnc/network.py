@@ -6,6 +6,8 @@ class prior ``P(Y)`` (a root only), or ``P(Y | class_parents)`` when the class h
 below the root and the attribute parents, in order, below it.
 """
 
+import copy
+
 import numpy as np
 
 from bncbench.bnc.context_tree import ContextTree
@@ -42,16 +44,12 @@ class CountedNetwork:
         class_tree = ContextTree(
             self.class_column, self.n_classes, self.class_parents, [int(self.cards[p]) for p in self.class_parents]
         )
-        attribute_trees = [
-            ContextTree(
-                child,
-                int(self.cards[child]),
-                (self.class_column, *self.parents[child]),
-                (self.n_classes, *(int(self.cards[p]) for p in self.parents[child])),
-            )
-            for child in self.attributes
-        ]
-        self.trees = [class_tree, *attribute_trees]
+        self.trees = [class_tree, *(self._attribute_tree(child, self.parents[child]) for child in self.attributes)]
+
+    def _attribute_tree(self, child: int, parents) -> ContextTree:
+        """An empty tree of ``P(X_child | Y, parents)``."""
+        cards = (self.n_classes, *(int(self.cards[p]) for p in parents))
+        return ContextTree(child, int(self.cards[child]), (self.class_column, *parents), cards)
 
     @property
     def tree_groups(self) -> np.ndarray:
@@ -88,13 +86,9 @@ class CountedNetwork:
         """Take back rows added before, e.g. to score them as held-out data."""
         return self.add(codes, weight=-1.0)
 
-    def empty_copy(self) -> "CountedNetwork":
-        return CountedNetwork(
-            self.parents, self.cards, self.n_classes, self.attributes, self.class_parents, self.memory_limit
-        )
-
     def copy(self) -> "CountedNetwork":
-        twin = self.empty_copy()
+        """The network with copies of its trees (its structure, never changed after ``__init__``, shared)."""
+        twin = copy.copy(self)
         twin.trees = [tree.copy() for tree in self.trees]
         return twin
 

@@ -1,4 +1,4 @@
-"""Checks of the numeric parameters of estimators and structures: finite, of the right type, in their valid range.
+"""Checks of the parameters of estimators and structures: numbers of the right type in their range, names in a list.
 
 Each check returns the value converted (``float`` or ``int``) or raises a ``ConfigError`` naming the
 parameter, its valid range and the value given, as scikit-learn's parameter validation does. NaN and
@@ -77,3 +77,10 @@ def check_integer(name: str, value, minimum: int = 1, maximum: int | None = None
         bound = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
         raise ConfigError(f"{name} must be an integer {bound}, got {value!r}.")
     return int(value)
+
+
+def check_choice(name: str, value, choices):
+    """``value`` if it is one of ``choices``, else a ``ConfigError`` naming them."""
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {choices}, got {value!r}.")
+    return value

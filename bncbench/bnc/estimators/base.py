@@ -21,10 +21,8 @@ ESTIMATORS = Registry("estimator")
 
 
 class Estimator(Registered, abc.ABC):
-    """A parameter estimator, scikit-learn style: ``__init__`` takes its parameters by keyword.
-
-    A subclass that sets ``name`` is registered under it, unless defined with ``register=False``
-    (``class Mine(Estimator, register=False)``, then ``with registry.registered(Mine): ...``).
+    """A parameter estimator, scikit-learn style: ``__init__`` takes its parameters by keyword; a subclass that
+    sets ``name`` is registered under it (``bncbench.core.registry.Registered``).
 
     Attributes
     ----------
@@ -110,6 +108,13 @@ class Estimator(Registered, abc.ABC):
         """Fitted numbers with one value per attribute, by attribute name (e.g. ``"feature_weights_"``):
         ``{name: {attribute column: value}}``; ``BNClassifier`` exposes each under that name."""
         return {}
+
+
+def table_name(column_names, child: int, variables) -> str:
+    """How diagnostics name the table of ``child`` given ``variables`` (columns): ``child | parent, ...``, or
+    ``child`` alone without a context."""
+    context = ", ".join(column_names[v] for v in variables)
+    return f"{column_names[child]} | {context}" if variables else column_names[child]
 
 
 def estimator_class(name: str) -> type[Estimator]:

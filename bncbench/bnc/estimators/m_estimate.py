@@ -56,8 +56,8 @@ import numpy as np
 
 from bncbench.bnc.estimators.base import Estimator
 from bncbench.bnc.estimators.dirichlet import smoothed
-from bncbench.bnc.inference import PackedNetwork, posterior
-from bncbench.bnc.parameters import check_integer, check_number, check_numbers
+from bncbench.bnc.inference import PackedNetwork, grouped_sums, posterior
+from bncbench.bnc.parameters import check_choice, check_integer, check_number, check_numbers
 from bncbench.core.errors import ConfigError
 from bncbench.core.metrics import LOSSES
 
@@ -110,12 +110,9 @@ class MEstimate(Estimator):
 
     def __init__(self, m=None, m_grid=DEFAULT_GRID, holdout_fraction=0.1, holdout_max=5000,
                  selection_loss="rmse", backoff="value_to_root", selection="largest_tied", normalise=False):
-        if selection_loss not in LOSSES:
-            raise ConfigError(f"selection_loss must be one of {sorted(LOSSES)}, got {selection_loss!r}.")
-        if backoff not in BACKOFFS:
-            raise ConfigError(f"backoff must be one of {BACKOFFS}, got {backoff!r}.")
-        if selection not in SELECTIONS:
-            raise ConfigError(f"selection must be one of {SELECTIONS}, got {selection!r}.")
+        self.selection_loss = check_choice("selection_loss", selection_loss, sorted(LOSSES))
+        self.backoff = check_choice("backoff", backoff, BACKOFFS)
+        self.selection = check_choice("selection", selection, SELECTIONS)
         if selection == "authors_java" and selection_loss != "rmse":
             raise ConfigError(
                 f"selection='authors_java' scores the holdout by the Java code's RMSE over all classes "
@@ -125,9 +122,6 @@ class MEstimate(Estimator):
         self.m_grid = check_numbers("m_grid", m_grid)
         self.holdout_fraction = check_number("holdout_fraction", holdout_fraction, 0.0, 1.0, high_open=True)
         self.holdout_max = check_integer("holdout_max", holdout_max, 0)
-        self.selection_loss = selection_loss
-        self.backoff = backoff
-        self.selection = selection
         if not isinstance(normalise, (bool, np.bool_)):
             raise ConfigError(f"normalise must be true or false, got {normalise!r}.")
         self.normalise = bool(normalise)
@@ -220,18 +214,7 @@ class MEstimate(Estimator):
             with np.errstate(invalid="ignore", divide="ignore"):
                 log_estimates = np.log(np.where(totals > 0, (cell_counts + pseudo) / totals, 0.0))
             log_p = np.where(read, log_estimates if at_reads else log_estimates[cells], 0.0)
-            yield _grouped_sums(log_p, packed.tree_groups, packed.n_groups)
-
-def _grouped_sums(log_p: np.ndarray, tree_groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """(n, classes, n_groups) sums over the trees of ``log_p`` (n, classes, trees), by group (-1: in all),
-    added tree by tree as the prediction kernel adds them."""
-    sums = np.zeros(log_p.shape[:2] + (n_groups,))
-    for t, group in enumerate(tree_groups):
-        if group < 0:
-            sums += log_p[:, :, t, None]
-        else:
-            sums[:, :, group] += log_p[:, :, t]
-    return sums
+            yield grouped_sums(log_p, packed.tree_groups)
 
 
 def context_totals(network) -> list:

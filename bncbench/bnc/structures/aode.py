@@ -8,7 +8,6 @@ so any parameter estimator fills them.
 
 import numpy as np
 
-from bncbench.bnc.context_tree import ContextTree
 from bncbench.bnc.network import CountedNetwork
 from bncbench.bnc.parameters import check_integer
 from bncbench.bnc.structures.base import Structure, counted
@@ -32,17 +31,8 @@ class AveragedOneDependence(CountedNetwork):
         d = len(cards)
         super().__init__([[] for _ in range(d)], cards, n_classes, memory_limit=memory_limit)  # the naive Bayes group
         self.frequency_limit = int(frequency_limit)
-        spode_trees = [
-            ContextTree(
-                child,
-                int(self.cards[child]),
-                (self.class_column,) if child == parent else (self.class_column, parent),
-                (self.n_classes,) if child == parent else (self.n_classes, int(self.cards[parent])),
-            )
-            for parent in range(d)
-            for child in range(d)
-        ]
-        self.trees = [*self.trees, *spode_trees]
+        # group s, the SPODE of super-parent s: P(x_s | y), and P(x_i | y, x_s) for every other i
+        self.trees += [self._attribute_tree(i, [] if i == s else [s]) for s in range(d) for i in range(d)]
         self.super_parents = list(range(d))
 
     @property
@@ -51,9 +41,6 @@ class AveragedOneDependence(CountedNetwork):
         naive_bayes = np.full(d, d)
         spodes = np.repeat(np.arange(d), d)
         return np.concatenate([[-1], naive_bayes, spodes]).astype(np.int64)
-
-    def empty_copy(self) -> "AveragedOneDependence":
-        return AveragedOneDependence(self.cards, self.n_classes, self.frequency_limit, self.memory_limit)
 
     def combine(self, grouped_log_joint: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """Mean of the eligible SPODEs' joint probabilities (Webb et al. 2005, Eq. 8), in log space."""

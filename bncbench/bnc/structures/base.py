@@ -23,10 +23,8 @@ STRUCTURES = Registry("structure", alternative="a dict {attribute: [parents]}")
 
 
 class Structure(Registered, abc.ABC):
-    """A structure learner: ``__init__`` takes its parameters by keyword and checks their values.
-
-    A subclass that sets ``name`` is registered under it, unless defined with ``register=False``
-    (``class Mine(Structure, register=False)``, then ``with registry.registered(Mine): ...``).
+    """A structure learner: ``__init__`` takes its parameters by keyword and checks their values; a subclass
+    that sets ``name`` is registered under it (``bncbench.core.registry.Registered``).
 
     Attributes
     ----------
@@ -166,15 +164,14 @@ def structure_presets() -> dict[str, dict]:
     ConfigError
         If two structures declare the same preset.
     """
-    found, declared_by = {}, {}
+    found = {}
     for cls in STRUCTURES.values():
         for preset, settings in vars(cls).get("presets", {}).items():  # a subclass does not inherit them
             if preset in found:
                 raise ConfigError(
-                    f"structure preset {preset!r} is declared by structures {declared_by[preset]!r} and "
+                    f"structure preset {preset!r} is declared by structures {found[preset]['structure']!r} and "
                     f"{cls.name!r}; rename one."
                 )
-            declared_by[preset] = cls.name
             found[preset] = {
                 "structure": cls.name,
                 "k": settings.get("k"),

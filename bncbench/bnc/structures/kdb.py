@@ -3,8 +3,7 @@
 import numpy as np
 
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.parameters import check_integer
-from bncbench.core.errors import ConfigError
+from bncbench.bnc.parameters import check_choice, check_integer
 from bncbench.bnc.structures.base import Structure, counted, statistics
 
 
@@ -39,9 +38,7 @@ class KDependenceStructure(Structure):
 
     def __init__(self, k: int = 1, parent_order: str = "cmi"):
         self.k = check_integer("k", k, minimum=0)
-        if parent_order not in PARENT_ORDERS:
-            raise ConfigError(f"parent_order must be one of {PARENT_ORDERS}, got {parent_order!r}.")
-        self.parent_order = parent_order
+        self.parent_order = check_choice("parent_order", parent_order, PARENT_ORDERS)
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         parents, _ = self.parents_and_order(data, cards, n_classes, memory_limit)

@@ -18,7 +18,7 @@ from numba import njit, prange
 from bncbench.bnc.estimators.m_estimate import MEstimate, context_totals
 from bncbench.bnc.inference import PackedNetwork
 from bncbench.bnc.network import CountedNetwork
-from bncbench.bnc.parameters import check_integer, check_number
+from bncbench.bnc.parameters import check_choice, check_integer, check_number
 from bncbench.bnc.structures.base import Structure, counted
 from bncbench.bnc.structures.kdb import KDependenceStructure
 from bncbench.core.errors import ConfigError
@@ -250,9 +250,7 @@ class SelectiveKDependenceStructure(Structure):
     def __init__(self, k: int = 5, loss: str = "rmse", m: float = 1.0, select_k: bool = True, min_k: int = 0,
                  min_attributes: int = 0):
         self.k = check_integer("k", k, minimum=0)
-        if loss not in LOSS_CODES:
-            raise ConfigError(f"skdb loss must be one of {sorted(LOSS_CODES)}, got {loss!r}.")
-        self.loss = loss
+        self.loss = check_choice("skdb loss", loss, sorted(LOSS_CODES))
         self.m = check_number("m", m)
         if not isinstance(select_k, bool):
             raise ConfigError(f"skdb select_k must be true or false, got {select_k!r}.")

@@ -3,8 +3,8 @@
 import numpy as np
 
 from bncbench.bnc.network import CountedNetwork
+from bncbench.bnc.parameters import check_choice
 from bncbench.bnc.structures.base import Structure, counted, statistics
-from bncbench.core.errors import ConfigError
 
 #: Penalty of one parameter added by an edge, given the number of rows: none for TAN, AIC's, BIC's.
 PENALTIES = {"likelihood": lambda n: 0.0, "aic": lambda n: 1.0, "bic": lambda n: np.log(n) / 2.0}
@@ -43,9 +43,7 @@ class TreeAugmentedStructure(Structure):
     handles_missing = True  # available-case informations, as bnclassify (methods vignette, Sect. "Chow-Liu ...")
 
     def __init__(self, score: str = "likelihood"):
-        if score not in PENALTIES:
-            raise ConfigError(f"tan score must be one of {sorted(PENALTIES)}, got {score!r}.")
-        self.score = score
+        self.score = check_choice("tan score", score, sorted(PENALTIES))
 
     def learn(self, data, cards, n_classes, memory_limit=None):
         from scipy.sparse.csgraph import breadth_first_order, connected_components, minimum_spanning_tree

@@ -18,6 +18,7 @@ of attributes are held for every fold: ``2 * folds`` times the pairwise counts o
 """
 
 import abc
+import itertools
 import warnings
 
 import numpy as np
@@ -120,19 +121,16 @@ class _FoldTables:
         self.log_single = np.concatenate(singles)
         self.pair_start = np.full((d, d), -1, dtype=np.int64)
         pairs, size = [], 0
-        for p in range(d):
-            for child in range(d):
-                if p == child:
-                    continue
-                low, high = min(p, child), max(p, child)
-                start = train_stats.offsets[low, high]
-                joint = train_stats.pair_counts[start : start + cards[low] * cards[high] * c]
-                joint = joint.reshape(cards[low], cards[high], c)
-                if p > child:
-                    joint = joint.transpose(1, 0, 2)  # (x_p, x_child, y)
-                pairs.append(log_bayesian_estimates(joint, 1, alpha).ravel())
-                self.pair_start[p, child] = size
-                size += pairs[-1].size
+        for p, child in itertools.permutations(range(d), 2):
+            low, high = min(p, child), max(p, child)
+            start = train_stats.offsets[low, high]
+            joint = train_stats.pair_counts[start : start + cards[low] * cards[high] * c]
+            joint = joint.reshape(cards[low], cards[high], c)
+            if p > child:
+                joint = joint.transpose(1, 0, 2)  # (x_p, x_child, y)
+            pairs.append(log_bayesian_estimates(joint, 1, alpha).ravel())
+            self.pair_start[p, child] = size
+            size += pairs[-1].size
         self.log_pair = np.concatenate(pairs) if pairs else np.zeros(0)
 
     def hits(self, parent, changes_start, changed_child, changed_parent, cards, n_classes):
@@ -255,10 +253,7 @@ class _GreedyOneDependence(Structure):
     def alphabetical_rank(self, d: int) -> np.ndarray:
         """Each attribute's position in the alphabetical order of ``attribute_names`` (as strings)."""
         names = self.attribute_names if self.attribute_names is not None else [f"{a:09d}" for a in range(d)]
-        order = sorted(range(d), key=lambda a: str(names[a]))
-        rank = np.empty(d, dtype=np.int64)
-        rank[order] = np.arange(d)
-        return rank
+        return np.argsort(sorted(range(d), key=lambda a: str(names[a])))  # the inverse of the alphabetical order
 
     @staticmethod
     def possible_children(parent, rank) -> dict[int, list[int]]:

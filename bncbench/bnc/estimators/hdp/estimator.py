@@ -42,11 +42,11 @@ import numpy as np
 import pandas as pd
 from numba import parallel_chunksize
 
-from bncbench.bnc.estimators.base import Estimator
+from bncbench.bnc.estimators.base import Estimator, table_name
 from bncbench.bnc.estimators.hdp.forest import Forest
 from bncbench.bnc.estimators.hdp.sampler import INITIAL_TABLES, run_chains
 from bncbench.bnc.estimators.hdp.stirling import shared_table
-from bncbench.bnc.parameters import check_integer, check_number
+from bncbench.bnc.parameters import check_choice, check_integer, check_number
 from bncbench.core.errors import ConfigError
 from bncbench.bnc.progress import iteration_chunks
 
@@ -117,23 +117,9 @@ class HDPEstimator(Estimator):
     warm_up_params = MappingProxyType({"iterations": 20, "burn_in": 10})
     added_later = MappingProxyType({"initial_tables": "eq15", "class_prior": "root"})
 
-    def __init__(
-        self,
-        iterations=5000,
-        burn_in=None,
-        window=10,
-        tying="level",
-        concentration_every=5,
-        initial_concentration=2.0,
-        prior_shape=2.0,
-        prior_rate=1.0,
-        max_concentration=4000.0,
-        sample_root_concentration=False,
-        seed=None,
-        kernel="fast",
-        initial_tables="eq15",
-        class_prior="root",
-    ):
+    def __init__(self, iterations=5000, burn_in=None, window=10, tying="level", concentration_every=5,
+                 initial_concentration=2.0, prior_shape=2.0, prior_rate=1.0, max_concentration=4000.0,
+                 sample_root_concentration=False, seed=None, kernel="fast", initial_tables="eq15", class_prior="root"):
         self.iterations = check_integer("iterations", iterations)
         self.window = check_integer("window", window)
         self.concentration_every = check_integer("concentration_every", concentration_every)
@@ -143,60 +129,41 @@ class HDPEstimator(Estimator):
                 "or null for min(1000, iterations // 10)."
             )
         self.burn_in = min(1000, self.iterations // 10) if burn_in is None else int(burn_in)
-        if tying not in TYINGS:
-            raise ConfigError(f"tying must be one of {TYINGS}, got {tying!r}.")
-        if kernel not in KERNELS:
-            raise ConfigError(f"kernel must be one of {KERNELS}, got {kernel!r}.")
-        if initial_tables not in INITIAL_TABLES:
-            raise ConfigError(f"initial_tables must be one of {INITIAL_TABLES}, got {initial_tables!r}.")
-        if class_prior not in CLASS_PRIORS:
-            raise ConfigError(f"class_prior must be one of {CLASS_PRIORS}, got {class_prior!r}.")
+        self.tying = check_choice("tying", tying, TYINGS)
+        self.kernel = check_choice("kernel", kernel, KERNELS)
+        self.initial_tables = check_choice("initial_tables", initial_tables, INITIAL_TABLES)
+        self.class_prior = check_choice("class_prior", class_prior, CLASS_PRIORS)
         self.initial_concentration = check_number("initial_concentration", initial_concentration, low_open=True)
         self.prior_shape = check_number("prior_shape", prior_shape, low_open=True)
         self.prior_rate = check_number("prior_rate", prior_rate, low_open=True)
         self.max_concentration = check_number("max_concentration", max_concentration, low_open=True)
         if seed is not None:
             check_integer("seed", seed, 0, MAX_SEED)
-        self.tying = tying
         self.sample_root_concentration = bool(sample_root_concentration)
         self.seed = seed
-        self.kernel = kernel
-        self.initial_tables = initial_tables
-        self.class_prior = class_prior
 
     def tables(self, network, data, rng):
         self.seed_ = int(self.seed) if self.seed is not None else int(rng.integers(MAX_SEED))
-        forest = Forest(
-            network.trees, self.tying, self.initial_concentration, self.sample_root_concentration
-        )
+        forest = Forest(network.trees, self.tying, self.initial_concentration, self.sample_root_concentration)
         table = shared_table.ensure(forest.max_count)
-        updates = np.arange(self.iterations)
-        updates = updates[(updates + self.concentration_every // 2) % self.concentration_every == 0]
+        every = self.concentration_every
+        updates = np.flatnonzero((np.arange(self.iterations) + every // 2) % every == 0)
         stride = max(1, -(-len(updates) // TRACE_KEPT))
         self.trace_iterations_ = updates[::stride]
-        trace = np.full(
-            (len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan
-        )
+        trace = np.full((len(network.trees), len(self.trace_iterations_), forest.max_depth + 1), np.nan)
         estimates = (np.zeros(forest.n_cells), np.zeros(forest.n_cells))
         row_cache = forest.row_cache(table.bound)
         # chunks of half a second, between which Python answers Ctrl-C (and a terminal shows the progress)
         with parallel_chunksize(1):  # trees differ in size: hand them out one at a time
             for start, stop in iteration_chunks(self.iterations, "HDP sampler"):
                 run_chains(
-                    self.kernel == "fast",
-                    forest.layout,
-                    forest.forest,
-                    forest.state,
+                    self.kernel == "fast", forest.layout, forest.forest, forest.state,
                     (table.ratio, table.inverse_ratio, table.rows, *row_cache),
                     (self.iterations, self.burn_in, self.window, self.concentration_every, stride,
                      INITIAL_TABLES.index(self.initial_tables)),
                     (self.prior_shape, self.prior_rate, self.max_concentration),
-                    self.seed_,
-                    estimates,
-                    trace,
-                    start,
-                    stop,
-                )
+                    self.seed_, estimates, trace, start, stop,
+                )  # fmt: skip
         self.concentration_trace_ = trace
         self.concentrations_ = forest.level_concentrations()
         self.tree_variables_ = [(tree.child, tree.variables) for tree in network.trees]
@@ -228,19 +195,10 @@ class HDPEstimator(Estimator):
             ``TRACE_POINTS`` of the kept updates evenly spaced (no column when the chain ended before
             the first update).
         """
-        labels = [
-            f"{column_names[child]} | {', '.join(column_names[v] for v in variables)}"
-            if variables
-            else column_names[child]
-            for child, variables in self.tree_variables_
-        ]
-        final = pd.DataFrame(
-            [
-                np.pad(c, (0, self.concentration_trace_.shape[2] - len(c)), constant_values=np.nan)
-                for c in self.concentrations_
-            ],
-            index=pd.Index(labels, name="tree"),
-        ).rename_axis(columns="level")
+        labels = [table_name(column_names, child, variables) for child, variables in self.tree_variables_]
+        width = self.concentration_trace_.shape[2]
+        final = pd.DataFrame([np.pad(c, (0, width - len(c)), constant_values=np.nan) for c in self.concentrations_],
+                             index=pd.Index(labels, name="tree")).rename_axis(columns="level")
         attribute_trees = final.iloc[1:]
         found = {
             f"hdp_concentration_level{level}": float(attribute_trees.iloc[:, level].mean())
@@ -253,9 +211,7 @@ class HDPEstimator(Estimator):
         found["hdp_concentrations"] = final
         found["hdp_concentration_trace"] = pd.DataFrame(
             trace.reshape(trace.shape[0] * trace.shape[1], trace.shape[2]),
-            index=pd.MultiIndex.from_product(
-                [labels, range(trace.shape[1])], names=["tree", "level"]
-            ),
+            index=pd.MultiIndex.from_product([labels, range(trace.shape[1])], names=["tree", "level"]),
             columns=pd.Index(self.trace_iterations_[updates], name="iteration"),
         ).dropna(how="all")
         return found

@@ -18,37 +18,28 @@ class Forest:
     """The context trees of a network packed into the flat arrays of ``sampler.run_chains``."""
 
     def __init__(self, trees, tying, initial_concentration, sample_root):
-        trees, self.node_order = zip(*map(_children_by_parent, trees)) if trees else ((), ())
+        trees, self.renumbered = zip(*map(_children_by_parent, trees)) if trees else ((), ())
         self.trees = trees
-        tree_levels, levels, active_levels, parent, cell, slot = [0], [], [], [], [], []
+        levels, active_levels, parent, cell, slot, sampled, tree_slots = [], [], [], [], [], [], [0]
         leaf_counts, active_cell, active_node, active_data = [], [], [], []
-        sampled, tree_slots = [], [0]
-        moving = []
         node_base = cell_base = n_active = 0
         self.max_count = 0
         for tree in trees:
-            sizes = [p.shape[0] for p in tree.parent]
-            starts = node_base + np.concatenate([[0], np.cumsum(sizes)])
+            starts = node_base + np.concatenate([[0], np.cumsum([p.shape[0] for p in tree.parent])])
             levels.append(starts)
-            tree_levels.append(tree_levels[-1] + len(starts))
             active_levels.append(n_active)
-            moving += tree.moving
-            for level, size in enumerate(sizes):
-                nodes = starts[level] + np.arange(size)
-                parent.append(
-                    np.full(size, -1) if level == 0 else starts[level - 1] + tree.parent[level]
-                )
+            for level, counts in enumerate(tree.counts):
+                nodes = np.arange(starts[level], starts[level + 1])
+                parent.append(starts[level - 1] + tree.parent[level] if level > 0 else tree.parent[0])
                 cell.append(cell_base + (nodes - node_base) * tree.n_values)
-                data = _integer_counts(tree.counts[level])
+                data = _integer_counts(counts)
                 self.max_count = max(self.max_count, int(data.max(initial=0)))
                 leaf_counts.append(data if level == tree.depth else np.zeros_like(data))
-                # a count of 0 or 1 fixes t = n for good (internal counts never exceed the data's)
-                node, value = (
-                    np.nonzero(data >= 2) if level > 0 else (np.zeros(0, int), np.zeros(0, int))
-                )
-                if level > 0:
-                    order = interleaved(tree.parent[level][node], ACTIVE_STREAMS)
-                    node, value = node[order], value[order]
+                # t moves only below the root (t = min(n, 1) there) and where n >= 2 (0 or 1 fixes t = n for good:
+                # internal counts never exceed the data's)
+                node, value = np.nonzero((data >= 2) & (level > 0))
+                order = interleaved(tree.parent[level][node], ACTIVE_STREAMS)
+                node, value = node[order], value[order]
                 active_data.append(data[node, value])
                 active_node.append(nodes[node])
                 active_cell.append(cell[-1][node] + value)
@@ -65,54 +56,35 @@ class Forest:
                 f"HDP estimates hold counts in 32 bits, and a count of this fit is {self.max_count}: "
                 "fit on fewer rows (at most 2147483647 per context), or use another estimator."
             )
-        slot = np.concatenate(slot).astype(np.int64)
-        by_slot = np.argsort(slot, kind="stable")
-        ties = (
-            np.searchsorted(slot[by_slot], np.arange(len(sampled) + 1)).astype(np.int64),
-            by_slot.astype(np.int64),
-            np.array(sampled, dtype=np.bool_),
-        )
-        tree_levels, active_levels = np.array(tree_levels), np.array(active_levels)
-        moving = np.concatenate(moving)
+        slot, parent, cell = (np.concatenate(arrays).astype(np.int64) for arrays in (slot, parent, cell))
+        tree_levels = np.cumsum([0, *map(len, levels)])
+        active_levels = np.array(active_levels, dtype=np.int64)
+        moving = np.concatenate([level_moving for tree in trees for level_moving in tree.moving])
         tree_of_node = np.repeat(np.arange(len(trees)), [tree.n_nodes for tree in trees])
-        recording = (
-            np.searchsorted(tree_of_node[moving], np.arange(len(trees) + 1)).astype(np.int64),
-            np.flatnonzero(moving).astype(np.int64),
-            np.searchsorted(tree_of_node[~moving], np.arange(len(trees) + 1)).astype(np.int64),
-            np.flatnonzero(~moving).astype(np.int64),
-        )
         n_active = active_levels[tree_levels[1:] - 1] - active_levels[tree_levels[:-1]]
-        n_cells = [tree.n_nodes * tree.n_values for tree in trees]
-        work = 10 * n_active + np.array(n_cells)  # a window costs about ten cells' recording
+        n_cells = np.array([tree.n_nodes * tree.n_values for tree in trees])
+        work = 10 * n_active + n_cells  # a window costs about ten cells' recording
         self.layout = (
             tree_levels.astype(np.int64),
             np.concatenate(levels).astype(np.int64),
-            active_levels.astype(np.int64),
+            active_levels,
             np.array([tree.n_values for tree in trees], dtype=np.int64),
             np.array(tree_slots, dtype=np.int64),
-            ties,
-            recording,
+            (*_grouped(slot, len(sampled), np.arange(slot.shape[0])), np.array(sampled, dtype=np.bool_)),
+            (*_grouped(tree_of_node[moving], len(trees), np.flatnonzero(moving)),
+             *_grouped(tree_of_node[~moving], len(trees), np.flatnonzero(~moving))),
             np.argsort(-work, kind="stable").astype(np.int64),
         )
         active_cell = np.concatenate(active_cell).astype(np.int64)
         active_node = np.concatenate(active_node).astype(np.int64)
-        parent, cell = (
-            np.concatenate(parent).astype(np.int64),
-            np.concatenate(cell).astype(np.int64),
-        )
         active_parent_cell = cell[parent[active_node]] + active_cell - cell[active_node]
         self.forest = (active_cell, active_node, active_parent_cell, parent, cell, slot)
         # 32-bit counts: the sweep's scattered reads of big trees' state miss the caches half as often
         # (1.2-1.5x on kDB-5 trees); counts never exceed the rows of a fit
         n_cell = np.concatenate([c.ravel() for c in leaf_counts]).astype(np.int32)
         n_nodes = parent.shape[0]
-        self.state = (
-            n_cell,
-            np.zeros_like(n_cell),
-            np.zeros(n_nodes, dtype=np.int32),
-            np.zeros(n_nodes, dtype=np.int32),
-            np.full(len(sampled), initial_concentration),
-        )
+        self.state = (n_cell, np.zeros_like(n_cell), np.zeros(n_nodes, dtype=np.int32),
+                      np.zeros(n_nodes, dtype=np.int32), np.full(len(sampled), initial_concentration))
         self.n_cells = n_cell.shape[0]
         self.active_data = np.concatenate(active_data).astype(np.int64)
         self.max_depth = max(tree.depth for tree in trees)
@@ -145,12 +117,10 @@ class Forest:
         out = []
         for i, tree in enumerate(self.trees):
             tree_tables = []
-            for a, b in pairwise(self._tree_levels(i)):
-                table = mean_probabilities[cell[a] : cell[a] + (b - a) * tree.n_values].reshape(
-                    b - a, -1
-                )
-                tree_tables.append(table / table.sum(axis=1, keepdims=True))
-            out.append([_reorder(table, order) for table, order in zip(tree_tables, self.node_order[i])])
+            for (a, b), renumbered in zip(pairwise(self._tree_levels(i)), self.renumbered[i]):
+                table = mean_probabilities[cell[a] : cell[a] + (b - a) * tree.n_values].reshape(b - a, -1)
+                tree_tables.append((table / table.sum(axis=1, keepdims=True))[renumbered])  # in the tree's order
+            out.append(tree_tables)
         return out
 
 
@@ -211,57 +181,44 @@ class _OrderedTree:
 
 def _children_by_parent(tree):
     """The tree with each level's nodes ordered by their parents' order (stable), those whose counts
-    move first (``_moving_nodes``), and per level the tree's number of each renumbered node.
+    move first (``_moving_nodes``), and per level the new number of each node of the tree.
 
     A ``ContextTree`` numbers a level's nodes as the data first reach them; the sweep and the recording
     walk a level in order and read each node's parent, so with siblings together the parents' state is
     read in order too, not scattered over the level above; the nodes recorded every iteration
     (``estimates.record_probabilities``) lie together.
     """
-    parent, counts, node_order = [tree.parent[0]], [tree.counts[0]], [np.arange(tree.parent[0].shape[0])]
+    parent, counts, renumbered = [tree.parent[0]], [tree.counts[0]], [np.zeros(1, dtype=np.int64)]
     moving = _moving_nodes(tree)
     ordered_moving = [moving[0]]
-    renumbered = np.zeros(1, dtype=np.int64)  # the new number of each node of the level above
     for level in range(1, tree.depth + 1):
-        new_parent = renumbered[tree.parent[level]]
+        new_parent = renumbered[-1][tree.parent[level]]
         order = np.lexsort((new_parent, ~moving[level]))
         parent.append(new_parent[order])
         counts.append(tree.counts[level][order])
         ordered_moving.append(moving[level][order])
-        node_order.append(order)
-        renumbered = np.empty_like(order)
-        renumbered[order] = np.arange(order.shape[0])
+        renumbered.append(np.argsort(order))
     ordered = _OrderedTree(parent, counts, tree.n_values, tree.depth, tree.n_nodes, ordered_moving)
-    return ordered, node_order
-
-
-def _reorder(table, order):
-    """Rows of ``table``, in a renumbered order, back in the tree's (row ``i`` is node ``order[i]``)."""
-    out = np.empty_like(table)
-    out[order] = table
-    return out
+    return ordered, renumbered
 
 
 def _tie(tree, tying, starts, first_slot):
     """Concentration slot of every node of one tree (``first_slot`` is the root's), and their count."""
-    sizes = np.diff(starts)
-    slot = [np.array([first_slot])]
-    if tying == "level":
-        slot += [np.full(size, first_slot + level) for level, size in enumerate(sizes) if level > 0]
-        return np.concatenate(slot), len(sizes)
-    if tying == "single":
-        slot += [np.full(size, first_slot + 1) for size in sizes[1:]]
-        return np.concatenate(slot), 1 + (len(sizes) > 1)
+    n_nodes, depth = starts[-1] - starts[0], len(starts) - 2
     if tying == "none":
-        return first_slot + np.arange(starts[-1] - starts[0]), starts[-1] - starts[0]
-    # same_parent: the children of a node share the slot numbered after that node
-    return (
-        np.concatenate(
-            [slot[0]]
-            + [
-                first_slot + 1 + (starts[level - 1] - starts[0]) + tree.parent[level]
-                for level in range(1, len(sizes))
-            ]
-        ),
-        1 + starts[-2] - starts[0] if len(sizes) > 1 else 1,
-    )
+        return first_slot + np.arange(n_nodes), n_nodes
+    level = np.repeat(np.arange(depth + 1), np.diff(starts))
+    if tying == "level":
+        return first_slot + level, depth + 1
+    if tying == "single":
+        return first_slot + np.minimum(level, 1), 1 + (depth > 0)
+    # same_parent: the children of a node share the slot numbered after that node (the root's parent: -1)
+    parents = [[-1], *(starts[level - 1] - starts[0] + tree.parent[level] for level in range(1, depth + 1))]
+    return first_slot + 1 + np.concatenate(parents), 1 + (starts[-2] - starts[0] if depth > 0 else 0)
+
+
+def _grouped(keys, n_groups, items):
+    """``items`` grouped by their ``keys`` (in ``0..n_groups - 1``), in order within a group: where each
+    group starts, and the items."""
+    order = np.argsort(keys, kind="stable")
+    return np.searchsorted(keys[order], np.arange(n_groups + 1)).astype(np.int64), items[order].astype(np.int64)

@@ -50,19 +50,11 @@ import numpy as np
 from numba import njit, prange
 
 from bncbench.bnc.estimators.hdp.concentration import SMALL_TOTAL, sample_concentrations
-from bncbench.bnc.estimators.hdp.estimates import (
-    level_means,
-    record_probabilities,
-    record_static,
-)
+from bncbench.bnc.estimators.hdp.estimates import level_means, record_probabilities, record_static
 from bncbench.bnc.estimators.hdp.random import CONCENTRATION_STREAM, mix, uniform_at
 from bncbench.bnc.estimators.hdp.simd import LANES, count_below, window_factors
 from bncbench.bnc.estimators.hdp.stirling import (
-    column_index,
-    digamma,
-    log_stirling_large,
-    stirling_inverse_ratio,
-    stirling_ratio,
+    column_index, digamma, log_stirling_large, stirling_inverse_ratio, stirling_ratio,
 )
 
 #: Values of ``log S(n, .)`` cached per cell whose count exceeds the Stirling table.
@@ -225,9 +217,7 @@ def _sweep_fast(first, last, key, iteration, window, forest, state, stirling, sc
         if n <= rows and parent_n + hi - t <= rows:
             row = np.uint64(n * (n - 1) // 2 - 1 + lo)  # R(n, lo + j) = ratio[row + j]
             m = parent_n + lo - t
-            column = np.uint64(
-                column_index(m, parent_t - 1, rows) if parent_t > 1 else 0
-            )  # Q(m + j, t_p - 1)
+            column = np.uint64(column_index(m, parent_t - 1, rows) if parent_t > 1 else 0)  # Q(m + j, t_p - 1)
             m_float, shift = float(m), float(lo - t)
             steps = hi - lo
             has_q = parent_t > 1
@@ -300,22 +290,8 @@ def _initialise(levels, n_values, forest, state, rule):
 
 
 @njit(cache=True, error_model="numpy")
-def _run_tree(
-    tree,
-    fast,
-    layout,
-    forest,
-    state,
-    stirling,
-    schedule,
-    prior,
-    seed,
-    current,
-    estimates,
-    trace,
-    start,
-    stop,
-):
+def _run_tree(tree, fast, layout, forest, state, stirling, schedule, prior, seed, current, estimates, trace, start,
+              stop):  # fmt: skip
     """One tree's chain, as the authors' ProbabilityTree.smooth: per iteration the pseudo-counts from the
     leaves up, the concentrations at every ``every``-th iteration, then the estimates after burn-in
     (the static nodes' when their concentration changes or the chain ends, ``record_static``)."""
@@ -347,21 +323,13 @@ def _run_tree(
             if fast:
                 _sweep_fast(first, last, key, iteration, window, forest, state, stirling, scratch)
             else:
-                _sweep_reference(
-                    first, last, key, iteration, window, forest, state, stirling, scratch
-                )
+                _sweep_reference(first, last, key, iteration, window, forest, state, stirling, scratch)
         if (iteration + every // 2) % every == 0:
-            record_static(
-                static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated
-            )
+            record_static(static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated)
             pending = 0
-            stream[0] = mix(
-                concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree)
-            )
+            stream[0] = mix(concentration_key + np.uint64(iteration * (tree_levels.shape[0] - 1) + tree))
             spare[0] = 0.0
-            sample_concentrations(
-                tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare, histogram
-            )
+            sample_concentrations(tree_slots[tree], tree_slots[tree + 1], ties, state, prior, stream, spare, histogram)
             if step % trace_stride == 0:
                 level_means(tree_level_ptr, forest[5], state[4], trace[tree, step // trace_stride])
             step += 1
@@ -369,9 +337,7 @@ def _run_tree(
             record_probabilities(recorded, n_values, forest, state, current, summed)
             pending += 1
     if stop == iterations:
-        record_static(
-            static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated
-        )
+        record_static(static, first_leaf, recorded, n_values, forest, state, pending, summed, accumulated)
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -435,26 +401,11 @@ def run_chains(fast, layout, forest, state, stirling, schedule, prior, seed, est
     current = np.empty(accumulated.shape[0])
     for j in prange(tree_order.shape[0]):
         _run_tree(
-            tree_order[j],
-            fast,
-            (
-                tree_levels,
-                levels,
-                active_levels,
-                tree_values,
-                tree_slots,
-                (slot_nodes_ptr, slot_nodes, sampled),
-                (recorded_ptr, recorded_nodes, static_ptr, static_nodes),
-            ),
+            tree_order[j], fast,
+            (tree_levels, levels, active_levels, tree_values, tree_slots, (slot_nodes_ptr, slot_nodes, sampled),
+             (recorded_ptr, recorded_nodes, static_ptr, static_nodes)),
             (active_cell, active_node, active_parent_cell, parent, cell, slot),
             (n_cell, t_cell, n_total, t_total, alpha),
             (ratio, inverse_ratio, rows, row_of, row_key, row_first, row_log),
-            schedule,
-            prior,
-            seed,
-            current,
-            (accumulated, summed),
-            trace,
-            start,
-            stop,
-        )
+            schedule, prior, seed, current, (accumulated, summed), trace, start, stop,
+        )  # fmt: skip

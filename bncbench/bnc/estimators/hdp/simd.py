@@ -17,13 +17,8 @@ LANES = 4
 _VECTOR = ir.VectorType(ir.DoubleType(), LANES)
 
 
-def _splat(builder, value):
-    vector = builder.insert_element(ir.Constant(_VECTOR, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
-    return builder.shuffle_vector(vector, vector, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
-
-
-def _splat_int(builder, value):
-    vector_type = ir.VectorType(ir.IntType(64), LANES)
+def _splat(builder, value, vector_type=_VECTOR):
+    """``value`` in every lane of a vector of ``vector_type``."""
     vector = builder.insert_element(ir.Constant(vector_type, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
     return builder.shuffle_vector(vector, vector, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
 
@@ -53,8 +48,8 @@ def window_factors(typingctx, ratio, row, inverse_ratio, column, has_q, m, shift
         shift_lanes = builder.fadd(_splat(builder, shift_), offsets)
         numerator = builder.fmul(r, builder.fmul(builder.fadd(m_lanes, q), _splat(builder, alpha_)))
         denominator = builder.fadd(_splat(builder, base_), shift_lanes)
-        lanes = ir.Constant(ir.VectorType(ir.IntType(64), LANES), list(range(LANES)))
-        valid = builder.icmp_signed("<", lanes, _splat_int(builder, steps_))
+        lane_type = ir.VectorType(ir.IntType(64), LANES)
+        valid = builder.icmp_signed("<", ir.Constant(lane_type, list(range(LANES))), _splat(builder, steps_, lane_type))
         factors = builder.select(valid, builder.fdiv(numerator, denominator), ir.Constant(_VECTOR, [0.0] * LANES))
         data = context.make_array(sig.args[10])(context, builder, out_).data
         target = builder.bitcast(builder.gep(data, [at_]), _VECTOR.as_pointer())

@@ -45,20 +45,8 @@ SERIES_MAX_T = 28
 
 _EULER_GAMMA = 0.5772156649015329
 # Bernoulli numbers B_2, B_4, ..., B_20 for the Euler-Maclaurin tails of digamma and Hurwitz zeta.
-_BERNOULLI = np.array(
-    [
-        1 / 6,
-        -1 / 30,
-        1 / 42,
-        -1 / 30,
-        5 / 66,
-        -691 / 2730,
-        7 / 6,
-        -3617 / 510,
-        43867 / 798,
-        -174611 / 330,
-    ]
-)
+_BERNOULLI = np.array([1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798,
+                       -174611 / 330])
 # Cumulants 2..6 of a Bernoulli(y) variable as polynomials in y (lowest degree first); summed over the
 # factors x / (x + i) they become sums of x^k * zeta_k with zeta_k = sum_i (x + i)^-k.
 _CUMULANT_POLYNOMIALS = np.array(
@@ -313,10 +301,7 @@ class LogStirlingTable:
         if target <= self.rows:
             return self
         target = min(max(target, int(1.5 * self.rows)), self.bound)
-        ratio, inverse_ratio = (
-            np.zeros(target * (target + 1) // 2),
-            np.zeros(target * (target - 1) // 2),
-        )
+        ratio, inverse_ratio = np.zeros(target * (target + 1) // 2), np.zeros(target * (target - 1) // 2)
         ratio[: self.ratio.shape[0]] = self.ratio
         _relayout_columns(self.inverse_ratio, self.rows, inverse_ratio, target)
         _extend_rows(self._frontier, ratio, inverse_ratio, self.rows, target)

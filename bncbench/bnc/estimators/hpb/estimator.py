@@ -24,11 +24,11 @@ with more than ``max_patterns`` of them is refused (``NotApplicableError``) befo
 import numpy as np
 import pandas as pd
 
-from bncbench.bnc.estimators.base import Estimator
+from bncbench.bnc.estimators.base import Estimator, table_name
 from bncbench.bnc.estimators.hpb.pattern_bayes import SELECTION_LOSSES, PatternHierarchy
-from bncbench.bnc.inference import posterior
-from bncbench.bnc.parameters import check_integer, check_number, check_numbers
-from bncbench.core.errors import ConfigError, NotApplicableError
+from bncbench.bnc.inference import grouped_sums, posterior
+from bncbench.bnc.parameters import check_choice, check_integer, check_number, check_numbers
+from bncbench.core.errors import NotApplicableError
 
 #: Candidates for S: equivalent sample sizes of the prior, from 0.01 to 100 in steps of about x3.
 DEFAULT_S_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
@@ -77,9 +77,7 @@ class HierarchicalPatternBayes(Estimator):
         self.b = check_number("b", b, none="chosen by leave-one-out")
         self.b_grid = check_numbers("b_grid", b_grid)
         self.s_grid = tuple(sorted(check_numbers("s_grid", s_grid, low_open=True)))
-        if selection_loss not in SELECTION_LOSSES:
-            raise ConfigError(f"selection_loss must be one of {SELECTION_LOSSES}, got {selection_loss!r}.")
-        self.selection_loss = selection_loss
+        self.selection_loss = check_choice("selection_loss", selection_loss, SELECTION_LOSSES)
         self.max_patterns = check_integer("max_patterns", max_patterns)
 
     def tables(self, network, data, rng):
@@ -103,12 +101,8 @@ class HierarchicalPatternBayes(Estimator):
         if tree.depth < 2:  # B = b (L - 1) is 0 below level 2: b makes no difference
             candidates = candidates[:1]
         data = (codes[:, list(tree.variables)], codes[:, tree.child], tree.cards, tree.n_values)
-        best = None
-        for b in candidates:
-            fitted = PatternHierarchy.fit(*data, b, self.s_grid, self.selection_loss)
-            if best is None or fitted.most_specific.loss < best.most_specific.loss:
-                best = fitted
-        return best
+        fitted = (PatternHierarchy.fit(*data, b, self.s_grid, self.selection_loss) for b in candidates)
+        return min(fitted, key=lambda hierarchy: hierarchy.most_specific.loss)
 
     def predictor(self, network, tables):
         """What ``BNClassifier`` predicts with: HPB's estimate of each row's whole context."""
@@ -136,8 +130,7 @@ class HierarchicalPatternBayes(Estimator):
         """
         rows = []
         for (child, variables), hierarchy in zip(self.tree_variables_, self.hierarchies_):
-            names = [column_names[v] for v in variables]
-            table = f"{column_names[child]} | {', '.join(names)}" if names else column_names[child]
+            names, table = [column_names[v] for v in variables], table_name(column_names, child, variables)
             for mask, family in hierarchy.families.items():
                 defined = [name for j, name in enumerate(names) if mask >> j & 1]
                 family_name = "{" + ", ".join(defined) + "}"
@@ -186,17 +179,10 @@ class PatternPredictor:
     def log_joint(self, codes: np.ndarray) -> np.ndarray:
         """(n, n_classes) ``log P(y, x)``, the tables summed per group of trees as in
         ``bncbench.bnc.inference`` (group -1 belongs to every group), then the network's ``combine``."""
-        network = self.network
-        groups = np.asarray(network.tree_groups)
-        grouped = np.zeros((codes.shape[0], network.n_classes, max(int(groups.max()) + 1, 1)))
         with_class = np.column_stack([codes, np.zeros(codes.shape[0], dtype=np.int64)])  # set per class below
-        for tree, hierarchy, group in zip(network.trees, self.hierarchies, groups):
-            log_table = self._tree_log_probability(tree, hierarchy, with_class)
-            if group < 0:
-                grouped += log_table[:, :, None]
-            else:
-                grouped[:, :, group] += log_table
-        return network.combine(grouped, codes)
+        log_p = np.stack([self._tree_log_probability(tree, hierarchy, with_class)
+                          for tree, hierarchy in zip(self.network.trees, self.hierarchies)], axis=2)
+        return self.network.combine(grouped_sums(log_p, self.network.tree_groups), codes)
 
     def predict_proba(self, codes: np.ndarray) -> np.ndarray:
         return posterior(self.log_joint(codes))

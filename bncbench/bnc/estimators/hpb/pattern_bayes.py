@@ -174,14 +174,8 @@ def _fit_family(row_groups, n_patterns, target, pairs, log_pattern_prior, log_he
     losses = _loo_losses(p_true, pairs.weights, loss)
     best = grid.size - 1 - int(np.argmin(losses[::-1]))
     s = float(grid[best])
-    return _Fitted(
-        row_groups,
-        _log_posterior_mean(counts, totals, s, log_pattern_prior),
-        pairs.rows,
-        _log_posterior_mean(held_counts, held_totals, s, log_held_out_prior),
-        s,
-        float(losses[best]),
-    )
+    return _Fitted(row_groups, _log_posterior_mean(counts, totals, s, log_pattern_prior), pairs.rows,
+                   _log_posterior_mean(held_counts, held_totals, s, log_held_out_prior), s, float(losses[best]))
 
 
 class _Answered(NamedTuple):
@@ -257,7 +251,6 @@ class PatternHierarchy:
         """
         n_rows, n_attributes = attributes.shape
         hierarchy = cls(int(n_values), np.asarray(cards, dtype=np.int64), float(b))
-        uniform = np.full(n_values, -np.log(n_values))
         no_pattern = np.zeros(n_rows, dtype=np.int64)
         root_pairs = _pairs(no_pattern, 1, target, n_values)
         uniform = np.full((root_pairs.groups.size, n_values), -np.log(n_values))
@@ -265,23 +258,16 @@ class PatternHierarchy:
         hierarchy.families[0] = PatternFamily(0, np.zeros(1, dtype=np.int64), root.log_estimates, root.s, root.loss)
         for mask, kept in _sweep(n_attributes, root):
             last, subs, level = _last_attribute(mask), _sub_families(mask), mask.bit_count()
-            key = hierarchy._key(mask, kept[mask & ~(1 << last)].groups, attributes[:, last])
-            keys, first, row_groups = _compact(
-                key, kept[mask & ~(1 << last)].log_estimates.shape[0] * hierarchy.cards[last]
-            )
+            rest = kept[mask & ~(1 << last)]  # the family less its last attribute
+            key = hierarchy._key(mask, rest.groups, attributes[:, last])
+            keys, first, row_groups = _compact(key, rest.log_estimates.shape[0] * hierarchy.cards[last])
             pairs = _pairs(row_groups, keys.size, target, n_values)
-            log_pattern_prior = _log_prior(
-                [kept[v].log_estimates[kept[v].groups[first]] for v in subs], root.log_estimates, level, b
-            )
-            log_held_out_prior = _log_prior(
-                [kept[v].log_held_out[kept[v].pairs[pairs.first]] for v in subs],
-                root.log_held_out[root.pairs[pairs.first]],
-                level,
-                b,
-            )
-            fitted = _fit_family(
-                row_groups, keys.size, target, pairs, log_pattern_prior, log_held_out_prior, s_grid, loss
-            )
+            log_pattern_prior = _log_prior([kept[v].log_estimates[kept[v].groups[first]] for v in subs],
+                                           root.log_estimates, level, b)
+            log_held_out_prior = _log_prior([kept[v].log_held_out[kept[v].pairs[pairs.first]] for v in subs],
+                                            root.log_held_out[root.pairs[pairs.first]], level, b)
+            fitted = _fit_family(row_groups, keys.size, target, pairs, log_pattern_prior, log_held_out_prior, s_grid,
+                                 loss)
             hierarchy.families[mask] = PatternFamily(mask, keys, fitted.log_estimates, fitted.s, fitted.loss)
             kept[mask] = fitted
         return hierarchy
