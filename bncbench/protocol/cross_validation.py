@@ -59,10 +59,12 @@ def cross_validate(
     dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1, discretisation: str = "mdl",
     **discretiser_params,
 ) -> CrossValidation:
-    """``repetitions`` x stratified ``folds``-fold CV of a model (``bncbench.protocol.models``) on ``dataset``.
+    """``repetitions`` x stratified ``folds``-fold CV (``repetition_seeds(seed, repetitions)``) of a model config
+    (``bncbench.protocol.models``: BNClassifier arguments or a baseline) on the ``bncbench.data.Dataset`` ``dataset``.
 
-    Per fold, the discretiser (``discretiser``) is fitted on the training part only and applied to both
-    parts (unless a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed.
+    Per fold, the discretiser (``discretiser(discretisation, **discretiser_params)``) is fitted on the training
+    part only and applied to both parts (unless a baseline asks for the raw data); the classifier gets
+    ``random_state`` = the repetition's seed.
     ``fit_seconds`` times the classifier's ``fit``, ``predict_seconds`` its ``predict_proba`` (the
     predicted class is the arg-max), both by ``time.perf_counter``; discretisation is timed by neither,
     and neither holds numba's compilation (``bncbench.core.timing.timed``, after an untimed warm-up fit on
@@ -72,16 +74,6 @@ def cross_validate(
     from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
     ``bncbench.core.metrics.PROBABILITY_FLOOR`` (1e-15). Each fold also counts the rows so clipped and the
     part of its log loss they make (``bncbench.core.metrics.CLIPPING``).
-
-    Parameters
-    ----------
-    dataset : bncbench.data.Dataset
-    model : dict
-        A model config (``conf/model``): BNClassifier arguments or a baseline.
-    repetitions, folds, seed : int
-        The CV protocol; see ``repetition_seeds``.
-    discretisation : {"mdl", "equal_frequency"}
-        With ``discretiser_params`` (``bins``, ``sample_rows``); see ``discretiser``.
     """
     discretiser(discretisation, 0, **discretiser_params)  # a bad setting fails before any fold
 
@@ -237,14 +229,7 @@ def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:
 
 
 def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {
-            "fold": fold,
-            "repetition": repetition,
-            "row": test,
-            "y_true": classes[y_codes].astype(str),
-            "y_pred": classes[np.argmax(proba, axis=1)].astype(str),
-        }
-    )
-    probabilities = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
-    return pd.concat([frame, probabilities], axis=1)
+    """A fold's predictions: a row per test row, its true and predicted class and a probability per class."""
+    true, predicted = classes[y_codes].astype(str), classes[np.argmax(proba, axis=1)].astype(str)
+    frame = pd.DataFrame({"fold": fold, "repetition": repetition, "row": test, "y_true": true, "y_pred": predicted})
+    return frame.join(pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes]))
