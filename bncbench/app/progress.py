@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 
+from bncbench.app import some_of
 from bncbench.core.terminal import duration, is_terminal
 from bncbench.protocol.cell import Cell
 
@@ -42,23 +43,9 @@ def _load() -> str:
 
 
 class SweepProgress:
-    """Progress lines of a sweep, printed by a background thread.
-
-    Parameters
-    ----------
-    cells : sequence of Cell
-        The cells the sweep runs.
-    done_before : int
-        The plan's cells finished before the sweep (counted as done).
-    predicted : mapping
-        Predicted CPU seconds of each cell, by ``Cell.key``.
-    workers : int
-        Cells that run at once.
-    running : callable
-        Returns the cells running now (``Executor.running``).
-    stream : file, optional
-        Default ``sys.stderr``.
-    """
+    """Progress lines, printed by a background thread to ``stream`` (default ``sys.stderr``), of a sweep that
+    runs ``cells``, ``workers`` at once, with the ``predicted`` CPU seconds of each (by ``Cell.key``); ``running()``
+    gives the cells running now (``Executor.running``), and ``done_before`` the plan's cells finished before."""
 
     def __init__(self, cells, predicted: Mapping[tuple[str, str], float], workers: int,
                  running: Callable[[], list[Cell]], stream=None, done_before: int = 0):
@@ -132,8 +119,7 @@ class SweepProgress:
         text = f"bncbench: {done}/{self.total} cells done{failed}"
         running = self.running()
         if running:
-            names = [cell.name for cell in running]
-            text += "; running: " + ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            text += "; running: " + some_of((cell.name for cell in running), 3)
         text += f"; {duration(now - self._start)} elapsed"
         if done < self.total:
             left = self.seconds_left(now)
