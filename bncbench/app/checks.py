@@ -12,6 +12,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
+from bncbench.app import some_of
 from bncbench.app.schema import Executors, check_types
 from bncbench.bnc.estimators import estimator_settings
 from bncbench.core.config_files import config_dir
@@ -35,13 +36,6 @@ EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")
 RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds", *TRUTH)
 
 
-def _default_models(cfg: DictConfig) -> None:
-    """``experiment.models`` left null: the models of the experiment's grids, in their order."""
-    if cfg.experiment.get("models") is None:
-        with open_dict(cfg):
-            cfg.experiment.models = list(grid_models(experiment_grids(cfg)))
-
-
 def check_settings(cfg: DictConfig) -> None:
     """Check every setting's key, type and range against the schema (``bncbench.app.schema``), the
     experiment's name, and the executor's sizes.
@@ -57,9 +51,7 @@ def check_settings(cfg: DictConfig) -> None:
     except MissingMandatoryValue as err:
         choice = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None)
         where = f" by experiment {choice!r} (conf/experiment/{choice}.yaml)" if choice else ""
-        raise ConfigError(
-            f"{err.full_key} is not set{where}; an experiment sets name, datasets and models."
-        ) from None
+        raise ConfigError(f"{err.full_key} is not set{where}; an experiment sets name, datasets and models.") from None
     except OmegaConfBaseException as err:
         raise ConfigError(f"invalid configuration: {str(err).splitlines()[0]}") from None
     check_types(values)
@@ -122,15 +114,15 @@ def check_truth_metrics(cfg: DictConfig, datasets: dict[str, dict]) -> None:
         )
 
 
-def check_experiment(cfg: DictConfig, options) -> None:
-    """Check that ``cfg.experiment`` names existing datasets, and lists datasets and models each once.
-
-    ``options(group)`` lists the config names of a group.
-    """
+def check_experiment(cfg: DictConfig, dataset_names) -> None:
+    """Check that ``cfg.experiment`` names existing datasets (among ``dataset_names``, the configs of the
+    group ``dataset``), and lists datasets and models each once."""
     experiment = cfg.experiment
     name = OmegaConf.select(cfg, "hydra.runtime.choices.experiment", default=None) or experiment.get("name")
     try:
-        _default_models(cfg)
+        if experiment.get("models") is None:  # the models of the experiment's grids, in their order
+            with open_dict(cfg):
+                cfg.experiment.models = list(grid_models(experiment_grids(cfg)))
     except ConfigError as err:
         raise ConfigError(f"experiment {name!r}: {err}") from None
     for field, group in NAMED_GROUPS.items():
@@ -145,14 +137,12 @@ def check_experiment(cfg: DictConfig, options) -> None:
             )
         for name_ in names:
             check_path_name(group, name_)  # a dataset's file, a model's figures
-        if group == "dataset":
-            valid = set(options(group))
-            unknown = [str(n) for n in names if str(n) not in valid]
-            if unknown:
-                raise ConfigError(
-                    f"experiment {name!r}: unknown {group} {', '.join(map(repr, unknown))}; "
-                    f"valid {group} names: {', '.join(sorted(valid))} (files in conf/{group}/)."
-                )
+        unknown = [str(n) for n in names if group == "dataset" and str(n) not in dataset_names]
+        if unknown:
+            raise ConfigError(
+                f"experiment {name!r}: unknown {group} {', '.join(map(repr, unknown))}; "
+                f"valid {group} names: {', '.join(sorted(set(dataset_names)))} (files in conf/{group}/)."
+            )
         repeated = sorted({str(n) for n in names if list(names).count(n) > 1})
         if repeated:
             raise ConfigError(f"experiment {name!r}: experiment.{field} lists {repeated} more than once.")
@@ -164,41 +154,37 @@ def experiment_grids(cfg: DictConfig) -> list:
 
 def check_model(name: str, model: dict) -> None:
     """Check a resolved model config's structure and estimator, or baseline (names and parameters)."""
+    from bncbench.baselines import make_baseline
+    from bncbench.bnc.encoding import MISSING_MODES
     from bncbench.bnc.estimators import check_pairing, make_estimator
     from bncbench.bnc.structures import STRUCTURES
 
-    where = f"model {name!r}"
-    if "baseline" in model:
-        from bncbench.baselines import make_baseline
-
-        try:
-            make_baseline(model["baseline"], dict(model.get("baseline_params") or {}))
-        except ConfigError as err:
-            raise ConfigError(f"{where}: {err}") from None
-        return
-    structure = model.get("structure")
-    if not isinstance(structure, dict) and (not isinstance(structure, str) or structure not in STRUCTURES):
-        raise ConfigError(
-            f"{where}: unknown structure {structure!r}; valid structures: "
-            f"{', '.join(sorted(STRUCTURES))}, or a mapping {{attribute: [parents]}}."
-        )
-    from bncbench.bnc.encoding import MISSING_MODES
-
-    if model.get("missing", "value") not in MISSING_MODES:
-        raise ConfigError(f"{where}: missing must be one of {', '.join(MISSING_MODES)}, got {model['missing']!r}.")
-    k = model.get("k")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-        raise ConfigError(f"{where}: k must be an integer >= 0 (or null), got {k!r}.")
+    structure, k = model.get("structure"), model.get("k")
     try:
-        make_estimator(model.get("estimator"), model.get("estimator_params") or {})
-        check_pairing(model.get("estimator"), structure, k)
+        if "baseline" in model:
+            make_baseline(model["baseline"], dict(model.get("baseline_params") or {}))
+            return
+        if not isinstance(structure, dict) and (not isinstance(structure, str) or structure not in STRUCTURES):
+            raise ConfigError(
+                f"unknown structure {structure!r}; valid structures: {', '.join(sorted(STRUCTURES))}, or a mapping "
+                "{attribute: [parents]}."
+            )
+        if model.get("missing", "value") not in MISSING_MODES:
+            raise ConfigError(f"missing must be one of {', '.join(MISSING_MODES)}, got {model['missing']!r}.")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+            raise ConfigError(f"k must be an integer >= 0 (or null), got {k!r}.")
+        try:
+            make_estimator(model.get("estimator"), model.get("estimator_params") or {})
+            check_pairing(model.get("estimator"), structure, k)
+        except ConfigError:
+            raise
+        except (TypeError, ValueError) as err:  # a parameter of the wrong type that the estimator did not name
+            raise ConfigError(
+                f"invalid estimator_params {model.get('estimator_params')} for estimator {model.get('estimator')!r}: "
+                f"{err}."
+            ) from None
     except ConfigError as err:
-        raise ConfigError(f"{where}: {err}") from None
-    except (TypeError, ValueError) as err:  # a parameter of the wrong type that the estimator did not name
-        raise ConfigError(
-            f"{where}: invalid estimator_params {model.get('estimator_params')} for estimator "
-            f"{model.get('estimator')!r}: {err}."
-        ) from None
+        raise ConfigError(f"model {name!r}: {err}") from None
 
 
 def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dict[str, dict]) -> None:
@@ -224,10 +210,9 @@ def check_overrides_apply(overrides: Sequence[str], cfg: DictConfig, models: dic
         if not any(
             reads_setting(model, grids, name, estimator, p) for name, model in models.items() for p in parameters
         ):
-            shown = ", ".join(list(models)[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
             raise ConfigError(
                 f"'{override.input_line}' would change nothing: no model of experiment {cfg.experiment.name!r} "
-                f"({shown}) reads {key}; it applies only to {estimator} models whose grid leaves "
+                f"({some_of(models)}) reads {key}; it applies only to {estimator} models whose grid leaves "
                 f"{parameter or 'it'} unset. Leave it out, or choose such models in experiment.models."
             )
 
@@ -305,10 +290,11 @@ def check_config_folder(entry: str) -> None:
 
 
 def check_cell_sizes(plan: Plan, data_dir: Path, executor: Executors) -> None:
-    """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more
-    equal-frequency bins than the rows they are fitted on, more folds than a dataset has rows, or more repetitions than its cell's predictions can hold in memory (this machine's, or
-    a SLURM task's ``executor.mem_gb``; ``bncbench.protocol.cross_validation.predictions_bytes``). A
-    dataset the store does not describe counts as the fewest rows that the folds can split."""
+    """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more equal-frequency
+    bins than the rows they are fitted on, more folds than a dataset has rows, or more repetitions than its
+    cell's predictions can hold in memory (this machine's, or a SLURM task's ``executor.mem_gb``;
+    ``bncbench.protocol.cross_validation.predictions_bytes``). A dataset the store does not describe counts
+    as the fewest rows that the folds can split."""
     if executor.kind == "slurm":
         memory, whose = executor.mem_gb * 2**30, f"a cell's executor.mem_gb={executor.mem_gb}"
     else:
@@ -321,9 +307,8 @@ def check_cell_sizes(plan: Plan, data_dir: Path, executor: Executors) -> None:
         )
     sizes = {}
     for cell in plan.cells:
-        spec = cell.semantic()["dataset"]
         try:
-            size = config_features(data_dir, spec)
+            size = config_features(data_dir, cell.semantic()["dataset"])
             sizes[cell.dataset] = (size.rows, size.classes)
         except DatasetError:
             sizes[cell.dataset] = (cv.folds, 2)

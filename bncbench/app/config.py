@@ -60,16 +60,12 @@ class Composed:
 
 
 def compose(overrides: Sequence[str] = ()) -> Composed:
-    """Compose the primary config with command-line style ``overrides``, check it, and build the plan.
+    """Compose the primary config with command-line style ``overrides`` (``["experiment=kdb", ...]``), check
+    it, and build the plan.
 
     Hydra composes the primary config once, and the experiment's dataset configs once more in one
     call (each under a key of its own); every model is built and resolved once
     (``bncbench.protocol.models``), then every cell is hashed (``bncbench.protocol.cell``).
-
-    Parameters
-    ----------
-    overrides : sequence of str
-        Hydra overrides, e.g. ``["experiment=kdb", "tracking_uri=sqlite:///x.db"]``.
 
     Raises
     ------
@@ -84,12 +80,8 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="bncbench"):
         cfg = _compose(overrides)
         loader = GlobalHydra.instance().config_loader()
-
-        def options(group):
-            return loader.get_group_options(group, config_name=CONFIG_NAME, overrides=overrides)
-
         check_settings(cfg)
-        check_experiment(cfg, options)
+        check_experiment(cfg, loader.get_group_options("dataset", config_name=CONFIG_NAME, overrides=overrides))
         models = experiment_models(cfg)
         check_report(cfg)
         check_overrides_apply(overrides, cfg, models)
