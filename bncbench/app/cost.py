@@ -10,6 +10,7 @@ dataset's cells together.
 
 import dataclasses
 import functools
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,12 +24,7 @@ from bncbench.core.errors import DatasetError
 from bncbench.core.terminal import duration
 from bncbench.protocol.cell import Cell, Plan, canonical_model
 from bncbench.protocol.cost import CostModel, wall_seconds
-from bncbench.protocol.cost_features import (
-    FEATURE_COLUMNS,
-    CellFeatures,
-    cell_features,
-    config_features,
-)
+from bncbench.protocol.cost_features import FEATURE_COLUMNS, CellFeatures, cell_features, config_features
 
 #: Seconds a cell costs besides its fits and predictions (discretisation, the warm-up fit, logging to
 #: the store: a median 0.6 s in the committed bundles' runs, more on a loaded machine).
@@ -45,22 +41,11 @@ _LIGHTER_SUITE = "small"
 
 @dataclass(frozen=True)
 class Costs:
-    """Predicted CPU seconds of each cell of a plan, and what they come from.
-
-    Attributes
-    ----------
-    seconds : mapping
-        By ``Cell.key``.
-    features : mapping
-        Each cell's ``CellFeatures``, by ``Cell.key`` (None for a dataset the store does not describe).
-    factor : float
-        This machine's speed against the model's reference (1: no cell of the plan finished yet).
-    model : CostModel
-    """
+    """Predicted CPU seconds of each cell of a plan, and what they come from; by ``Cell.key``."""
 
     seconds: Mapping[tuple[str, str], float]
-    features: Mapping[tuple[str, str], CellFeatures | None]
-    factor: float
+    features: Mapping[tuple[str, str], CellFeatures | None]  # None for a dataset the store does not describe
+    factor: float  # this machine's speed against the model's reference (1: no cell of the plan finished yet)
     model: CostModel
 
     def order(self, cell: Cell) -> tuple:
@@ -112,16 +97,17 @@ class Costs:
     @functools.cached_property
     def dataset_totals(self) -> dict[str, float]:
         """The cost of each dataset's cells, summed once (``order`` reads it per cell)."""
-        totals: dict[str, float] = {}
+        totals = Counter()
         for (dataset, _), seconds in self.seconds.items():
-            totals[dataset] = totals.get(dataset, 0.0) + seconds
+            totals[dataset] += seconds
         return totals
 
     def _lighter(self, plan: Plan, known: Sequence[Cell]) -> str:
         """``bncbench: lighter: hdp.iterations=1000 (about 1.2 h), suite=small (...), ...``, priced over the cells
         of ``known`` as the whole sweep is (``cpu_seconds``)."""
         options = []
-        hdp = [cell for cell in known if _reads_iterations(plan, cell) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS]
+        hdp = [cell for cell in known if _reads_iterations(plan, cell)
+               and cell.model_spec["estimator_params"]["iterations"] > _LIGHTER_ITERATIONS]
         if hdp:
             fewer = self.cpu_seconds(known, plan, _LIGHTER_ITERATIONS)
             options.append(f"hdp.iterations={_LIGHTER_ITERATIONS} (about {_hours(fewer)})")
@@ -136,16 +122,8 @@ class Costs:
 
 
 def plan_costs(plan: Plan, data_dir, logged: Iterable = ()) -> Costs:
-    """The predicted cost of every cell of ``plan``.
-
-    Parameters
-    ----------
-    plan : Plan
-    data_dir : str or Path
-        The dataset store whose ``manifest.csv`` and ``schema.json`` give the datasets' sizes.
-    logged : iterable of CellRecord
-        Finished runs of the experiment: those of the plan's cells set this machine's factor.
-    """
+    """The predicted cost of every cell of ``plan``, the datasets' sizes read from the store ``data_dir``; the
+    finished runs of the plan's cells among ``logged`` (``CellRecord``s) set this machine's factor."""
     model = CostModel.default()
     features = {cell.key: _features(cell, data_dir) for cell in plan.cells}
     known = [key for key, found in features.items() if found is not None]
@@ -197,11 +175,6 @@ def _machine_factor(plan: Plan, predicted: Mapping, logged: Iterable) -> float:
 def _reads_iterations(plan: Plan, cell: Cell) -> bool:
     """Whether ``hdp.iterations`` sets the iterations of the cell's model."""
     return "hdp.iterations" in plan.settings_read.get(cell.model, ())
-
-
-def _hdp_iterations(cell: Cell) -> int | None:
-    model = cell.semantic()["model"]
-    return (model.get("estimator_params") or {}).get("iterations") if model.get("estimator") == "hdp" else None
 
 
 def _suite(name: str) -> list[str]:
