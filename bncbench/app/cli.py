@@ -1,12 +1,8 @@
 """The ``bncbench`` command: ``run``, ``report``, ``list``, ``export``, ``import`` and ``data add`` (argparse).
 
-``bncbench run [overrides]`` composes the experiment once (``bncbench.app.config.compose``: a wrong
-name or value is one line, exit status 2), then runs its plan (``bncbench.app.sweep``).
-``--dry-run`` prints the plan and its cost and runs nothing; ``--cfg job`` prints the composed
-config. ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``.
-
-``bncbench list`` reads the YAML files under ``config_dir()`` directly, without composing them, so
-that it answers at once.
+A command composes the experiment once (``bncbench.app.config.compose``: a wrong name or value is one line, exit
+status 2); ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``. ``bncbench list`` reads the YAML
+files under ``config_dir()`` directly, without composing them, so that it answers at once.
 """
 
 import argparse
@@ -20,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from bncbench.app import some_of
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.core.uris import masked
@@ -75,11 +72,8 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         help="read the runs from these bundles (each a bundle's folder or a folder of bundles, e.g. "
         "reports/*/bundles; those of other experiments are passed by) instead of the MLflow store",
     )
-    listing = commands.add_parser(
-        "list",
-        help="list the experiments, models, datasets or suites that overrides can name",
-        description="List the named configs of one kind, one line each.",
-    )
+    listing = commands.add_parser("list", description="List the named configs of one kind, one line each.",
+                                  help="list the experiments, models, datasets or suites that overrides can name")
     listing.add_argument("kind", choices=list(LISTED_GROUPS), help="what to list")
     listing.add_argument("overrides", nargs="*", metavar="data_dir=...",
                          help="datasets: the data directory whose datasets are described (default: as a run's)")
@@ -94,13 +88,9 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
     export.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
     export.add_argument("--out", help="folder to write the bundle into (default: <runs_dir>/bundles, beside the store)")
     export.add_argument("--predictions", action="store_true", help="also carry each run's predictions (large)")
-    export.add_argument(
-        "--all",
-        action="store_true",
-        dest="every_configuration",
-        help="every finished cell of the experiment in the store, whatever its datasets, models and settings "
-        "(e.g. to move a whole store)",
-    )
+    export.add_argument("--all", action="store_true", dest="every_configuration",
+                        help="every finished cell of the experiment in the store, whatever its datasets, models and "
+                        "settings (e.g. to move a whole store)")
     load = commands.add_parser(
         "import",
         help="load bundles into a store as ordinary runs; cells it has finished already are left alone",
@@ -111,13 +101,10 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         "unless --keep says which run to keep. Then `bncbench report experiment=...` reads them as usual.",
     )
     load.add_argument("items", nargs="+", metavar="bundle | override", help="bundle folders, then overrides")
-    load.add_argument(
-        "--keep",
-        choices=["store", "bundle"],
-        help="where the store and a bundle hold one cell (cfg_hash and data digest) with other numbers: keep the "
-        "store's run (the bundle's is not imported) or the bundle's (the store's is deleted; mlflow runs restore "
-        "brings it back); without it such an import is refused",
-    )
+    load.add_argument("--keep", choices=["store", "bundle"],
+                      help="where the store and a bundle hold one cell (cfg_hash and data digest) with other numbers: "
+                      "keep the store's run (the bundle's is not imported) or the bundle's (the store's is deleted; "
+                      "mlflow runs restore brings it back); without it such an import is refused")
     _add_data_parser(commands)
     return main
 
@@ -313,8 +300,7 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     if cells is not None:
         done = {(tags["dataset"], tags["model"]) for tags in exported["tags"]}
         missing = [cell.name for cell in plan.cells if cell.key not in done]
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        lacking = f"; no finished run of {shown}" if missing else ""
+        lacking = f"; no finished run of {some_of(missing)}" if missing else ""
         print(f", of the {len(plan)} cells of this configuration{lacking}", end="")
     print(".")
     return 0
@@ -366,18 +352,10 @@ def data_add(args) -> int:
 
     data_dir = resolve_data_dir(compose([item for item in args.files if "=" in item]).settings.data_dir)
     entry = add_original_files(
-        data_dir,
-        args.name,
-        [item for item in args.files if "=" not in item],
-        file_format=args.format,
-        class_column=args.class_column,
-        nominal=[item for items in args.nominal for item in items.split(",")],
-        drop=[item for items in args.drop for item in items.split(",")],
-        missing=args.missing,
-        header=args.header,
-        names=args.names.split(",") if args.names is not None else None,
-        separator=args.sep,
-        replace=args.replace,
+        data_dir, args.name, [item for item in args.files if "=" not in item], file_format=args.format,
+        class_column=args.class_column, nominal=[item for items in args.nominal for item in items.split(",")],
+        drop=[item for items in args.drop for item in items.split(",")], missing=args.missing, header=args.header,
+        names=args.names.split(",") if args.names is not None else None, separator=args.sep, replace=args.replace,
     )
     numeric = sum(attribute["type"] == "numeric" for attribute in entry["attributes"])
     print(
@@ -444,9 +422,9 @@ def _experiment_grids() -> list:
 def describe_model(name: str, grids, settings: dict) -> str:
     """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=5000 (hdp.iterations)``.
 
-    A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's
-    settings (``bncbench.bnc.estimators.estimator_settings``) give (``hdp.iterations``) is shown at its default, with the setting
-    that changes it.
+    A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's settings
+    (``bncbench.bnc.estimators.estimator_settings``) give (``hdp.iterations``) is shown at its default, with the
+    setting that changes it.
     """
     from bncbench.bnc.structures import structure_uses_k
     from bncbench.protocol.models import model_spec, reads_setting
@@ -469,22 +447,16 @@ def describe_model(name: str, grids, settings: dict) -> str:
 
 def describe_experiment(name: str) -> str:
     """``kdb`` -> ``68 datasets x 7 models (suite all)``: the size of its sweep."""
+    from bncbench.protocol.models import grid_models
+
     experiment = _load("experiment", name)
-    suite = next(
-        (entry["override /suite"] for entry in experiment.get("defaults", []) if "override /suite" in entry),
-        None,
-    )
+    defaults = experiment.get("defaults", [])
+    suite = next((entry["override /suite"] for entry in defaults if "override /suite" in entry), None)
     cells = experiment["experiment"]
     datasets = _load("suite", suite)["datasets"] if cells["datasets"] == "${suite.datasets}" else cells["datasets"]
     from_suite = f" (suite {suite})" if suite is not None else ""
-    models = cells["models"] if cells.get("models") else _grid_model_names(cells.get("grids"))
+    models = cells["models"] if cells.get("models") else grid_models(cells.get("grids"))
     return f"{len(datasets)} datasets x {len(models)} models{from_suite}"
-
-
-def _grid_model_names(grids) -> list[str]:
-    from bncbench.protocol.models import grid_models
-
-    return list(grid_models(grids))
 
 
 def _dataset_describer(data_dir: Path):
