@@ -163,8 +163,7 @@ def canonical_model(model: Mapping) -> dict:
         del canonical["missing"]
     structure = canonical.get("structure")
     if isinstance(structure, str) and structure in STRUCTURES:
-        uses_k = structure_uses_k(structure)
-        if not uses_k:
+        if not structure_uses_k(structure):
             canonical["k"] = None
         elif canonical.get("k") is None:
             canonical["k"] = structure_class(structure).defaults()["k"]

@@ -109,7 +109,7 @@ class CostModel:
         self.reference_condition = reference_condition
 
     def fit(self, observed: pd.DataFrame) -> "CostModel":
-        """Fit the law to logged cells.
+        """Fit the law to logged cells; returns ``self``.
 
         Parameters
         ----------
@@ -117,11 +117,6 @@ class CostModel:
             One row per cell: ``FEATURE_COLUMNS``, ``seconds`` (the sum over its folds of fit and
             predict seconds) and, when ``reference_condition`` is set, ``condition``. Rows whose
             seconds are not a positive number are left out.
-
-        Returns
-        -------
-        CostModel
-            ``self``.
         """
         needed = [*FEATURE_COLUMNS, "seconds", *(["condition"] if self.reference_condition is not None else [])]
         missing = sorted(set(needed) - set(observed.columns))
@@ -166,7 +161,8 @@ class CostModel:
         ]
 
     def predict(self, features, condition: str | None = None) -> np.ndarray:
-        """The expected CPU seconds of each cell: the sum over its folds of fit and predict seconds.
+        """The expected CPU seconds of each cell, finite and positive: the sum over its folds of fit and predict
+        seconds.
 
         Parameters
         ----------
@@ -175,11 +171,6 @@ class CostModel:
         condition : str or None
             Predict under this fitted condition; None, or a condition not fitted: under the
             reference condition.
-
-        Returns
-        -------
-        ndarray
-            Seconds, one per cell, finite and positive.
         """
         frame = features_frame(features)
         design = np.column_stack([np.ones(len(frame)), _log_sizes(frame) - self.feature_means_])
@@ -202,10 +193,8 @@ class CostModel:
             fit = f"the fit of {self.cells_[group]} cells of {_label(group)}"
             if group != key:
                 fit = f"no cell of {_label(key)}: a guess, {fit}"
-            lines.append(
-                f"{fit}; the fitted cells of its family lie within x{math.exp(family['median_error']):.2f} "
-                f"of their fit for half of them, x{math.exp(family['p90_error']):.2f} for 90%"
-            )
+            lines.append(f"{fit}; the fitted cells of its family lie within x{math.exp(family['median_error']):.2f} "
+                         f"of their fit for half of them, x{math.exp(family['p90_error']):.2f} for 90%")
         return lines
 
     def _fitted_group(self, key: tuple) -> tuple:
@@ -251,10 +240,8 @@ class CostModel:
     def from_dict(cls, data: Mapping) -> "CostModel":
         """A fitted model from ``to_dict``'s data."""
         if data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
-            raise ValueError(
-                f"not a cost model of format {FORMAT!r} version {FORMAT_VERSION}: "
-                f"{data.get('format')!r} version {data.get('format_version')!r}."
-            )
+            raise ValueError(f"not a cost model of format {FORMAT!r} version {FORMAT_VERSION}: "
+                             f"{data.get('format')!r} version {data.get('format_version')!r}.")
         model = cls(data["shrinkage"], data["condition_shrinkage"], data["reference_condition"])
         model.feature_means_ = np.array(data["feature_means"], dtype=float)
         model.iteration_scale_ = float(data["iteration_scale"])

@@ -90,16 +90,15 @@ def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) 
         return DatasetFeatures(rows, numeric, numeric_bins(rows), classes)
     manifest, schema = _store_entries(str(Path(data_dir).resolve()))
     if name not in manifest or name not in schema:
-        raise DatasetError(
-            f"the dataset store {data_dir} lists no {name!r} in its manifest.csv and schema.json, so the "
-            "cost of its cells cannot be known before reading it; add its row to manifest.csv (rows, "
-            "n_classes, class_missing) and its entry to schema.json."
-        )
+        raise DatasetError(f"the dataset store {data_dir} lists no {name!r} in its manifest.csv and schema.json, so "
+                           "the cost of its cells cannot be known before reading it; add its row to manifest.csv "
+                           "(rows, n_classes, class_missing) and its entry to schema.json.")
     entry = manifest[name]
     rows = entry["rows"] - entry["class_missing"]
     dropped = set(drop)
     attributes = [a for a in schema[name]["attributes"] if a["name"] not in dropped]
-    values = [len(a["values"]) if a["type"] == "nominal" and a.get("values") else numeric_bins(rows) for a in attributes]
+    values = [len(a["values"]) if a["type"] == "nominal" and a.get("values") else numeric_bins(rows)
+              for a in attributes]
     return DatasetFeatures(rows, len(attributes), float(np.mean(values)) if values else 1.0, entry["n_classes"])
 
 

@@ -145,11 +145,9 @@ def _named_pair(name: str) -> dict:
         estimator = name.removeprefix(f"{structure}_")
         if estimator != name and estimator in ESTIMATORS:
             return _pair(name, structure, estimator)
-    raise ConfigError(
-        f"unknown model {name!r}: a model is <structure>_<estimator> (structures: {', '.join(sorted(presets))}; "
-        f"estimators: {', '.join(sorted(ESTIMATORS))}), a baseline ({', '.join(BASELINE_MODELS)}, each also "
-        "with _raw), or a model of the experiment's grids."
-    )
+    raise ConfigError(f"unknown model {name!r}: a model is <structure>_<estimator> (structures: "
+                      f"{', '.join(sorted(presets))}; estimators: {', '.join(sorted(ESTIMATORS))}), a baseline "
+                      f"({', '.join(BASELINE_MODELS)}, each also with _raw), or a model of the experiment's grids.")
 
 
 def grid_models(grids) -> dict[str, dict]:
@@ -193,10 +191,8 @@ def _expand(grid):
         try:
             name = template.format(**fields) if template else "_".join(map(str, fields.values()))
         except (KeyError, IndexError, ValueError) as err:
-            raise ConfigError(
-                f"grid name template {template!r} names {err.args[0] if err.args else err}, not one of its "
-                f"fields: {', '.join(sorted(fields))}."
-            ) from None
+            raise ConfigError(f"grid name template {template!r} names {err.args[0] if err.args else err}, not one of "
+                              f"its fields: {', '.join(sorted(fields))}.") from None
         yield name, spec
 
 
@@ -227,11 +223,9 @@ def experiment_comparisons(experiment: Mapping, derived=()) -> list[dict]:
         else:
             outside = [side for side in sides if side not in models and side not in derived]
             if outside:
-                raise ConfigError(
-                    f"comparison {dict(comparison)} names {outside}, which are not in experiment.models "
-                    f"({', '.join(models)}); add them there, or leave the comparison out "
-                    "(experiment.comparisons=[...] or [] on the command line)."
-                )
+                raise ConfigError(f"comparison {dict(comparison)} names {outside}, which are not in experiment.models "
+                                  f"({', '.join(models)}); add them there, or leave the comparison out "
+                                  "(experiment.comparisons=[...] or [] on the command line).")
             if sides[0] == sides[1]:
                 raise ConfigError(f"comparison {dict(comparison)} compares a model with itself.")
             matched = [[sides[0]], [sides[1]]]
