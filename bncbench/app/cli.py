@@ -170,18 +170,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
 
 
 def _dispatch(args, command: str) -> int:
+    """Run the subcommand ``args`` name (each looked up as it is called); an error a user can act on is one line."""
+    commands = {
+        "run": lambda: run(args.overrides, command, args.dry_run, args.cfg, args.replace),
+        "report": lambda: report(args.overrides, args.replace, args.bundles, args.allow_uncommitted),
+        "export": lambda: export(args.overrides, args.out, args.predictions, args.every_configuration),
+        "import": lambda: import_(args.items, args.keep),
+        "data": lambda: data_add(args),
+        "list": lambda: print("\n".join(list_configs(args.kind, _listing_data_dir(args.kind, args.overrides)))),
+    }
     try:
-        if args.command == "run":
-            return run(args.overrides, command, args.dry_run, args.cfg, args.replace)
-        if args.command == "report":
-            return report(args.overrides, args.replace, args.bundles, args.allow_uncommitted)
-        if args.command == "export":
-            return export(args.overrides, args.out, args.predictions, args.every_configuration)
-        if args.command == "import":
-            return import_(args.items, args.keep)
-        if args.command == "data":
-            return data_add(args)
-        print("\n".join(list_configs(args.kind, _listing_data_dir(args.kind, args.overrides))))
+        return commands[args.command]() or 0
     except BncbenchError as err:
         print(f"bncbench: error: {_one_line(masked(err))}", file=sys.stderr)
         return 2
@@ -196,7 +195,6 @@ def _dispatch(args, command: str) -> int:
         print("bncbench: error: the SQLite store is locked by another process (SQLite waited for it, then "
               f"gave up: {_one_line(str(getattr(err, 'orig', err)))}); try again when it is done.", file=sys.stderr)
         return 2
-    return 0
 
 
 def _store_locked(err: BaseException) -> bool:
@@ -291,10 +289,8 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     try:
         bundle = export_bundle(settings.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
     except OSError as err:
-        raise ConfigError(
-            f"cannot write the bundle into {folder} ({'a file' if folder.is_file() else _os_error(err)}); name a "
-            "folder that can be created or written with --out (or runs_dir=...)."
-        ) from None
+        raise ConfigError(f"cannot write the bundle into {folder} ({'a file' if folder.is_file() else _os_error(err)});"
+                          " name a folder that can be created or written with --out (or runs_dir=...).") from None
     exported = read_bundle(bundle).runs
     print(f"bncbench: bundle written to {bundle}: {len(exported)} runs", end="")
     if cells is not None:
@@ -317,8 +313,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
     from bncbench.bundles import import_bundles
     from bncbench.data import resolve_data_dir
 
-    overrides = [item for item in items if "=" in item]
-    settings = compose(overrides).settings
+    settings = compose([item for item in items if "=" in item]).settings
     try:
         with sigterm_as_interrupt():
             summary = import_bundles(
@@ -358,10 +353,8 @@ def data_add(args) -> int:
         names=args.names.split(",") if args.names is not None else None, separator=args.sep, replace=args.replace,
     )
     numeric = sum(attribute["type"] == "numeric" for attribute in entry["attributes"])
-    print(
-        f"bncbench: added {args.name} to {data_dir}: {entry['rows']} rows, {len(entry['attributes'])} attributes "
-        f"({numeric} numeric), {len(entry['class']['values'])} classes."
-    )
+    print(f"bncbench: added {args.name} to {data_dir}: {entry['rows']} rows, {len(entry['attributes'])} attributes "
+          f"({numeric} numeric), {len(entry['class']['values'])} classes.")
     if not (config_dir() / "dataset" / f"{args.name}.yaml").is_file():
         print(f"bncbench: no conf/dataset/{args.name}.yaml names it yet: add one (name: {args.name}, source: store).")
     return 0
@@ -379,8 +372,7 @@ def _listing_data_dir(kind: str, overrides: list[str]) -> Path | None:
         raise ConfigError(f"bncbench list {kind} takes {allowed}, got {' '.join(others)!r}.")
     if kind != "datasets":
         return None
-    given = dict(override.split("=", 1) for override in overrides)
-    data_dir = resolve_data_dir(given.get("data_dir"))
+    data_dir = resolve_data_dir(dict(override.split("=", 1) for override in overrides).get("data_dir"))
     if not data_dir.is_dir():
         print(f"bncbench: the data directory {data_dir} does not exist: a run fetches the datasets with an OpenML id "
               "into it on first use (network needed); the others are converted into it with `bncbench data add`; "
@@ -431,8 +423,7 @@ def describe_model(name: str, grids, settings: dict) -> str:
 
     model = model_spec(name, grids, settings)
     if "baseline" in model:
-        baseline = f"baseline={model['baseline']}"
-        return _words(baseline, model["baseline_params"], {"discretise": model["discretise"]})
+        return _words(f"baseline={model['baseline']}", model["baseline_params"], {"discretise": model["discretise"]})
     k = {"k": model["k"]} if structure_uses_k(model["structure"]) else {}
     structure = _words(f"structure={model['structure']}", k, model["structure_params"])
     params = {
