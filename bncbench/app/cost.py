@@ -58,24 +58,20 @@ class Costs:
         known = [cell for cell in to_run if self.features[cell.key] is not None]
         seconds = [self.seconds[cell.key] for cell in known]
         unknown = sorted({cell.dataset for cell in to_run if self.features[cell.key] is None})
-        finished = len(plan) - len(to_run)
         lines = [
             f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells ({len(plan.datasets)} datasets x "
-            f"{len(plan.models)} models): {len(to_run)} to run, {finished} finished before."
+            f"{len(plan.models)} models): {len(to_run)} to run, {len(plan) - len(to_run)} finished before."
         ]
         if known:
             speed = "" if self.factor == 1.0 else f", at this machine's speed ({self.factor:.2f}x the model's)"
             part = f" for the {len(known)} cells of the datasets the data directory describes" if unknown else ""
-            lines.append(
-                f"bncbench: expected cost about {_hours(sum(seconds))}, {_wall(wall_seconds(seconds, workers))} "
-                f"on {workers} worker{'s' if workers > 1 else ''}{part} (cost model{speed}; typically within x1.3 a "
-                "cell, x2 for 90% of them)."
-            )
+            wall = _wall(wall_seconds(seconds, workers))
+            lines.append(f"bncbench: expected cost about {_hours(sum(seconds))}, {wall} on {workers} "
+                         f"worker{'s' if workers > 1 else ''}{part} (cost model{speed}; typically within x1.3 a cell, "
+                         "x2 for 90% of them).")
         if unknown:
-            lines.append(
-                f"bncbench: no cost known for {len(to_run) - len(known)} cells, those of {', '.join(unknown)} (not in "
-                "the data directory's manifest.csv): the expected cost leaves them out."
-            )
+            lines.append(f"bncbench: no cost known for {len(to_run) - len(known)} cells, those of {', '.join(unknown)} "
+                         "(not in the data directory's manifest.csv): the expected cost leaves them out.")
         if sum(seconds) >= _LIGHTER_FROM_SECONDS:
             lines.append(self._lighter(plan, known))
         return lines
@@ -148,9 +144,8 @@ def plan_features(plan: Plan, data_dir) -> pd.DataFrame:
 
 
 def _features(cell: Cell, data_dir) -> CellFeatures | None:
-    dataset = cell.semantic()["dataset"]
     try:
-        size = config_features(Path(data_dir), dataset)
+        size = config_features(Path(data_dir), cell.semantic()["dataset"])
     except DatasetError:  # not in the store's manifest (yet): its cells are priced at the median
         return None
     return cell_features(canonical_model(cell.semantic()["model"]), size, cell.cv.repetitions * cell.cv.folds)

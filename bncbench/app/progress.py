@@ -4,10 +4,7 @@ The ETA is the cost model's prediction of the cells left (``bncbench.protocol.co
 started and what remains of the running ones, over the cells that run at once, scaled by how the
 cells done in this sweep compared with their predictions (this machine's speed, its load): not the
 elapsed time divided by the cells done, which counts start-up and treats a connect-4 cell as an iris one.
-
-On a terminal a line is printed whenever a cell ends, at most every ``INTERVAL`` seconds, and every
-``QUIET_INTERVAL`` seconds while none does; elsewhere (a log file, a batch job's output) every
-``LOG_INTERVAL`` seconds. A fit's own progress is ``bncbench.bnc.progress``.
+A fit's own progress is ``bncbench.bnc.progress``.
 """
 
 import math
@@ -22,11 +19,11 @@ from bncbench.app import some_of
 from bncbench.core.terminal import duration, is_terminal
 from bncbench.protocol.cell import Cell
 
-#: Seconds between two lines on a terminal while cells end.
+#: Seconds between two lines on a terminal while cells end (a line each time one ends, at most this often).
 INTERVAL = 5.0
 #: Seconds between two lines on a terminal while no cell ends.
 QUIET_INTERVAL = 60.0
-#: Seconds between two lines when the output is not a terminal.
+#: Seconds between two lines when the output is not a terminal (a log file, a batch job's output).
 LOG_INTERVAL = 600.0
 #: Predicted seconds that the first cells' ratio of actual to predicted cost is shrunk towards 1 by.
 _PRIOR_SECONDS = 60.0
@@ -105,9 +102,8 @@ class SweepProgress:
             for key in running:
                 self._started_at.setdefault(key, now)
             waiting = sum(cost for key, cost in self.predicted.items() if key not in self._done and key not in running)
-            underway = sum(
-                max(0.0, self.predicted.get(key, 0.0) * factor - (now - self._started_at[key])) for key in running
-            )
+            underway = sum(max(0.0, self.predicted.get(key, 0.0) * factor - (now - self._started_at[key]))
+                           for key in running)
         return waiting * factor / self.workers + underway / max(1, min(self.workers, len(running) or 1))
 
     def line(self, now: float | None = None) -> str:

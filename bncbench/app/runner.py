@@ -116,12 +116,8 @@ def launched_threads() -> int:
 def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) -> tuple[str, str]:
     hash_, digest, name = cell.cfg_hash, cell.data_digest, cell.run_name
     tags = {
-        **provenance.run_tags(),
-        tag.DATASET: cell.dataset,
-        tag.MODEL: cell.model,
-        **model_tags(cell.semantic()["model"]),
-        tag.CFG_HASH: hash_,
-        "numba_threads": numba.get_num_threads(),
+        **provenance.run_tags(), tag.DATASET: cell.dataset, tag.MODEL: cell.model,
+        **model_tags(cell.semantic()["model"]), tag.CFG_HASH: hash_, "numba_threads": numba.get_num_threads(),
     }
     try:
         claimed = lease.claim_cell(client, experiment_id, name, tags, digest, destination.sweep)

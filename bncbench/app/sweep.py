@@ -109,9 +109,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
             os.environ["NUMBA_NUM_THREADS"] = str(destination.numba_threads)
         if settings.executor.kind == "local":
             _warm_kernels(to_run)
-        progress = SweepProgress(
-            to_run, costs.seconds, workers, lambda: list(executor.running), done_before=len(finished)
-        ).start()
+        progress = SweepProgress(to_run, costs.seconds, workers, lambda: list(executor.running),
+                                 done_before=len(finished)).start()
         try:
             with sigterm_as_interrupt():
                 for outcome in executor.run(to_run, destination):
@@ -155,12 +154,10 @@ def show_plan(composed: Composed) -> int:
     missing = missing_datasets(plan)
     if missing:
         obstacle = fetch_obstacle(missing)
-        print(
-            f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(settings.data_dir)} "
-            f"({', '.join(missing)}); "
-            + ("the sweep fetches them from OpenML before its first cell." if obstacle is None else
-               f"{obstacle}, so the run would stop before its first cell. {FETCH_FIXES}")
-        )
+        fetched = ("the sweep fetches them from OpenML before its first cell." if obstacle is None else
+                   f"{obstacle}, so the run would stop before its first cell. {FETCH_FIXES}")
+        print(f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(settings.data_dir)} "
+              f"({', '.join(missing)}); {fetched}")
     return 0
 
 
@@ -187,16 +184,11 @@ def destination_of(settings: Settings, plan: Plan, threads: int = 1, sweep: str 
     cells at once: a password of ``tracking_uri`` is not in it (a cluster's job files hold it) but in this
     process's environment, which the workers inherit (``bncbench.core.uris``)."""
     return Destination(
-        tracking_uri=credentials_to_environment(settings.tracking_uri),
-        experiment=plan.experiment,
-        artifact_location=artifact_location(settings),
-        data_dir=settings.data_dir,
-        reuse_runs=settings.reuse_runs,
-        numba_threads=threads,
-        sweep=sweep,
+        tracking_uri=credentials_to_environment(settings.tracking_uri), experiment=plan.experiment,
+        artifact_location=artifact_location(settings), data_dir=settings.data_dir, reuse_runs=settings.reuse_runs,
+        numba_threads=threads, sweep=sweep,
         out_of_core_bytes=out_of_core_bytes(settings.out_of_core.memory_gb, settings.executor, workers),
-        chunk_rows=settings.out_of_core.chunk_rows,
-        sample_rows=settings.out_of_core.sample_rows,
+        chunk_rows=settings.out_of_core.chunk_rows, sample_rows=settings.out_of_core.sample_rows,
     )
 
 
@@ -296,7 +288,8 @@ def _write_report(plan: Plan, settings: Settings, replace: bool = False, keep_un
     ran), a report made from the same runs, settings and code is left as it is (``unchanged_report``)."""
     try:
         runs = plan_runs(plan, settings.tracking_uri)  # read once, for both
-        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(settings), str(resolve_data_dir(settings.data_dir)))
+        data_dir = str(resolve_data_dir(settings.data_dir))
+        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(settings), data_dir)
         if unchanged:
             print(f"bncbench: report unchanged: {unchanged}")
             return True
@@ -307,11 +300,8 @@ def _write_report(plan: Plan, settings: Settings, replace: bool = False, keep_un
         print(f"bncbench: report not written: {masked(err)}", file=sys.stderr)
         return False
     except OSError as err:  # e.g. a report_dir that cannot be written
-        print(
-            f"bncbench: report not written: {err}; set report_dir to a writable directory and write it "
-            f"again with bncbench report experiment={plan.experiment} (nothing reruns).",
-            file=sys.stderr,
-        )
+        print(f"bncbench: report not written: {err}; set report_dir to a writable directory and write it again with "
+              f"bncbench report experiment={plan.experiment} (nothing reruns).", file=sys.stderr)
         return False
     except Exception:  # a bug in the report must not hide the summary of the cells
         traceback.print_exc()
