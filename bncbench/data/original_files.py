@@ -41,6 +41,7 @@ import csv
 import functools
 import gzip
 import io
+import itertools
 import lzma
 import re
 import zlib
@@ -102,8 +103,24 @@ class _Chunk:
     rows x the source's columns."""
 
     path: Path
-    lines: list[int]
+    lines: Sequence[int]
     values: np.ndarray
+
+
+class _Source:
+    """The rows of a dataset's files (``paths``), line number and values as ``_rows`` reads them; its
+    ``columns``, and ``numbered``, the column of each number."""
+
+    def chunks(self, rows: int) -> Iterator[_Chunk]:
+        """The rows of the files, ``rows`` at a time (the last of a file fewer)."""
+        for path in self.paths:
+            numbered_rows = self._rows(path)
+            while batch := list(itertools.islice(numbered_rows, rows)):
+                yield self._chunk(path, batch)
+
+    def _chunk(self, path: Path, batch: list[tuple]) -> _Chunk:
+        lines, values = zip(*batch)
+        return _Chunk(path, lines, np.array(values, dtype=object))
 
 
 def add_original_files(
@@ -178,12 +195,8 @@ def add_original_files(
         refuse_present(data_dir, name)
     file_format = file_format or _format_of(paths[0])
     _check_options(file_format, class_column, header, names, separator)
-    if file_format == "arff":
-        source = _ArffSource(paths)
-    elif file_format == "libsvm":
-        source = _LibsvmSource(paths)
-    else:
-        source = _DelimitedSource(paths, header, names, _separator(separator))
+    source = (_ArffSource(paths) if file_format == "arff" else _LibsvmSource(paths) if file_format == "libsvm"
+              else _DelimitedSource(paths, header, names, _separator(separator)))
     plan = _Plan.of(source, class_column, nominal, drop)
     rows = chunk_rows or max(1, CHUNK_CELLS // len(source.columns))
     tokens = sorted({"", *missing})
@@ -354,7 +367,7 @@ def _unescape(quoted: str) -> str:
     return re.sub(r"\\(.)", lambda escape: _ARFF_ESCAPES.get(escape.group(1), escape.group(1)), quoted)
 
 
-class _ArffSource:
+class _ArffSource(_Source):
     """The rows of ARFF files (each with the same header)."""
 
     def __init__(self, paths: list[Path]):
@@ -402,22 +415,13 @@ class _ArffSource:
                     )
         raise DatasetError(f"{path} has no @data line, so it is not an ARFF file; give its format (--format).")
 
-    def chunks(self, rows: int) -> Iterator[_Chunk]:
+    def _rows(self, path: Path) -> Iterator[tuple[int, list[str | None]]]:
         omitted = [column.omitted for column in self.columns]
-        for path in self.paths:
-            lines, values = [], []
-            with _text_lines(path) as numbered:
-                for number, line in numbered:
-                    text = line.strip()
-                    if number <= self.data_lines[path] or not text or text.startswith("%"):
-                        continue
-                    lines.append(number)
-                    values.append(self._row(text, omitted, path, number))
-                    if len(values) == rows:
-                        yield _Chunk(path, lines, np.array(values, dtype=object))
-                        lines, values = [], []
-            if values:
-                yield _Chunk(path, lines, np.array(values, dtype=object))
+        with _text_lines(path) as numbered:
+            for number, line in numbered:
+                text = line.strip()
+                if number > self.data_lines[path] and text and not text.startswith("%"):
+                    yield number, self._row(text, omitted, path, number)
 
     def _row(self, text: str, omitted: list[str | None], path: Path, number: int) -> list[str | None]:
         """The values of one data line, dense or sparse."""
@@ -488,12 +492,12 @@ def _arff_attribute(text: str, path: Path, number: int) -> _Column:
     )
 
 
-class _DelimitedSource:
+class _DelimitedSource(_Source):
     """The rows of delimited text files (each with the same header, when they have one)."""
 
     def __init__(self, paths: list[Path], header: bool, names: Sequence[str] | None, separator: str | None):
         self.paths, self.header, self.separator = paths, header, separator
-        with contextlib.closing(self._rows(paths[0])) as rows:
+        with contextlib.closing(self._fields(paths[0])) as rows:
             first = next(rows, None)
         if first is None:
             raise DatasetError(f"{paths[0]} is empty; nothing to convert.")
@@ -520,7 +524,7 @@ class _DelimitedSource:
         self.columns = [_Column(name, "numeric") for name in names]
         self.numbered = dict(enumerate(names, start=1))
 
-    def _rows(self, path: Path) -> Iterator[tuple[int, list[str]]]:
+    def _fields(self, path: Path) -> Iterator[tuple[int, list[str]]]:
         """The line number and fields of every row of a file, blank lines left out."""
         with _text_lines(path) as lines:
             if self.separator is None:
@@ -541,35 +545,27 @@ class _DelimitedSource:
                     "the separator is quoted with \", a quote in it doubled)."
                 ) from ex
 
-    def chunks(self, rows: int) -> Iterator[_Chunk]:
+    def _rows(self, path: Path) -> Iterator[tuple[int, list[str]]]:
         width = len(self.columns)
-        for path in self.paths:
-            lines, values = [], []
-            for index, (number, fields) in enumerate(self._rows(path)):
-                if index == 0 and self.header:
-                    if fields != self.header_fields:
-                        raise DatasetError(
-                            f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
-                            "read as one dataset need the same columns (convert them one by one otherwise)."
-                        )
-                    continue
-                if len(fields) != width:
-                    hint = " (is line 1 a header? then give --header)" if number == 1 and not self.header else ""
+        for index, (number, fields) in enumerate(self._fields(path)):
+            if index == 0 and self.header:
+                if fields != self.header_fields:
                     raise DatasetError(
-                        f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
-                        f"{hint}; every row needs one value per column (an empty field for a missing one), "
-                        "or the separator is another (--sep)."
+                        f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
+                        "read as one dataset need the same columns (convert them one by one otherwise)."
                     )
-                lines.append(number)
-                values.append(fields)
-                if len(values) == rows:
-                    yield _Chunk(path, lines, np.array(values, dtype=object))
-                    lines, values = [], []
-            if values:
-                yield _Chunk(path, lines, np.array(values, dtype=object))
+                continue
+            if len(fields) != width:
+                hint = " (is line 1 a header? then give --header)" if number == 1 and not self.header else ""
+                raise DatasetError(
+                    f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
+                    f"{hint}; every row needs one value per column (an empty field for a missing one), "
+                    "or the separator is another (--sep)."
+                )
+            yield number, fields
 
 
-class _LibsvmSource:
+class _LibsvmSource(_Source):
     """The rows of libsvm/svmlight files, dense: a feature a line omits is ``0``."""
 
     label = "label"
@@ -621,30 +617,21 @@ class _LibsvmSource:
             )
         return int(index)
 
-    def chunks(self, rows: int) -> Iterator[_Chunk]:
-        for path in self.paths:
-            lines, labels, counts, indices, tokens = [], [], [], [], []
-            for number, label, features in self._lines(path):
-                if not _LIBSVM_FEATURES.fullmatch(features):
-                    bad = next(item for item in features.split() if not _LIBSVM_FEATURE.fullmatch(item))
-                    self._index(bad, path, number)  # raises: bad is not index:value
-                pairs = _LIBSVM_FEATURE.findall(features)
-                lines.append(number)
-                labels.append(label)
-                counts.append(len(pairs))
-                indices.extend(index for index, _ in pairs)
-                tokens.extend(token for _, token in pairs)
-                if len(labels) == rows:
-                    yield self._chunk(path, lines, labels, counts, indices, tokens)
-                    lines, labels, counts, indices, tokens = [], [], [], [], []
-            if labels:
-                yield self._chunk(path, lines, labels, counts, indices, tokens)
+    def _rows(self, path: Path) -> Iterator[tuple[int, str, list[tuple[str, str]]]]:
+        """The line number, label and ``(index, value)`` items of every line with a label."""
+        for number, label, features in self._lines(path):
+            if not _LIBSVM_FEATURES.fullmatch(features):
+                bad = next(item for item in features.split() if not _LIBSVM_FEATURE.fullmatch(item))
+                self._index(bad, path, number)  # raises: bad is not index:value
+            yield number, label, _LIBSVM_FEATURE.findall(features)
 
-    def _chunk(self, path, lines, labels, counts, indices, tokens) -> _Chunk:
-        """A chunk of dense rows from the items of ``len(labels)`` lines (label last)."""
+    def _chunk(self, path: Path, batch: list[tuple]) -> _Chunk:
+        """A chunk of dense rows from the items of lines (label last)."""
+        lines, labels, items = zip(*batch)
+        pairs = list(itertools.chain.from_iterable(items))
         width = len(self.columns) - 1
-        rows = np.repeat(np.arange(len(labels)), counts)
-        columns = np.asarray(indices, dtype=np.int64) - self.first_index
+        rows = np.repeat(np.arange(len(labels)), [len(line_items) for line_items in items])
+        columns = np.asarray([index for index, _ in pairs], dtype=np.int64) - self.first_index
         unordered = np.flatnonzero((np.diff(columns) <= 0) & (np.diff(rows) == 0))
         if len(unordered):
             number = lines[rows[unordered[0]]]
@@ -654,7 +641,7 @@ class _LibsvmSource:
                 "once; fix the line."
             )
         values = np.full((len(labels), width + 1), "0", dtype=object)
-        values[rows, columns] = np.asarray(tokens, dtype=object)
+        values[rows, columns] = np.asarray([token for _, token in pairs], dtype=object)
         values[:, width] = labels
         return _Chunk(path, lines, values)
 
@@ -745,8 +732,14 @@ class _Plan:
             bad = used[~np.isfinite(numbers)]
             if len(bad):
                 rows, columns = np.nonzero(np.isin(codes[:, numeric], bad))
-                position = numeric[columns[0]]
-                self._refuse_number(chunk, chunk.lines[rows[0]], self.sources[position], block[rows[0], position])
+                row, position = rows[0], numeric[columns[0]]
+                line, name, token = chunk.lines[row], self.sources[position].name, block[row, position]
+                hint = " (is line 1 a header? then give --header)" if line == 1 and self.headerless else ""
+                raise DatasetError(
+                    f"{chunk.path}, line {line}: column {name!r} is numeric but holds {_quote(token)}{hint}; "
+                    f"declare it nominal (--nominal {name}), or if {_quote(token)} stands for a missing value, "
+                    "say so (--missing TOKEN)."
+                )
         for position in np.flatnonzero(self.nominal):
             column = self.sources[position]
             used = _present(codes[:, position], is_missing)
@@ -763,24 +756,14 @@ class _Plan:
                 )
         return block
 
-    def _refuse_number(self, chunk: _Chunk, line: int, column: _Column, token: str) -> None:
-        hint = " (is line 1 a header? then give --header)" if line == 1 and self.headerless else ""
-        raise DatasetError(
-            f"{chunk.path}, line {line}: column {column.name!r} is numeric but holds {_quote(token)}{hint}; "
-            f"declare it nominal (--nominal {column.name}), or if {_quote(token)} stands for a missing value, "
-            "say so (--missing TOKEN)."
-        )
-
     def schema(self) -> dict:
         """The ``attributes`` and ``class`` of the schema entry, with the nominal values seen."""
-        entries = []
-        for position, column in enumerate(self.sources):
-            if not self.nominal[position]:
-                entries.append({"name": column.name, "type": "numeric", "values": None})
-                continue
-            values = column.declared if column.declared is not None else _ordered(self.observed[position])
-            entries.append({"name": column.name, "type": "nominal", "values": values})
-        *attributes, label = entries
+        *attributes, label = [
+            {"name": column.name, "type": "numeric", "values": None} if not nominal
+            else {"name": column.name, "type": "nominal",
+                  "values": _ordered(self.observed[position]) if column.declared is None else column.declared}
+            for position, (column, nominal) in enumerate(zip(self.sources, self.nominal))
+        ]
         return {"attributes": attributes, "class": {**label, "name": CLASS_COLUMN}}
 
 
