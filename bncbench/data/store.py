@@ -45,20 +45,9 @@ DATA_DIR_HINT = (
 
 
 def resolve_data_dir(value: str | Path | None) -> Path:
-    """Return the dataset store directory.
-
-    Parameters
-    ----------
-    value : str, Path or None
-        An explicit directory (the ``data_dir`` config option). When None, the environment
-        variable ``BNCBENCH_DATA_DIR``, else ``$XDG_CACHE_HOME/bncbench/datasets`` (default
-        ``~/.cache/bncbench/datasets``).
-
-    Returns
-    -------
-    Path
-        The absolute directory; it need not exist yet.
-    """
+    """The dataset store directory, absolute (it need not exist yet): ``value`` (the ``data_dir`` config
+    option), else ``$BNCBENCH_DATA_DIR``, else ``$XDG_CACHE_HOME/bncbench/datasets`` (default
+    ``~/.cache/bncbench/datasets``)."""
     if value is None or str(value) == "":
         value = os.environ.get(DATA_DIR_ENV) or None
     if value is None:
@@ -176,19 +165,8 @@ def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str]
 
 
 def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dict) -> None:
-    """Write a dataset held in memory into the store (:func:`write_store_stream`).
-
-    Parameters
-    ----------
-    data_dir : Path
-        The store directory (created if absent).
-    name : str
-        Dataset name.
-    frame : DataFrame
-        All columns in store order, class last; NaN = missing.
-    entry : dict
-        The schema entry of the dataset.
-    """
+    """Write dataset ``name`` held in memory, ``frame`` (every column in store order, class last; NaN = missing)
+    with its schema ``entry``, into the store (:func:`write_store_stream`)."""
 
     def write(stream: BinaryIO) -> dict:
         stream.write(frame.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8"))
@@ -238,7 +216,7 @@ def write_store_stream(
             filename="", fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0
         ) as gz:
             entry = write(gz)
-        with _schema_lock(data_dir):
+        with locked(data_dir / f".{SCHEMA_FILE}.lock"):  # released when the process dies
             schema = read_schema(data_dir)
             if not replace:
                 refuse_present(data_dir, name, schema)
@@ -302,13 +280,6 @@ def _umask() -> int:
     return mask
 
 
-@contextlib.contextmanager
-def _schema_lock(data_dir: Path) -> Iterator[None]:
-    """Exclusive advisory lock of a store's ``schema.json`` (released when the process dies)."""
-    with locked(data_dir / f".{SCHEMA_FILE}.lock"):
-        yield
-
-
 def _schema_columns(entry: object, name: str) -> tuple[list[dict], dict]:
     """Validate a schema entry; return its attribute entries and its class entry."""
     problem = None
@@ -364,24 +335,16 @@ def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
     import pandas as pd
 
     numbers = pd.to_numeric(values, errors="coerce")
-    bad = numbers.isna() & values.notna()
-    if bad.any():
-        rows = bad[bad].index[:3]
-        examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in rows)
-        raise DatasetError(
-            f"Column '{column}' of {path} is declared numeric in schema.json but holds "
-            f"{int(bad.sum())} non-numeric values ({examples}). Declare it nominal, or fix the "
-            "values (a missing value is an empty field)."
-        )
-    infinite = numbers.isin([float("inf"), float("-inf")])
-    if infinite.any():
-        rows = infinite[infinite].index[:3]
-        examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in rows)
-        raise DatasetError(
-            f"Column '{column}' of {path} holds {int(infinite.sum())} infinite values ({examples}), "
-            "which cannot be discretised. Write an unknown value as missing (an empty field), or "
-            "declare the column nominal in schema.json if these are labels."
-        )
+    for bad, problem in (
+        (numbers.isna() & values.notna(), "is declared numeric in schema.json but holds {} non-numeric values ({}). "
+         "Declare it nominal, or fix the values (a missing value is an empty field)."),
+        (numbers.isin([float("inf"), float("-inf")]), "holds {} infinite values ({}), which cannot be discretised. "
+         "Write an unknown value as missing (an empty field), or declare the column nominal in schema.json if "
+         "these are labels."),
+    ):
+        if bad.any():
+            examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in bad[bad].index[:3])
+            raise DatasetError(f"Column '{column}' of {path} " + problem.format(int(bad.sum()), examples))
     return numbers.astype("float64")
 
 
