@@ -8,6 +8,8 @@ for classification learning. IJCAI 1993, 1022-1027.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -65,9 +67,22 @@ class CutPointDiscretizer(TransformerMixin, BaseEstimator):
 
     missing = "bin"
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        return tags
+
     def _check_missing(self) -> None:
         if self.missing not in ("bin", "keep"):
             raise ValueError(f"missing must be 'bin' or 'keep', got {self.missing!r}.")
+
+    def _fit_columns(self, X: pd.DataFrame, cut_points: Callable[[str], np.ndarray]) -> CutPointDiscretizer:
+        """Keep ``cut_points(column)`` of every numeric column of ``X``, and the columns of ``X``."""
+        self.cut_points_ = {column: cut_points(column) for column in X.columns if _is_numeric(X[column])}
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.n_features_in_ = X.shape[1]
+        return self
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         """Replace each numeric column by its int64 bin codes; other columns unchanged."""
@@ -142,20 +157,12 @@ class MDLDiscretizer(CutPointDiscretizer):
         if labels.isna().any():
             raise ValueError("y has missing labels; drop those rows before fitting.")
         codes, classes = pd.factorize(labels, sort=True)
-        self.cut_points_ = {
-            column: mdl_cut_points(_as_float(X[column]), codes.astype(np.int64), len(classes))
-            for column in X.columns
-            if _is_numeric(X[column])
-        }
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        self.n_features_in_ = X.shape[1]
-        return self
+        return self._fit_columns(X, lambda column: mdl_cut_points(_as_float(X[column]), codes.astype(np.int64),
+                                                                  len(classes)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
         return tags
 
 
