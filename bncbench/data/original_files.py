@@ -139,14 +139,10 @@ def add_original_files(
     replace: bool = False,
     chunk_rows: int | None = None,
 ) -> dict:
-    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir``.
+    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir`` (``<name>.csv.gz``).
 
     Parameters
     ----------
-    data_dir : Path
-        The store directory.
-    name : str
-        The dataset's name in the store (``<data_dir>/<name>.csv.gz``).
     files : sequence of str or Path
         The original files, read one after another as one table (same columns; with a header or
         ARFF, the same header). ``.gz``, ``.bz2`` and ``.xz`` files are decompressed as read.
@@ -154,18 +150,13 @@ def add_original_files(
         None: from the first file's suffix (``.arff``, ``.csv``, ``.libsvm``, ``.svm``, ``.svmlight``).
     class_column : str or None
         The class column (name or number); None: the last (libsvm: the label).
-    nominal : sequence of str
-        Columns (names, numbers or ranges) that are nominal, with the values they take.
-    drop : sequence of str
-        Columns (names, numbers or ranges) left out, e.g. ids.
+    nominal, drop : sequence of str
+        Columns (names, numbers or ranges) that are nominal, with the values they take; left out, e.g. ids.
     missing : sequence of str
         Tokens that stand for a missing value (``?``, ``NaN``), besides the empty one (and ARFF's ``?``).
-    header : bool
-        csv: the first row names the columns.
-    names : sequence of str or None
-        csv: the names of the columns (instead of the header's, or of ``att1``...).
-    separator : str
-        csv: one character, or ``tab``, or ``whitespace`` (runs of spaces and tabs).
+    header, names, separator
+        Of csv alone: whether the first row names the columns; the names of the columns (instead of the
+        header's, or of ``att1``...); one character, or ``tab``, or ``whitespace`` (runs of spaces and tabs).
     replace : bool
         Whether a dataset ``name`` already in the store is replaced; else it is refused.
     chunk_rows : int or None
@@ -197,7 +188,7 @@ def add_original_files(
     _check_options(file_format, class_column, header, names, separator)
     source = (_ArffSource(paths) if file_format == "arff" else _LibsvmSource(paths) if file_format == "libsvm"
               else _DelimitedSource(paths, header, names, _separator(separator)))
-    plan = _Plan.of(source, class_column, nominal, drop)
+    plan = _Plan(source, class_column, nominal, drop)
     rows = chunk_rows or max(1, CHUNK_CELLS // len(source.columns))
     tokens = sorted({"", *missing})
 
@@ -207,7 +198,7 @@ def add_original_files(
             text = io.StringIO()
             writer = csv.writer(text, lineterminator="\n")  # as pandas' to_csv writes, faster
             if written == 0:
-                writer.writerow(plan.store_names())
+                writer.writerow([column.name for column in plan.sources[:-1]] + [CLASS_COLUMN])
             writer.writerows(plan.store_rows(chunk, tokens).tolist())  # None: an empty field
             stream.write(text.getvalue().encode("utf-8"))
             written += len(chunk.lines)
@@ -432,8 +423,7 @@ class _ArffSource(_Source):
                 pairs = [(int(match.group("index")), _arff_token(match))
                          for match in (_arff_values(inner, _ARFF_SPARSE_VALUE) if inner.strip() else [])]
             elif not any(char in text for char in "'\"{}"):
-                row = [value.strip() for value in text.split(",")]
-                row = [None if value == "?" else value for value in row]
+                row = [None if value == "?" else value for value in map(str.strip, text.split(","))]
             else:
                 row = [_arff_token(match) for match in _arff_values(text)]
         except ValueError as ex:
@@ -572,25 +562,21 @@ class _LibsvmSource(_Source):
 
     def __init__(self, paths: list[Path]):
         self.paths = paths
-        smallest, largest = None, None
+        self.first_index, largest = 1, -1  # the features start at 0 or 1, whichever a line uses
         for path in paths:
             for number, _, features in self._lines(path):
                 if features:
-                    first = self._index(features.split(None, 1)[0], path, number)
-                    last = self._index(features.rsplit(None, 1)[-1], path, number)
-                    smallest = first if smallest is None else min(smallest, first)
-                    largest = last if largest is None else max(largest, last)
-        if largest is None:
+                    self.first_index = min(self.first_index, self._index(features.split(None, 1)[0], path, number))
+                    largest = max(largest, self._index(features.rsplit(None, 1)[-1], path, number))
+        if largest < 0:
             raise DatasetError(f"{_listed(paths)} holds no line with a feature (index:value); nothing to convert.")
-        if largest - min(smallest, 1) >= MAX_FEATURES:
+        if largest - self.first_index >= MAX_FEATURES:
             raise DatasetError(
-                f"{_listed(paths)}: feature index {largest} makes {largest + 1 - min(smallest, 1)} columns, more than "
+                f"{_listed(paths)}: feature index {largest} makes {largest + 1 - self.first_index} columns, more than "
                 f"the {MAX_FEATURES} a dense store file of this size can hold; check the indices of the files."
             )
-        self.first_index = min(smallest, 1)
-        features = [f"f{index}" for index in range(self.first_index, largest + 1)]
-        self.columns = [_Column(name, "numeric") for name in features] + [_Column(self.label, "nominal")]
         self.numbered = {index: f"f{index}" for index in range(self.first_index, largest + 1)}
+        self.columns = [_Column(name, "numeric") for name in self.numbered.values()] + [_Column(self.label, "nominal")]
 
     @staticmethod
     def _lines(path: Path) -> Iterator[tuple[int, str, str]]:
@@ -649,20 +635,11 @@ class _LibsvmSource(_Source):
 # --- from the files' columns to the store's -------------------------------------------------------------
 
 
-@dataclass
 class _Plan:
-    """Which columns of the files go to the store, in which order, with which type; and the values seen so
-    far of the nominal columns (the class last)."""
+    """Which columns of the files go to the store (``sources``, at ``positions`` among the files' columns), in
+    which order, which are ``nominal``; and the values seen so far of those (``observed``; the class last)."""
 
-    sources: list[_Column]
-    positions: list[int]
-    class_name: str
-    nominal: np.ndarray
-    observed: dict[int, set]
-    headerless: bool
-
-    @classmethod
-    def of(cls, source, class_column: str | None, nominal: Sequence[str], drop: Sequence[str]) -> _Plan:
+    def __init__(self, source: _Source, class_column: str | None, nominal: Sequence[str], drop: Sequence[str]):
         """The plan of ``source``'s columns given the options (checked against its columns)."""
         class_name = (
             source.label if isinstance(source, _LibsvmSource)
@@ -692,20 +669,15 @@ class _Plan:
                 f"ARFF date attributes {dates} cannot be used as they are; drop them (--drop {dates[0]}) or read "
                 f"them as nominal (--nominal {dates[0]})."
             )
-        sources = [*kept, by_name[class_name]]
-        is_nominal = np.array([
+        self.class_name, self.sources = class_name, [*kept, by_name[class_name]]
+        self.nominal = np.array([
             column.kind != "numeric" or column.name in declared_nominal or column.name == class_name
-            for column in sources
+            for column in self.sources
         ])
-        observed = {position: set() for position, flag in enumerate(is_nominal) if flag}
-        headerless = isinstance(source, _DelimitedSource) and not source.header
+        self.observed = {position: set() for position, flag in enumerate(self.nominal) if flag}
+        self.headerless = isinstance(source, _DelimitedSource) and not source.header
         position_of = {column.name: position for position, column in enumerate(source.columns)}
-        positions = [position_of[column.name] for column in sources]
-        return cls(sources, positions, class_name, is_nominal, observed, headerless)
-
-    def store_names(self) -> list[str]:
-        """The store's columns: the attributes kept, then ``class``."""
-        return [column.name for column in self.sources[:-1]] + [CLASS_COLUMN]
+        self.positions = [position_of[column.name] for column in self.sources]
 
     def store_rows(self, chunk: _Chunk, missing: list[str]) -> np.ndarray:
         """The rows of ``chunk`` as the store writes them (None = missing), checking that numeric values
