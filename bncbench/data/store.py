@@ -71,8 +71,7 @@ def read_schema(data_dir: Path) -> dict:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as ex:
         raise DatasetError(
-            f"{path} is not valid JSON ({ex}); repair it or restore it from the dataset store "
-            "it was copied from."
+            f"{path} is not valid JSON ({ex}); repair it or restore it from the dataset store it was copied from."
         ) from ex
     if not isinstance(schema, dict):
         raise DatasetError(f"{path} must hold a JSON object mapping dataset names to entries.")
@@ -81,12 +80,8 @@ def read_schema(data_dir: Path) -> dict:
 
 def read_manifest(data_dir: Path) -> dict[str, dict]:
     """The rows of a store's ``manifest.csv`` by their ``slug``, with the counts of ``MANIFEST_COUNTS``
-    it has as integers (``class_missing`` 0 when empty or absent); an absent file reads as empty.
-
-    Raises
-    ------
-    DatasetError
-        The file cannot be read as UTF-8 CSV, lacks a column, or a count is not a whole number.
+    it has as integers (``class_missing`` 0 when empty or absent); an absent file reads as empty. A
+    DatasetError when the file cannot be read as UTF-8 CSV, lacks a column, or a count is not a whole number.
     """
     path = data_dir / MANIFEST_FILE
     if not path.is_file():
@@ -115,24 +110,15 @@ def read_manifest(data_dir: Path) -> dict[str, dict]:
 
 
 def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str], str]:
-    """Read and type-check one dataset of the store.
-
-    Parameters
-    ----------
-    data_dir : Path
-        The store directory.
-    name : str
-        Dataset name; its file is ``<data_dir>/<name>.csv.gz``.
+    """Read and type-check dataset ``name`` of the store ``data_dir`` (its file ``<data_dir>/<name>.csv.gz``).
 
     Returns
     -------
     frame : DataFrame
         Every column of the file in schema order; numeric columns float64 (the class too, when
         declared numeric: ``1`` and ``1.0`` are one value), nominal columns strings; NaN = missing.
-    numeric : list of str
-        Names of the numeric attributes.
-    class_name : str
-        Name of the class column.
+    numeric, class_name
+        The names of the numeric attributes, and of the class column.
 
     Raises
     ------
@@ -178,7 +164,8 @@ def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dic
 def write_store_stream(
     data_dir: Path, name: str, write: Callable[[BinaryIO], dict], replace: bool = True, compresslevel: int = 9
 ) -> dict:
-    """Write a dataset into the store: its ``.csv.gz`` file and its ``schema.json`` entry.
+    """Write dataset ``name`` into the store ``data_dir`` (created if absent): its ``.csv.gz`` file and its
+    ``schema.json`` entry, which it returns.
 
     The data go to a temporary file that is renamed into place only after ``schema.json`` is
     updated, so an interrupted write never leaves a partial data file, and a data file never
@@ -189,10 +176,6 @@ def write_store_stream(
 
     Parameters
     ----------
-    data_dir : Path
-        The store directory (created if absent).
-    name : str
-        Dataset name.
     write : callable
         ``write(stream)`` writes the CSV text (UTF-8 bytes, header row first, class column last)
         into the binary stream, in as many pieces as it likes, and returns the schema entry.
@@ -201,11 +184,6 @@ def write_store_stream(
         refused (:func:`refuse_present`), checked again under the lock.
     compresslevel : int
         gzip's level: 9 (the default, that of the files fetched so far), or lower for speed.
-
-    Returns
-    -------
-    dict
-        The schema entry written.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_file(data_dir, name)
@@ -350,9 +328,7 @@ def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
 
 def _check_declared_values(values: pd.Series, declared: list, column: str, path: Path) -> None:
     """Raise when a nominal column holds values its schema entry does not declare."""
-    import pandas as pd
-
-    unknown = pd.unique(values[values.notna() & ~values.isin([str(v) for v in declared])])
+    unknown = values[values.notna() & ~values.isin([str(v) for v in declared])].unique()
     if len(unknown):
         raise DatasetError(
             f"Column '{column}' of {path} holds values not declared in schema.json: "
