@@ -42,9 +42,6 @@ class EqualFrequencyDiscretizer(CutPointDiscretizer):
 
     Parameters
     ----------
-    bins : int, default 5
-    sample_rows : int, default 100000
-    random_state : int or None
     missing : {"bin", "keep"}, default "bin"
         What a missing value becomes, as for :class:`bncbench.data.MDLDiscretizer`.
 

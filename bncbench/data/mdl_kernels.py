@@ -45,12 +45,8 @@ def best_cut(counts, lo, hi):
 
     Only boundary points are candidates (Fayyad & Irani 1993, Sect. 2: the minimum lies on
     one): a cut between two values whose examples all share one and the same class is
-    skipped. Ties go to the lowest cut.
-
-    Returns
-    -------
-    int
-        The cut ``j`` (``lo < j < hi``), or -1 when rows ``lo:hi`` have no boundary point.
+    skipped. Ties go to the lowest cut. Returns the cut ``j`` (``lo < j < hi``), or -1 when rows
+    ``lo:hi`` have no boundary point.
     """
     total = counts[lo:hi].sum(axis=0).astype(np.float64)
     left = np.zeros(counts.shape[1])
@@ -96,18 +92,8 @@ def mdl_accepts(counts, lo, cut, hi):
 
 @njit(cache=True)
 def mdl_cut_indices(counts):
-    """All accepted cuts of the recursive binary splitting (Fayyad & Irani 1993, Sect. 3).
-
-    Parameters
-    ----------
-    counts : ndarray of shape (n_values, n_classes)
-        Class counts per distinct value, values ascending.
-
-    Returns
-    -------
-    ndarray of int64
-        The accepted cuts, ascending.
-    """
+    """All accepted cuts, ascending, of the recursive binary splitting (Fayyad & Irani 1993, Sect. 3) of
+    ``counts`` (n_values x n_classes, values ascending)."""
     accepted = np.zeros(counts.shape[0], dtype=np.bool_)
     stack = [(0, counts.shape[0])]  # intervals still to split, as (lo, hi) row ranges
     while len(stack) > 0:
