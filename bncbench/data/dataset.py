@@ -90,8 +90,7 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
         Keys ``name``; ``source`` (``store`` when absent, or another of ``bncbench.data.sources``) and the
         keys it reads (``openml_id`` and ``openml_target`` of the store, to fetch a dataset absent from it;
         ``synthetic``, the network a synthetic dataset is drawn from); ``drop`` (column names to leave out,
-        e.g. ids). A name alone (``"vote"``) stands for its
-        config, ``conf/dataset/<name>.yaml``.
+        e.g. ids). A name alone (``"vote"``) stands for its config, ``conf/dataset/<name>.yaml``.
     data_dir : str, Path or None
         The store directory; None = :func:`resolve_data_dir`'s default.
 
@@ -158,13 +157,8 @@ def _class_labels(y: pd.Series, name: str) -> pd.Series:
 
 
 def dataset_config(name: str) -> dict:
-    """The config of the dataset ``name``: ``conf/dataset/<name>.yaml``.
-
-    Raises
-    ------
-    ConfigError
-        No such file; the message lists the names there are.
-    """
+    """The config of the dataset ``name``: ``conf/dataset/<name>.yaml``; without that file, a ConfigError
+    listing the names there are."""
     folder = config_dir() / "dataset"
     path = folder / f"{check_path_name('dataset', name)}.yaml"
     if not path.is_file():
