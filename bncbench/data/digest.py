@@ -50,24 +50,9 @@ class DataDigest:
 
 def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | None:
     """The digest of the dataset a ``conf/dataset/<name>.yaml`` describes, as its source gives it
-    (``bncbench.data.sources``).
-
-    Parameters
-    ----------
-    spec : Mapping
-        The dataset config: ``name`` and ``source`` (``store`` when absent).
-    data_dir : str, Path or None
-        The store directory, as :func:`bncbench.data.load_dataset` takes it.
-
-    Returns
-    -------
-    DataDigest or None
-        None when the store has no file for the dataset yet (it is fetched or drawn when loaded).
-
-    Raises
-    ------
-    ConfigError
-        An unknown source, or a synthetic dataset's declaration malformed.
+    (``bncbench.data.sources``), in the store ``data_dir`` as :func:`bncbench.data.load_dataset` takes it;
+    None when the store has no file for the dataset yet (it is fetched or drawn when loaded). ConfigError:
+    an unknown source, or a synthetic dataset's declaration malformed.
     """
     from bncbench.data.sources import dataset_source
 
