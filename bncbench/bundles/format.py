@@ -24,8 +24,10 @@ import hashlib
 import json
 import re
 import shutil
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
@@ -53,8 +55,6 @@ CARRIED_ARTIFACTS = (tag.CONFIG_ARTIFACT, tag.STRUCTURE_ARTIFACT, "*.csv")
 MAX_CARRIED_BYTES = 256 * 1024
 RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params", "inputs"]
 METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
-#: The tags an imported run carries of where it comes from: the run id in the store that first ran it
-#: (the report shows this id) and the id of the bundle it was imported from.
 #: Parquet compression of the tables (zstd: about a third of snappy's size on metric tables).
 COMPRESSION = "zstd"
 _MANIFEST_KEYS = {
@@ -106,6 +106,11 @@ class Bundle:
     @property
     def experiment(self) -> str:
         return self.manifest["experiment"]
+
+    @cached_property
+    def logged(self) -> dict[str, pd.DataFrame]:
+        """Each run's rows of ``metrics`` by its original run id, grouped once (no rows: an empty table)."""
+        return defaultdict(lambda: self.metrics.iloc[:0], tuple(self.metrics.groupby("run_id", sort=False)))
 
 
 def file_sha256(path: Path) -> str:
@@ -221,7 +226,7 @@ def read_bundle(path: str | Path) -> Bundle:
             if not (isinstance(run_id, str) and isinstance(name, str) and isinstance(content, bytes)):
                 _refuse(path, f"{ARTIFACTS} holds a row ({run_id!r}, {name!r}, {type(content).__name__}), not "
                         "(run id, name, bytes)")
-            if name in artifacts.get(run_id, {}) or not _carried(name):
+            if name in artifacts.get(run_id, {}) or not carried(name):
                 _refuse(path, f"{ARTIFACTS} holds {name!r} of run {run_id} twice, or a name that is not one of the "
                         f"artifacts a bundle carries ({', '.join(CARRIED_ARTIFACTS)}, a plain file name)")
             artifacts.setdefault(run_id, {})[name] = bytes(content)
@@ -232,7 +237,7 @@ def read_bundle(path: str | Path) -> Bundle:
     return Bundle(path, manifest, runs, metrics, predictions, artifacts)
 
 
-def _carried(name: str) -> bool:
+def carried(name: str) -> bool:
     """Whether ``name`` is that of an artifact a bundle carries: a plain file name (no folder, no hidden file,
     no control character, which MLflow's artifact store would refuse half-way) of ``CARRIED_ARTIFACTS``."""
     plain = "/" not in name and "\\" not in name and not name.startswith(".") and name.isprintable()

@@ -24,7 +24,6 @@ from bncbench.tracking.store import environment
 
 #: MLflow tag values are limited in length; longer error messages are cut there.
 MAX_TAG_LENGTH = 5000
-#: Prefix of the per-fold values of a metric (step = fold index).
 #: Runs per page of a search, the most an MLflow store returns at once.
 _PAGE = 1000
 #: Metric values per ``log_batch`` request, the most MLflow takes.
@@ -66,13 +65,7 @@ def finished_run_in_other_experiments(
     """:func:`finished_run` over the store's other active experiments (``bncbench.tracking.reuse``)."""
     if data_digest is None:
         return None
-    others, token = [], None
-    while True:
-        page = client.search_experiments(max_results=_PAGE, page_token=token)
-        others += [e.experiment_id for e in page if e.experiment_id != experiment_id]
-        token = page.token
-        if not token:
-            break
+    others = [e.experiment_id for e in _every_page(client.search_experiments) if e.experiment_id != experiment_id]
     found = [
         run
         for start in range(0, len(others), _PAGE)
@@ -213,16 +206,19 @@ def end_run(client: MlflowClient, run_id: str, failed: bool = False, status: str
 def all_runs(
     client: MlflowClient, experiment_id: str, filter_string: str = "", order_by: list[str] | None = None
 ) -> list[Run]:
-    """Every active run of the experiment that matches ``filter_string``, read page after page."""
-    runs, token = [], None
+    """Every active run of the experiment that matches ``filter_string``."""
+    return _every_page(client.search_runs, [experiment_id], filter_string, order_by=order_by)
+
+
+def _every_page(search, *args, **kwargs) -> list:
+    """Every result of an MLflow search (``search_runs``, ``search_experiments``), read page after page."""
+    found, token = [], None
     while True:
-        page = client.search_runs(
-            [experiment_id], filter_string, order_by=order_by, max_results=_PAGE, page_token=token
-        )
-        runs.extend(page)
+        page = search(*args, max_results=_PAGE, page_token=token, **kwargs)
+        found += page
         token = page.token
         if not token:
-            return runs
+            return found
 
 
 def cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:

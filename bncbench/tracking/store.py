@@ -41,9 +41,6 @@ SERVER_LIMITS = {
 #: Seconds of the one request that checks a store before anything runs (no retry), or fewer if
 #: ``MLFLOW_HTTP_REQUEST_TIMEOUT`` says so.
 FIRST_REQUEST_TIMEOUT = 10
-#: Logs a failed write to a database store with its traceback, before raising it: where bncbench turns
-#: that error into a message of its own, the log is left out.
-_STORE_LOGGER = "mlflow.store.db.utils"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 #: How SQLite and the C library say that a disk is full, in errors that MLflow and SQLAlchemy wrap.
 DISK_FULL_MESSAGES = ("database or disk is full", "No space left on device", "Disk quota exceeded")
@@ -243,14 +240,10 @@ def environment(**variables: str):
                 os.environ[name] = value
 
 
+@contextmanager
 def quiet_store():
     """A block without MLflow's own traceback of each failed database write (bncbench reports it)."""
-    return _silenced(_STORE_LOGGER)
-
-
-@contextmanager
-def _silenced(logger_name: str):
-    logger = logging.getLogger(logger_name)
+    logger = logging.getLogger("mlflow.store.db.utils")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
     try:
