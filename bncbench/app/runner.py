@@ -62,6 +62,9 @@ class Destination:
     chunk_rows, sample_rows : int
         Out of core: rows read at a time, and the uniform sample of a training fold's rows on which the MDL
         discretiser is fitted.
+    scheduler, local_workers : str or None, int
+        Out of core: where the counting passes run (``bncbench.bnc.distributed.dask_client``): None in the cell's
+        process, "local" on a dask LocalCluster of ``local_workers`` processes, or a dask scheduler's address.
     """
 
     tracking_uri: str
@@ -74,6 +77,8 @@ class Destination:
     out_of_core_bytes: int | None = None
     chunk_rows: int = 100_000
     sample_rows: int = 100_000
+    scheduler: str | None = None
+    local_workers: int = 2
 
 
 @dataclass(frozen=True)
@@ -232,7 +237,8 @@ def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
         tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
         log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
         result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
-                                     destination.chunk_rows, destination.sample_rows)
+                                     destination.chunk_rows, destination.sample_rows, destination.scheduler,
+                                     destination.local_workers)
     else:
         dataset = load_dataset(spec, destination.data_dir)
         result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
