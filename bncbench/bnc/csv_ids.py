@@ -219,8 +219,9 @@ class CsvIds:
     def chunks(self, path: Path, chunk_rows: int, start: int = 0) -> Iterator[np.ndarray]:
         """Each ``chunk_rows`` rows of the file (a ``.gz`` or ``.bz2`` one decompressed) as an (rows, columns)
         array of ids (Fortran-ordered: a column's ids side by side), 0 for a missing value; the file's header must
-        be this reader's. ``start`` > 0: the rows from that byte on (``chunk_starts``), the header unread there."""
-        if Path(path) not in self._headers_read:
+        be this reader's. ``start`` > 0: the rows from that byte on (``chunk_starts``), the header neither read nor
+        checked."""
+        if not start and Path(path) not in self._headers_read:
             if (names := _header(path)) != self.header:
                 raise DatasetError(f"{path}: its columns {names} are not those of the training file {self.header}.")
             self._headers_read.add(Path(path))

@@ -17,6 +17,7 @@ the predictions. dask is imported only when a scheduler is asked for (``dask_cli
 
 import collections
 import contextlib
+import logging
 import os
 from collections.abc import Iterator
 
@@ -73,7 +74,8 @@ def dask_client(scheduler: str | None, workers: int = 2, connect_seconds: float 
         ) from None
     if scheduler == "local":
         threads = {"NUMBA_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // workers))}
-        with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None, env=threads) as cluster:
+        with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None, env=threads,
+                          silence_logs=logging.ERROR) as cluster:
             with Client(cluster) as client:
                 yield client
         return
