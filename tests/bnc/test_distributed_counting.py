@@ -25,26 +25,15 @@ def client():
         yield client
 
 
-def dependent_frame(n: int, seed: int) -> pd.DataFrame:
-    """Nominal attributes that depend on the class and on each other, one with missing values, the class last."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, 3, n)
-    a = (y + (rng.random(n) < 0.3)) % 3
-    b = np.where(rng.random(n) < 0.7, a % 2, rng.integers(0, 2, n))
-    c = rng.integers(0, 5, n)
-    d = (b + c + y) % 4
-    frame = pd.DataFrame({"a": a, "b": b, "c": c, "d": d, "e": rng.integers(0, 3, n)}).astype(str)
-    frame.loc[rng.random(n) < 0.05, "c"] = None
-    frame["class"] = np.array(["x", "y", "z"])[y]
-    return frame
-
-
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
-    """The same rows as a CSV file, a gzipped CSV file with a numeric column, and a parquet file of row groups
-    unlike the chunks."""
+def files(tmp_path_factory, dependent_codes):
+    """The same rows (nominal attributes that depend on the class and on each other, one with missing values) as a
+    CSV file, a gzipped CSV file with a numeric column, and a parquet file of row groups unlike the chunks."""
     folder = tmp_path_factory.mktemp("distributed")
-    frame = dependent_frame(1500, 1)
+    codes, _ = dependent_codes(1500, 1, noise_columns=1)
+    frame = pd.DataFrame(codes[:, :-1], columns=list("abcde")).astype(str)
+    frame.loc[np.random.default_rng(1).random(len(frame)) < 0.05, "c"] = None
+    frame["class"] = np.array(["x", "y", "z"])[codes[:, -1]]
     frame.to_csv(folder / "rows.csv", index=False)
     numeric = frame.assign(e=np.random.default_rng(2).normal(size=len(frame)) + frame["a"].astype(float))
     numeric.to_csv(folder / "rows.csv.gz", index=False)
@@ -52,11 +41,12 @@ def files(tmp_path_factory):
     return folder
 
 
-def assert_same_counts(network, other):
-    for tree, twin in zip(network.trees, other.trees, strict=True):
-        for arrays, twins in ((tree.parent, twin.parent), (tree.children, twin.children), (tree.counts, twin.counts)):
-            assert len(arrays) == len(twins)
-            assert all(np.array_equal(a, b) for a, b in zip(arrays, twins))
+def assert_same_trees(trees, twins):
+    """The same contexts, numbered alike, with the same counts, to the bit."""
+    for tree, twin in zip(trees, twins, strict=True):
+        for arrays, copies in ((tree.parent, twin.parent), (tree.children, twin.children), (tree.counts, twin.counts)):
+            assert len(arrays) == len(copies)
+            assert all(np.array_equal(a, b) for a, b in zip(arrays, copies))
 
 
 @pytest.mark.parametrize("model, file, cache_bytes", [
@@ -76,7 +66,7 @@ def test_a_fit_counted_on_a_cluster_equals_the_fit_in_process(client, files, mod
 
     (here, data), (there, cluster_data) = fit(None), fit(client)
     assert cluster_data.passes == data.passes and there.parents_ == here.parents_
-    assert_same_counts(there.network_, here.network_)
+    assert_same_trees(there.network_.trees, here.network_.trees)
     if model == "skdb":
         selection, twin = there.structure_info_["selection"], here.structure_info_["selection"]
         assert (selection.k, selection.attributes) == (twin.k, twin.attributes)
@@ -87,16 +77,16 @@ def test_a_fit_counted_on_a_cluster_equals_the_fit_in_process(client, files, mod
 
 
 def test_context_trees_counted_apart_and_merged_in_order_are_one_count(dependent_codes):
-    """Missing values (negative codes) included: a row stops at its first missing parent."""
-    codes, cards = dependent_codes(1000, 4)
+    """Contexts met first in every chunk (191 at the deepest level, 4 to 78 new in each chunk), and missing values
+    (negative codes): a row stops at its first missing parent."""
+    codes, cards = dependent_codes(1000, 4, noise_columns=2)
     codes[np.random.default_rng(5).random(codes.shape) < 0.05] = -1
-    columns = np.ascontiguousarray(codes.T)
-    one = ContextTree(0, int(cards[0]), (4, 2, 1), (3, int(cards[2]), int(cards[1]))).add(columns)
+    columns, variables = np.ascontiguousarray(codes.T), (6, 2, 1, 4, 5)
+    one = ContextTree(0, int(cards[0]), variables, [3, *cards[list(variables[1:])]]).add(columns)
     merged = one.empty_copy()
     for chunk in np.array_split(np.arange(len(codes)), 7):
         merged.merge(one.empty_copy().add(columns[:, chunk]))
-    for arrays, twins in ((one.parent, merged.parent), (one.children, merged.children), (one.counts, merged.counts)):
-        assert all(np.array_equal(a, b) for a, b in zip(arrays, twins, strict=True))
+    assert_same_trees([one], [merged])
 
 
 @pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "no scheduler here"])
