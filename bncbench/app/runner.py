@@ -55,6 +55,10 @@ class Destination:
     #: discretiser is fitted.
     chunk_rows: int = 100_000
     sample_rows: int = 100_000
+    #: Out of core: where the counting passes run (``bncbench.bnc.distributed.dask_client``): None in the cell's
+    #: process, "local" on a dask LocalCluster of ``local_workers`` processes, or a dask scheduler's address.
+    scheduler: str | None = None
+    local_workers: int = 2
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,8 @@ def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
         tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
         log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
         result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
-                                     destination.chunk_rows, destination.sample_rows)
+                                     destination.chunk_rows, destination.sample_rows, destination.scheduler,
+                                     destination.local_workers)
     else:
         dataset = load_dataset(spec, destination.data_dir)
         result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,

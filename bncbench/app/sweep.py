@@ -189,6 +189,7 @@ def destination_of(settings: Settings, plan: Plan, threads: int = 1, sweep: str 
         numba_threads=threads, sweep=sweep,
         out_of_core_bytes=out_of_core_bytes(settings.out_of_core.memory_gb, settings.executor, workers),
         chunk_rows=settings.out_of_core.chunk_rows, sample_rows=settings.out_of_core.sample_rows,
+        scheduler=settings.out_of_core.scheduler, local_workers=settings.out_of_core.local_workers,
     )
 
 
