@@ -23,23 +23,11 @@ DIGEST_LENGTH = 32
 
 @dataclass(frozen=True)
 class DataDigest:
-    """What identifies the data of a dataset.
-
-    Attributes
-    ----------
-    name : str
-        The dataset's name.
-    digest : str
-        The first ``DIGEST_LENGTH`` hex digits of the sha256 (see the module docstring).
-    source : str
-        ``"store"``, ``"openml"`` (a store file fetched from OpenML), ``"synthetic"`` (a store file drawn
-        from a declared network) or ``"sklearn"``.
-    details : dict of str to str
-        The store file's ``path`` (and ``openml_id`` and ``openml_version``), or
-        ``sklearn_version``.
-    columns : list of (str, str)
-        The store's columns (attributes, then the class) and their types, numeric or nominal.
-    """
+    """What identifies the data of a dataset: its name; ``digest``, the first ``DIGEST_LENGTH`` hex digits of the
+    sha256 (see the module docstring); ``source``, ``"store"``, ``"openml"`` (a store file fetched from OpenML),
+    ``"synthetic"`` (a store file drawn from a declared network) or ``"sklearn"``; ``details``, the store file's
+    ``path`` (and ``openml_id`` and ``openml_version``), or ``sklearn_version``; ``columns``, the store's columns
+    (attributes, then the class) and their types, numeric or nominal."""
 
     name: str
     digest: str

@@ -48,7 +48,9 @@ def best_cut(counts, lo, hi):
     skipped. Ties go to the lowest cut. Returns the cut ``j`` (``lo < j < hi``), or -1 when rows
     ``lo:hi`` have no boundary point.
     """
-    total = counts[lo:hi].sum(axis=0).astype(np.float64)
+    total = np.zeros(counts.shape[1])
+    for j in range(lo, hi):
+        total += counts[j]
     left = np.zeros(counts.shape[1])
     best = -1
     best_entropy = 0.0

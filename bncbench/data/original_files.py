@@ -139,33 +139,17 @@ def add_original_files(
     replace: bool = False,
     chunk_rows: int | None = None,
 ) -> dict:
-    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir`` (``<name>.csv.gz``).
+    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir`` (``<name>.csv.gz``), as
+    the module docstring says; return its ``schema.json`` entry (with its ``rows``).
 
-    Parameters
-    ----------
-    files : sequence of str or Path
-        The original files, read one after another as one table (same columns; with a header or
-        ARFF, the same header). ``.gz``, ``.bz2`` and ``.xz`` files are decompressed as read.
-    file_format : {"arff", "libsvm", "csv"} or None
-        None: from the first file's suffix (``.arff``, ``.csv``, ``.libsvm``, ``.svm``, ``.svmlight``).
-    class_column : str or None
-        The class column (name or number); None: the last (libsvm: the label).
-    nominal, drop : sequence of str
-        Columns (names, numbers or ranges) that are nominal, with the values they take; left out, e.g. ids.
-    missing : sequence of str
-        Tokens that stand for a missing value (``?``, ``NaN``), besides the empty one (and ARFF's ``?``).
-    header, names, separator
-        Of csv alone: whether the first row names the columns; the names of the columns (instead of the
-        header's, or of ``att1``...); one character, or ``tab``, or ``whitespace`` (runs of spaces and tabs).
-    replace : bool
-        Whether a dataset ``name`` already in the store is replaced; else it is refused.
-    chunk_rows : int or None
-        Rows converted at a time; None: about ``CHUNK_CELLS`` cells.
-
-    Returns
-    -------
-    dict
-        The dataset's ``schema.json`` entry (with its ``rows``).
+    ``files`` are read one after another as one table (same columns; with a header or ARFF, the same header), a
+    ``.gz``, ``.bz2`` or ``.xz`` one decompressed as read; ``file_format`` (arff, libsvm or csv), when None, is
+    that of the first file's suffix (``SUFFIX_FORMATS``). ``class_column`` names the class (None: the last column,
+    libsvm's label), ``nominal`` the columns that are nominal, ``drop`` those left out (e.g. ids); ``missing``
+    lists the tokens of a missing value (``?``, ``NaN``) besides the empty one (and ARFF's ``?``). ``header``,
+    ``names`` and ``separator`` (one character, ``tab`` or ``whitespace``) are those of csv alone. A dataset
+    ``name`` already in the store is replaced with ``replace``, else refused. ``chunk_rows``: rows converted at a
+    time; None: about ``CHUNK_CELLS`` cells.
 
     Raises
     ------

@@ -112,18 +112,10 @@ def read_manifest(data_dir: Path) -> dict[str, dict]:
 def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str], str]:
     """Read and type-check dataset ``name`` of the store ``data_dir`` (its file ``<data_dir>/<name>.csv.gz``).
 
-    Returns
-    -------
-    frame : DataFrame
-        Every column of the file in schema order; numeric columns float64 (the class too, when
-        declared numeric: ``1`` and ``1.0`` are one value), nominal columns strings; NaN = missing.
-    numeric, class_name
-        The names of the numeric attributes, and of the class column.
-
-    Raises
-    ------
-    DatasetError
-        When the file does not parse or does not match its schema entry.
+    Returns the frame of every column of the file in schema order (numeric columns float64, the class too when
+    declared numeric: ``1`` and ``1.0`` are one value; nominal columns strings; NaN = missing), the names of the
+    numeric attributes and that of the class column. A DatasetError when the file does not parse or does not
+    match its schema entry.
     """
     path = data_file(data_dir, name)
     entry = read_schema(data_dir).get(name)
@@ -174,16 +166,10 @@ def write_store_stream(
     datasets to one store do not lose each other's entries. New files take the umask's mode, a replaced
     one keeps its own (:func:`_temporary_file`).
 
-    Parameters
-    ----------
-    write : callable
-        ``write(stream)`` writes the CSV text (UTF-8 bytes, header row first, class column last)
-        into the binary stream, in as many pieces as it likes, and returns the schema entry.
-    replace : bool
-        Whether a dataset of that name already in the store may be replaced; when False, it is
-        refused (:func:`refuse_present`), checked again under the lock.
-    compresslevel : int
-        gzip's level: 9 (the default, that of the files fetched so far), or lower for speed.
+    ``write(stream)`` writes the CSV text (UTF-8 bytes, header row first, class column last) into the binary
+    stream, in as many pieces as it likes, and returns the schema entry. Without ``replace``, a dataset of that
+    name already in the store is refused (:func:`refuse_present`), checked again under the lock. ``compresslevel``
+    is gzip's level: 9 (the default, that of the files fetched so far), or lower for speed.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_file(data_dir, name)
