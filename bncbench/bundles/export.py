@@ -22,14 +22,8 @@ from bncbench.tracking.record import CellRecord, artifact_sizes, cell_records, d
 LOCAL_TAGS = (*lease.LEASE_TAGS, tag.ORIGIN_RUN, tag.ORIGIN_BUNDLE, "mlflow.runName")
 
 
-def export_bundle(
-    tracking_uri: str,
-    experiment: str,
-    out_dir: str | Path,
-    *,
-    cells: Mapping[tuple[str, str], Cell] | None = None,
-    predictions: bool = False,
-) -> Path:
+def export_bundle(tracking_uri: str, experiment: str, out_dir: str | Path, *,
+                  cells: Mapping[tuple[str, str], Cell] | None = None, predictions: bool = False) -> Path:
     """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
 
     Of each cell's FINISHED runs (a cell: a dataset and a model name), the latest with each ``cfg_hash`` and

@@ -57,16 +57,8 @@ RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params",
 METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
 #: Parquet compression of the tables (zstd: about a third of snappy's size on metric tables).
 COMPRESSION = "zstd"
-_MANIFEST_KEYS = {
-    "format": str,
-    "format_version": int,
-    "id": str,
-    "experiment": str,
-    "bncbench_version": str,
-    "created": str,
-    "counts": dict,
-    "files": dict,
-}
+_MANIFEST_KEYS = {"format": str, "format_version": int, "id": str, "experiment": str, "bncbench_version": str,
+                  "created": str, "counts": dict, "files": dict}
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -124,14 +116,8 @@ def bundle_id(files: dict[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def write_bundle(
-    folder: Path,
-    experiment: str,
-    runs: pd.DataFrame,
-    metrics: pd.DataFrame,
-    predictions: dict[str, Path],
-    artifacts: dict[str, dict[str, bytes]],
-) -> dict:
+def write_bundle(folder: Path, experiment: str, runs: pd.DataFrame, metrics: pd.DataFrame, predictions: dict[str, Path],
+                 artifacts: dict[str, dict[str, bytes]]) -> dict:
     """Write a bundle's files into the empty ``folder``, its manifest last, and return the manifest.
 
     Parameters
@@ -158,13 +144,8 @@ def write_bundle(
     for run_id, source in sorted(predictions.items()):
         names.append(f"{PREDICTIONS_DIR}/{run_id}.parquet")
         shutil.copyfile(source, folder / names[-1])
-    carried = [
-        (run_id, name, content)
-        for run_id, found in sorted(artifacts.items())
-        for name, content in sorted(found.items())
-    ]
-    table = pd.DataFrame(carried, columns=ARTIFACT_COLUMNS)
-    table.to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
+    rows = [(run_id, *item) for run_id, found in sorted(artifacts.items()) for item in sorted(found.items())]
+    pd.DataFrame(rows, columns=ARTIFACT_COLUMNS).to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
     names.append(ARTIFACTS)
     files = {name: file_sha256(folder / name) for name in names}
     manifest = {
@@ -174,12 +155,7 @@ def write_bundle(
         "experiment": experiment,
         "bncbench_version": metadata.version("bncbench"),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "counts": {
-            "runs": len(runs),
-            "metrics": len(metrics),
-            "predictions": len(predictions),
-            "artifacts": len(carried),
-        },
+        "counts": {"runs": len(runs), "metrics": len(metrics), "predictions": len(predictions), "artifacts": len(rows)},
         "files": files,
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -214,8 +190,7 @@ def read_bundle(path: str | Path) -> Bundle:
     if bundle_id(manifest["files"]) != manifest["id"]:
         _refuse(path, f"its manifest's id {manifest['id']!r} does not match its files")
     runs, found = parse_runs(_table(path, RUNS, RUN_COLUMNS))
-    if found:
-        _refuse_runs(path, found)
+    _refuse_runs(path, found)
     metrics = _table(path, METRICS, METRIC_COLUMNS)
     predictions = {
         Path(name).stem: path / name for name in manifest["files"] if name.startswith(f"{PREDICTIONS_DIR}/")
@@ -231,9 +206,7 @@ def read_bundle(path: str | Path) -> Bundle:
                         f"artifacts a bundle carries ({', '.join(CARRIED_ARTIFACTS)}, a plain file name)")
             artifacts.setdefault(run_id, {})[name] = bytes(content)
     _check_tables(path, manifest, runs, metrics, predictions, artifacts)
-    found = problems(runs, metrics)
-    if found:
-        _refuse_runs(path, found)
+    _refuse_runs(path, problems(runs, metrics))
     return Bundle(path, manifest, runs, metrics, predictions, artifacts)
 
 
@@ -306,10 +279,11 @@ def _check_tables(path: Path, manifest: dict, runs, metrics, predictions, artifa
         _refuse(path, f"it holds metrics or predictions of runs not in {RUNS}: {sorted(strays)[:3]}")
 
 
-def _refuse_runs(path: Path, found: list[str]) -> NoReturn:
-    """Refuse a bundle whose runs are not what the format and their own numbers say (``verify``)."""
-    more = f" (and {len(found) - 1} more problem{'s' * (len(found) > 2)})" if len(found) > 1 else ""
-    _refuse(path, f"{found[0]}{more}")
+def _refuse_runs(path: Path, found: list[str]) -> None:
+    """Refuse a bundle whose runs have the problems ``found`` (``verify``), if any."""
+    if found:
+        more = f" (and {len(found) - 1} more problem{'s' * (len(found) > 2)})" if len(found) > 1 else ""
+        _refuse(path, f"{found[0]}{more}")
 
 
 def _refuse(path: Path, problem: str) -> NoReturn:

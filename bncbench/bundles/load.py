@@ -211,9 +211,8 @@ def import_bundles(
         if artifact_location_given:
             for name in names:
                 tracking.check_artifact_location(client, name, artifact_location)
-        experiments = {  # every experiment checked (e.g. not deleted) before any run is written
-            name: tracking.prepare_experiment(client, name, artifact_location) for name in names
-        }
+        # every experiment checked (e.g. not deleted) before any run is written
+        experiments = {name: tracking.prepare_experiment(client, name, artifact_location) for name in names}
         for name, experiment_id in experiments.items():  # before the first run, so that an import stopped has them
             for key, value in (experiment_tags(name) if experiment_tags else {}).items():
                 client.set_experiment_tag(experiment_id, key, value)

@@ -14,7 +14,7 @@ import importlib
 #: The public names of each module of this package that it gives.
 _NAMES = {
     "runs": (
-        "CELL_METRICS", "MAX_TAG_LENGTH", "abandon", "all_runs", "cell_names", "cell_runs", "delete_run",
+        "CELL_METRICS", "MAX_TAG_LENGTH", "abandon", "cell_names", "cell_runs", "delete_run",
         "download_artifacts", "end_run", "fail_runs", "finished_cell_runs", "finished_run",
         "finished_run_in_other_experiments", "fold_metrics", "get_run", "log_artifacts", "log_inputs",
         "log_metric_history", "log_params", "metric_values", "missing_metrics", "replace_tags", "running_runs",
