@@ -32,7 +32,7 @@ def accumulate_on(client, data, total, add):
     ``data.file_chunks()``; at most twice as many partial totals waiting as the workers have threads, so that the
     driver holds one at a time and the workers never wait for it long."""
     shared = client.scatter([data, add, total.empty_copy()], broadcast=True, hash=False)
-    window = 2 * sum(client.nthreads().values())
+    window = max(2, 2 * sum(client.nthreads().values()))
     pending = collections.deque()
     for chunk in data.file_chunks():
         pending.append(client.submit(_partial_total, *shared, chunk, pure=False))
@@ -74,8 +74,8 @@ def dask_client(scheduler: str | None, workers: int = 2, connect_seconds: float 
         ) from None
     if scheduler == "local":
         threads = {"NUMBA_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // workers))}
-        with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None, env=threads,
-                          silence_logs=logging.ERROR) as cluster:
+        with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=":0", env=threads,
+                          silence_logs=logging.ERROR) as cluster:  # any free port: cells may start clusters at once
             with Client(cluster) as client:
                 yield client
         return
