@@ -1,42 +1,58 @@
-"""Rows per second and peak memory of counting models (NB, kDB-1, kDB-5, SkDB k_max=5; m-estimates), fit and
-predict separately, beside the C++ Petal (the Selective kDB paper's code) when it is given.
+"""Fit and predict time of counting models (NB, kDB-1, kDB-5, SkDB k_max=5; m-estimates with m = 1), per core:
+ours against the C++ Petal (anamf/SKDB, the Selective kDB paper's code), in CPU time and wall time, one thread.
 
-Two cases:
+Data: a synthetic file of ``--rows`` training rows and ``--test-rows`` test rows (20 nominal attributes of 2-8
+values and a 3-valued class, drawn from a chain-shaped network), written once under ``--folder`` (a temporary
+directory; never the datasets' store nor the repository) as CSV with a header (ours) and as Petal's ``.pdata`` (the
+same lines without the header) with its ``.pmeta`` (each column's values). With ``--adult``, the half of adult of
+``structure_speed.py`` too (MDL-discretised on the training half; fit on it, predict the other half), in memory only.
 
-* in process: the half of adult of ``structure_speed.py`` (stratified 2-fold split, MDL-discretised on the
-  training half); fit on it, predict the other half, in this process after a warm-up;
-* out of core: a synthetic file of ``--rows`` training rows and ``--test-rows`` test rows (20 nominal
-  attributes of 2-8 values and a 3-valued class, drawn from a chain-shaped network), written once as CSV
-  under ``--folder``; each model runs in a fresh process: ``fit_file`` reads the training CSV in chunks
-  (its passes after the first read the value ids it kept, ``fit_file``'s ``cache_bytes``), then
-  ``predict_proba_file`` reads and predicts the test CSV in chunks. Its import time, fit and predict
-  times, CPU time and peak resident memory are reported, and the passes over the data and reads of the file.
+Each model is measured ``--repeats`` times in rounds, each round making its measurements back to back (so that a
+change of the machine's load weighs on all alike); a time is given as the median and the range over the rounds, a
+ratio as the median and range of the per-round ratios:
 
-Both read the same kind of input: text CSV with nominal values (ours with a header line, Petal's ``.pdata``
-without one, plus its ``.pmeta`` listing the values). Petal smooths with a fixed m = 1; ours is given
-``m: 1`` too, so that both do the same work (ours by default also chooses m on a holdout).
+* ours in memory: ``BNClassifier.fit`` on a DataFrame of categorical columns (``pd.read_csv(dtype="category")``
+  beforehand, not timed; fit encodes them), then ``predict_proba`` of the test rows;
+* ours out of core: ``fit_file`` reading the training CSV in chunks, then ``predict_proba_file`` reading the test
+  CSV in chunks (the out-of-core predict is also given against the in-memory one);
+* Petal: ``gigal`` trained on the training file and tested on the test file, in a child process; its training and
+  testing times are its own, from the ``PETAL_TIMES`` line of ``petal_timers.patch`` (``std::clock``: CPU time;
+  ``std::chrono::steady_clock``: wall time, around ``learner::train`` and around the test loop). Petal streams its
+  files: its training parses the training text on every pass, its testing parses the test text, as ours out of
+  core does; ours in memory reads no text.
 
-    python benchmarks/counting_speed.py [--rows 1000000] [--test-rows 200000] [--repeats 2] [--petal PATH]
+Ours are timed in this process, with ``time.process_time`` (CPU time of all its threads) and ``time.perf_counter``
+around fit and around predict; each model is first fitted and predicted once on 10,000 rows, in memory and out of
+core (the warm-up), so that loading numba's cached kernels is not counted. One thread: ``NUMBA_NUM_THREADS=1`` (set
+before numba is imported) and ``numba.set_num_threads(1)``; pyarrow, which reads the CSV out of core, gets one
+thread too (``pyarrow.set_cpu_count(1)``, ``pyarrow.set_io_thread_count(1)``); Petal has one. No process is pinned to
+a core. Petal fixes m = 1 at compile time (its ``smoothing.h``); ours is given ``m: 1``, so that both do the same
+work (by default ours chooses m on a holdout). Petal's SkDB is ``-lkdb-selective -selectiveK -k5``, which selects the
+attributes and k <= 5 as ours does (without ``-selectiveK`` it keeps k = 5).
 
-``--petal`` names Petal's ``gigal`` binary, built by hand outside the repository::
+    python benchmarks/counting_speed.py --petal PATH [--rows 1000000] [--test-rows 200000] [--repeats 3]
 
-    git clone https://github.com/anamf/SKDB /work/petal && cd /work/petal
-    g++ -o gigal $(sed -n 's/^SOURCE *= *//p' makefile) -O3 -DNDEBUG -fpermissive
+Petal's ``gigal``, built by hand outside the repository from anamf/SKDB at
+0d32fb4ec9821a98eb8f026d3e9157200762c2e6 (its files end their lines with CR LF, as does the patch)::
 
-Each model then runs ours and Petal's in turns (``--repeats`` rounds, the median kept), so that a change of
-the machine's load weighs on both alike. Petal's fit is its whole process with a one-row test file; its
-predict time is the whole process with the test file minus that. Ratios are Petal's time over ours: above
-1, ours is faster; out of core they are given in wall time and in CPU time (user + system of every thread,
-ours from the worker's ``time.process_time``), the steadier of the two on a busy machine. Processes are measured with GNU time (``/usr/bin/time``), which must be installed.
+    git clone https://github.com/anamf/SKDB petal && cd petal && git checkout 0d32fb4ec9821a98eb8f026d3e9157200762c2e6
+    patch -p1 < .../benchmarks/petal_timers.patch
+    make gigal CFLAGS="-O3 -DNDEBUG -fpermissive"   # g++ 12 refuses its templates without -fpermissive
+
+Without ``--petal`` ours alone are measured.
+
+Found (``reports/counting_speed/README.md``: 1M and 2M training rows, 3 rounds, a 2-vCPU machine at a load average
+of 7.5-12): in CPU time ours fits faster than Petal for every model, in memory and out of core (Petal/ours
+1.18-5.57); it predicts faster in memory except kDB-5 (0.79 and 0.80), and out of core except kDB-5 (0.72 and 0.91)
+and NB at 2M (0.85, rounds 0.77-1.14); the out-of-core predict takes 1.32 and 1.50 times the in-memory one for NB,
+1.24 and 1.12 for kDB-1, at most 1.09 for kDB-5 and SkDB.
 """
 
 import argparse
-import json
 import os
-import platform
+import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -56,11 +72,17 @@ PETAL = {"NB": ["-lnb"], "kDB-1": ["-lkdb", "-k1"], "kDB-5": ["-lkdb", "-k5"],
          "SkDB k_max=5": ["-lkdb-selective", "-selectiveK", "-k5"]}
 ESTIMATOR = dict(estimator="m_estimate", estimator_params={"m": 1.0}, random_state=0)  # Petal's m = 1
 CARDINALITIES = [2, 3, 4, 5, 6, 7, 8, 3, 4, 5, 2, 3, 4, 5, 6, 7, 8, 3, 4, 5]
+WARM_UP_ROWS = 10_000
+#: The line of ``petal_timers.patch``: seconds of training and testing, CPU and wall.
+PETAL_TIMES = re.compile(r"^PETAL_TIMES train_cpu=(\S+) train_wall=(\S+) test_cpu=(\S+) test_wall=(\S+)", re.M)
+PETAL_LOSS = re.compile(r"^0-1 loss = (\S+)", re.M)
 
 
 def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> dict:
-    """Write the training and test CSVs (ours) and the same rows as Petal's files, once; return the paths."""
-    paths = {name: folder / name for name in ("train.csv", "test.csv", "data.pmeta", "train.pdata", "test.pdata", "one.pdata")}
+    """Write the training and test CSVs (ours), the warm-up CSV (the first test rows) and the same rows as Petal's
+    files, once; return the paths."""
+    names = ("train.csv", "test.csv", "warm_up.csv", "data.pmeta", "train.pdata", "test.pdata")
+    paths = {name: folder / name for name in names}
     if all(path.exists() for path in paths.values()):
         return paths
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,7 +99,7 @@ def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> d
         frame.to_csv(paths[f"{name}.csv"], index=False)
         frame.to_csv(paths[f"{name}.pdata"], index=False, header=False)
         if name == "test":
-            frame.iloc[:1].to_csv(paths["one.pdata"], index=False, header=False)
+            frame.iloc[:WARM_UP_ROWS].to_csv(paths["warm_up.csv"], index=False)
     with open(paths["data.pmeta"], "w") as f:
         for i, r in enumerate(CARDINALITIES):
             f.write(f"x{i}: " + ",".join(f"v{j}" for j in range(r)) + "\n")
@@ -85,126 +107,178 @@ def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> d
     return paths
 
 
-def run_measured(command: list) -> dict:
-    """Run ``command`` under GNU time: its wall time, CPU time (user + system) and peak resident memory (MiB).
-    GNU time, a small process, forks it: measured with ``os.wait4`` from here, the peak would include this
-    process's memory (Linux carries the forked copy's high-water mark across ``exec``)."""
-    with tempfile.NamedTemporaryFile("r", suffix=".time") as usage:
-        start = time.perf_counter()
-        done = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", usage.name, *map(str, command)], capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if done.returncode:
-            raise RuntimeError(f"{' '.join(map(str, command[:3]))} failed: {done.stderr.strip()[-500:]}")
-        user, system, peak_kib = usage.read().split()[-3:]
-    return dict(wall=wall, cpu=float(user) + float(system), peak_mib=int(peak_kib) / 1024, stdout=done.stdout)
+def _timed(call):
+    """``call()``, its CPU time (every thread of this process) and its wall time."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = call()
+    return result, time.process_time() - cpu, time.perf_counter() - wall
 
 
-_WORKER = """
-import json, sys, time
-started = time.perf_counter()
-cpu_started = time.process_time()
-import numpy as np
-from bncbench import BNClassifier
-from bncbench.bnc.out_of_core import fit_file, predict_proba_file
-imported, cpu_imported = time.perf_counter(), time.process_time()
-model, train, test, chunk_rows = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
-classifier, data = fit_file(BNClassifier(**model), train, chunk_rows=chunk_rows, discretise=False, numeric=[])
-fitted, cpu_fitted = time.perf_counter(), time.process_time()
-correct = rows = 0
-for proba, chunk in predict_proba_file(classifier, data, test):
-    predicted = classifier.classes_[proba.argmax(axis=1)]
-    correct += int((predicted == chunk.column("class").to_numpy(zero_copy_only=False)).sum())
-    rows += len(chunk)
-done, cpu_done = time.perf_counter(), time.process_time()
-print(json.dumps(dict(imports=imported - started, fit=fitted - imported, predict=done - fitted, accuracy=correct / rows,
-                      fit_cpu=cpu_fitted - cpu_imported, predict_cpu=cpu_done - cpu_fitted,
-                      reads=data.reads, passes=data.passes)))
-"""
+def in_memory(model: dict, X_train, y_train, X_test, y_test) -> dict:
+    """Ours fitted and predicting in memory: fit and predict times, and the test accuracy (not timed)."""
+    from bncbench import BNClassifier
+
+    classifier, fit_cpu, fit_wall = _timed(lambda: BNClassifier(**model, **ESTIMATOR).fit(X_train, y_train))
+    proba, predict_cpu, predict_wall = _timed(lambda: classifier.predict_proba(X_test))
+    accuracy = float((classifier.classes_[proba.argmax(axis=1)] == np.asarray(y_test)).mean())
+    return dict(fit_cpu=fit_cpu, fit_wall=fit_wall, predict_cpu=predict_cpu, predict_wall=predict_wall, accuracy=accuracy)
 
 
-def out_of_core(paths: dict, rows: int, test_rows: int, repeats: int, chunk_rows: int, petal: str | None,
-                models: list) -> None:
-    print(f"\nout of core: {rows} training rows, {test_rows} test rows, 20 nominal attributes, CSV, chunks of {chunk_rows}")
-    for name in models:
+def out_of_core(model: dict, train: Path, test: Path, chunk_rows: int) -> dict:
+    """Ours fitted from the training CSV and predicting the test CSV, each read in chunks: times, the test accuracy
+    (counted chunk by chunk, inside the predict time), the passes over the training data and the reads of its file."""
+    from bncbench import BNClassifier
+    from bncbench.bnc.out_of_core import fit_file, predict_proba_file
+
+    (classifier, data), fit_cpu, fit_wall = _timed(lambda: fit_file(
+        BNClassifier(**model, **ESTIMATOR), train, chunk_rows=chunk_rows, discretise=False, numeric=[]))
+
+    def predict():
+        correct = rows = 0
+        for proba, chunk in predict_proba_file(classifier, data, test):
+            truth = chunk.column("class").to_numpy(zero_copy_only=False)
+            correct += int((classifier.classes_[proba.argmax(axis=1)] == truth).sum())
+            rows += len(chunk)
+        return correct / rows
+
+    accuracy, predict_cpu, predict_wall = _timed(predict)
+    return dict(fit_cpu=fit_cpu, fit_wall=fit_wall, predict_cpu=predict_cpu, predict_wall=predict_wall,
+                accuracy=accuracy, passes=data.passes, reads=data.reads)
+
+
+def run_petal(petal: str, meta, train, test, options: list) -> dict:
+    """Petal trained on ``train`` and tested on ``test``: its own training and testing times (``PETAL_TIMES``) and
+    its test accuracy."""
+    done = subprocess.run([petal, str(meta), str(train), f"-t{test}", *options], capture_output=True, text=True)
+    times = PETAL_TIMES.search(done.stdout)
+    if done.returncode or not times:
+        raise RuntimeError(
+            f"{petal} {' '.join(options)} failed (exit {done.returncode}) or printed no PETAL_TIMES line (build it "
+            f"with benchmarks/petal_timers.patch): {(done.stdout + done.stderr).strip()[-500:]}")
+    fit_cpu, fit_wall, predict_cpu, predict_wall = map(float, times.groups())
+    return dict(fit_cpu=fit_cpu, fit_wall=fit_wall, predict_cpu=predict_cpu, predict_wall=predict_wall,
+                accuracy=1 - float(PETAL_LOSS.search(done.stdout).group(1)))
+
+
+def measure(name: str, rows: int, repeats: int, ours_in_memory, petal=None, ours_out_of_core=None) -> dict:
+    """``repeats`` rounds of each measurement given (callables returning a dict of times), back to back; the
+    1-minute load average before and after, and numba's threads."""
+    import numba
+
+    runs = dict(ours=[], petal=[], ooc=[])
+    load_start = os.getloadavg()[0]
+    for _ in range(repeats):
+        runs["ours"].append(ours_in_memory())
+        if petal:
+            runs["petal"].append(petal())
+        if ours_out_of_core:
+            runs["ooc"].append(ours_out_of_core())
+    return dict(name=name, rows=rows, load=(load_start, os.getloadavg()[0]), threads=numba.get_num_threads(), **runs)
+
+
+def _spread(values: list, digits: int = 2) -> str:
+    """Median and range: ``4.21 (4.10-4.50)``."""
+    return f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def _times(runs: list, key: str) -> str:
+    return _spread([run[key] for run in runs]) if runs else "-"
+
+
+def _ratios(numerators: list, denominators: list, key: str, denominator_key: str | None = None) -> str:
+    """The per-round ratios of ``key`` (median and range)."""
+    if not numerators or not denominators:
+        return "-"
+    return _spread([a[key] / b[denominator_key or key] for a, b in zip(numerators, denominators)])
+
+
+COMPARISON_HEADER = (
+    "| model | rows | fit CPU ours | fit CPU Petal | Petal/ours | fit wall ours | fit wall Petal | predict CPU ours "
+    "| predict CPU Petal | Petal/ours | predict wall ours | predict wall Petal | threads | load start, end |\n"
+    + "|" + " --- |" * 14)
+OUT_OF_CORE_HEADER = (
+    "| model | rows | fit CPU | fit wall | predict CPU | predict wall | predict CPU ooc/in memory "
+    "| predict wall ooc/in memory | Petal/ours ooc fit CPU | Petal/ours ooc predict CPU | passes, reads | accuracy |\n"
+    + "|" + " --- |" * 12)
+
+
+def comparison_row(r: dict) -> str:
+    """A model's line of the comparison with Petal."""
+    ours, petal = r["ours"], r["petal"]
+    return (f"| {r['name']} | {r['rows']:,} | {_times(ours, 'fit_cpu')} | {_times(petal, 'fit_cpu')} "
+            f"| {_ratios(petal, ours, 'fit_cpu')} | {_times(ours, 'fit_wall')} | {_times(petal, 'fit_wall')} "
+            f"| {_times(ours, 'predict_cpu')} | {_times(petal, 'predict_cpu')} | {_ratios(petal, ours, 'predict_cpu')} "
+            f"| {_times(ours, 'predict_wall')} | {_times(petal, 'predict_wall')} | {r['threads']} "
+            f"| {r['load'][0]:.1f}, {r['load'][1]:.1f} |")
+
+
+def out_of_core_row(r: dict) -> str:
+    """A model's line of ours out of core against ours in memory and against Petal."""
+    ours, petal, ooc = r["ours"], r["petal"], r["ooc"]
+    accuracy = " / ".join(f"{runs[0]['accuracy']:.4f}" for runs in (ours, ooc, petal) if runs)
+    return (f"| {r['name']} | {r['rows']:,} | {_times(ooc, 'fit_cpu')} | {_times(ooc, 'fit_wall')} "
+            f"| {_times(ooc, 'predict_cpu')} | {_times(ooc, 'predict_wall')} | {_ratios(ooc, ours, 'predict_cpu')} "
+            f"| {_ratios(ooc, ours, 'predict_wall')} | {_ratios(petal, ooc, 'fit_cpu')} "
+            f"| {_ratios(petal, ooc, 'predict_cpu')} | {ooc[0]['passes']}, {ooc[0]['reads']} | {accuracy} |")
+
+
+def print_tables(results: list) -> None:
+    """The comparison with Petal (Markdown), then ours out of core against ours in memory and against Petal."""
+    print("\nSeconds, median (min-max) over the rounds; Petal/ours: the per-round ratio of Petal's time to ours (above"
+          " 1: ours is faster).\n")
+    print(COMPARISON_HEADER)
+    for r in results:
+        print(comparison_row(r))
+    with_ooc = [r for r in results if r["ooc"]]
+    if with_ooc:
+        print("\nOurs out of core (reading the CSVs in chunks) against ours in memory and against Petal; accuracy on "
+              "the test rows of ours in memory, out of core, and Petal.\n")
+        print(OUT_OF_CORE_HEADER)
+        for r in with_ooc:
+            print(out_of_core_row(r))
+
+
+def synthetic(paths: dict, rows: int, args) -> list:
+    """Each model on the synthetic files: ours in memory, Petal, ours out of core, in rounds."""
+    read = lambda path: pd.read_csv(path, dtype="category")  # noqa: E731
+    train, test, warm_up = read(paths["train.csv"]), read(paths["test.csv"]), read(paths["warm_up.csv"])
+    X_train, y_train, X_test, y_test = train.drop(columns="class"), train["class"], test.drop(columns="class"), test["class"]
+    results = []
+    for name in args.models:
         model = MODELS[name]
-        ours, theirs = [], []
-        for _ in range(repeats):
-            command = [sys.executable, "-c", _WORKER, json.dumps(dict(model, **ESTIMATOR)),
-                       str(paths["train.csv"]), str(paths["test.csv"]), str(chunk_rows)]
-            result = run_measured(command)
-            ours.append(dict(result, **json.loads(result["stdout"].strip().splitlines()[-1])))
-            if petal:
-                fit = run_measured([petal, str(paths["data.pmeta"]), str(paths["train.pdata"]), f"-t{paths['one.pdata']}", *PETAL[name]])
-                whole = run_measured([petal, str(paths["data.pmeta"]), str(paths["train.pdata"]), f"-t{paths['test.pdata']}", *PETAL[name]])
-                theirs.append(dict(fit=fit["wall"], predict=max(whole["wall"] - fit["wall"], 1e-3), wall=whole["wall"],
-                                   cpu=whole["cpu"], peak_mib=whole["peak_mib"], fit_cpu=fit["cpu"],
-                                   predict_cpu=max(whole["cpu"] - fit["cpu"], 1e-3)))
-        report(name, ours, theirs, rows, test_rows)
+        in_memory(model, warm_up.drop(columns="class"), warm_up["class"], warm_up.drop(columns="class"), warm_up["class"])
+        out_of_core(model, paths["warm_up.csv"], paths["warm_up.csv"], args.chunk_rows)
+        petal = args.petal and (lambda: run_petal(args.petal, paths["data.pmeta"], paths["train.pdata"],
+                                                   paths["test.pdata"], PETAL[name]))
+        results.append(measure(
+            name, rows, args.repeats, lambda: in_memory(model, X_train, y_train, X_test, y_test), petal,
+            lambda: out_of_core(model, paths["train.csv"], paths["test.csv"], args.chunk_rows)))
+        print(comparison_row(results[-1]), out_of_core_row(results[-1]), sep="\n", flush=True)  # progress
+    return results
 
 
-def report(name: str, ours: list, theirs: list, rows: int, test_rows: int) -> None:
-    med = lambda runs, key: statistics.median(run[key] for run in runs)  # noqa: E731
-    line = (f"{name:<13} ours: fit {rows / med(ours, 'fit'):>9.0f} rows/s  predict {test_rows / med(ours, 'predict'):>9.0f} rows/s  "
-            f"imports {med(ours, 'imports'):.2f} s  process {med(ours, 'wall'):6.2f} s wall {med(ours, 'cpu'):6.2f} s CPU  "
-            f"peak {med(ours, 'peak_mib'):5.0f} MiB")
-    if "accuracy" in ours[0]:
-        line += f"  accuracy {ours[0]['accuracy']:.4f}  {ours[0]['passes']} passes, {ours[0]['reads']} read(s) of the file"
-    print(line)
-    if theirs:
-        print(f"{'':<13} Petal: fit {rows / med(theirs, 'fit'):>8.0f} rows/s  predict {test_rows / med(theirs, 'predict'):>9.0f} rows/s  "
-              f"{'':>12}  process {med(theirs, 'wall'):6.2f} s wall {med(theirs, 'cpu'):6.2f} s CPU  peak {med(theirs, 'peak_mib'):5.0f} MiB")
-        print(f"{'':<13} Petal/ours: fit {med(theirs, 'fit') / med(ours, 'fit'):5.2f}  predict "
-              f"{med(theirs, 'predict') / med(ours, 'predict'):5.2f}  whole process {med(theirs, 'wall') / med(ours, 'wall'):5.2f}")
-        if "fit_cpu" in ours[0]:  # CPU seconds: steadier than wall time on a busy machine
-            print(f"{'':<13} Petal/ours in CPU time: fit {med(theirs, 'fit_cpu') / med(ours, 'fit_cpu'):5.2f}  predict "
-                  f"{med(theirs, 'predict_cpu') / med(ours, 'predict_cpu'):5.2f}  whole process "
-                  f"{med(theirs, 'cpu') / med(ours, 'cpu'):5.2f}")
-
-
-def in_process(data_dir, repeats: int, petal: str | None) -> None:
-    """The half of adult, fitted and predicted in this process; Petal (whole processes) beside it."""
+def adult(args) -> list:
+    """Each model on the half of adult, in memory, beside Petal on the same discretised rows."""
     from sklearn.model_selection import StratifiedKFold
 
-    from bncbench import BNClassifier
     from bncbench.data import MDLDiscretizer, load_dataset
     from structure_speed import write_petal
 
-    adult = load_dataset(dict(source="store", name="adult", openml_id=None, openml_target=None, drop=[]), data_dir)
-    train, test = next(StratifiedKFold(2, shuffle=True, random_state=0).split(adult.X, adult.y))
-    discretiser = MDLDiscretizer().fit(adult.X.iloc[train], adult.y.iloc[train])
-    X_train, X_test = discretiser.transform(adult.X.iloc[train]), discretiser.transform(adult.X.iloc[test])
-    y_train, y_test = adult.y.iloc[train], adult.y.iloc[test]
-    print(f"\nin process: half of adult, fit on {len(X_train)} rows, predict {len(X_test)} rows")
+    data = load_dataset(dict(source="store", name="adult", openml_id=None, openml_target=None, drop=[]), args.data_dir)
+    train, test = next(StratifiedKFold(2, shuffle=True, random_state=0).split(data.X, data.y))
+    discretiser = MDLDiscretizer().fit(data.X.iloc[train], data.y.iloc[train])
+    X_train, X_test = discretiser.transform(data.X.iloc[train]), discretiser.transform(data.X.iloc[test])
+    y_train, y_test = data.y.iloc[train], data.y.iloc[test]
+    results = []
     with tempfile.TemporaryDirectory() as folder:
-        files = write_petal(folder, X_train, y_train, X_test, y_test) if petal else None
-        if petal:
-            one = os.path.join(folder, "one.pdata")
-            with open(files[2][2:]) as test_file, open(one, "w") as f:
-                f.write(test_file.readline())
-        for name, model in MODELS.items():
-            fitted = BNClassifier(**model, **ESTIMATOR).fit(X_train, y_train)
-            fitted.predict_proba(X_test)  # warm-up (numba's cache)
-            ours, theirs = [], []
-            for _ in range(repeats):
-                cpu, start = time.process_time(), time.perf_counter()
-                BNClassifier(**model, **ESTIMATOR).fit(X_train, y_train)
-                middle = time.perf_counter()
-                fitted.predict_proba(X_test)
-                end = time.perf_counter()
-                ours.append(dict(fit=middle - start, predict=end - middle, wall=end - start, cpu=time.process_time() - cpu,
-                                 imports=0.0, peak_mib=_peak_mib()))
-                if petal:
-                    fit = run_measured([petal, files[0], files[1], f"-t{one}", *PETAL[name]])
-                    whole = run_measured([petal, *files, *PETAL[name]])
-                    theirs.append(dict(fit=fit["wall"], predict=max(whole["wall"] - fit["wall"], 1e-3), wall=whole["wall"],
-                                       cpu=whole["cpu"], peak_mib=whole["peak_mib"]))
-            report(name, ours, theirs, len(X_train), len(X_test))
-
-
-def _peak_mib() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        meta, train_file, test_option = write_petal(folder, X_train, y_train, X_test, y_test)
+        for name in args.models:
+            model = MODELS[name]
+            in_memory(model, X_train, y_train, X_test, y_test)  # warm-up
+            petal = args.petal and (lambda: run_petal(args.petal, meta, train_file, test_option[2:], PETAL[name]))
+            results.append(measure(f"{name} (adult)", len(X_train), args.repeats,
+                                   lambda: in_memory(model, X_train, y_train, X_test, y_test), petal))
+    return results
 
 
 def cpu_model() -> str:
@@ -212,27 +286,39 @@ def cpu_model() -> str:
         with open("/proc/cpuinfo") as f:
             return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
-        return platform.processor() or "unknown CPU"
+        return "unknown CPU"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1_000_000, help="training rows of the synthetic file")
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000], help="training rows of the synthetic files")
     parser.add_argument("--test-rows", type=int, default=200_000)
-    parser.add_argument("--chunk-rows", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--folder", default="/tmp/bncbench-counting", help="where the synthetic files are written once")
-    parser.add_argument("--data-dir", default=None, help="dataset store (default: $BNCBENCH_DATA_DIR)")
-    parser.add_argument("--petal", default=None, help="Petal's gigal binary: run it beside ours")
-    parser.add_argument("--skip-in-process", action="store_true")
-    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS), help="out of core: these alone")
+    parser.add_argument("--chunk-rows", type=int, default=100_000, help="out of core: rows read at a time")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "bncbench-counting"),
+                        help="where the synthetic files are written once (a temporary directory)")
+    parser.add_argument("--petal", default=None, help="Petal's gigal binary, built with benchmarks/petal_timers.patch")
+    parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
+    parser.add_argument("--adult", action="store_true", help="the half of adult too (in memory)")
+    parser.add_argument("--data-dir", default=None, help="dataset store for --adult (default: $BNCBENCH_DATA_DIR)")
     args = parser.parse_args()
 
-    print(f"{cpu_model()}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
-    if not args.skip_in_process:
-        in_process(args.data_dir, args.repeats, args.petal)
-    paths = write_synthetic(Path(args.folder) / f"{args.rows}-{args.test_rows}", args.rows, args.test_rows)
-    out_of_core(paths, args.rows, args.test_rows, args.repeats, args.chunk_rows, args.petal, args.models)
+    os.environ["NUMBA_NUM_THREADS"] = "1"  # before numba is imported (by bncbench)
+    import numba
+    import pyarrow
+
+    numba.set_num_threads(1)
+    pyarrow.set_cpu_count(1)
+    pyarrow.set_io_thread_count(1)
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs; numba threads {numba.get_num_threads()}, pyarrow threads "
+          f"{pyarrow.cpu_count()} (+{pyarrow.io_thread_count()} I/O); load average {os.getloadavg()[0]:.1f}; "
+          f"Petal: {args.petal or 'not given'}", flush=True)
+    results = adult(args) if args.adult else []
+    for rows in args.rows:
+        paths = write_synthetic(Path(args.folder) / f"{rows}-{args.test_rows}", rows, args.test_rows)
+        results += synthetic(paths, rows, args)
+    print_tables(results)
+    print(f"\nload average at the end: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -64,11 +64,11 @@ def test_what_cannot_be_learnt_out_of_core_is_refused_with_the_reason(tmp_path, 
     assert "\n" not in str(refused.value)
 
 
-def run_and_read(plan_cell, new_store, directory, memory_gb):
+def run_and_read(plan_cell, new_store, directory, memory_gb, *overrides):
     uri = new_store(directory)
     cell, destination = plan_cell("synthetic-kdb4-1e4", "kdb2_m_estimate", f"tracking_uri={uri}",
                                   f"data_dir={directory.parent / 'data'}", f"out_of_core.memory_gb={memory_gb}",
-                                  "out_of_core.chunk_rows=3000", "cv.repetitions=1")
+                                  "out_of_core.chunk_rows=3000", "cv.repetitions=1", *overrides)
     assert run_cell(cell, destination).status == "finished"
     from mlflow.tracking import MlflowClient
 
@@ -79,9 +79,16 @@ def run_and_read(plan_cell, new_store, directory, memory_gb):
 def test_the_runner_learns_a_dataset_above_the_threshold_out_of_core_with_the_same_numbers(
     plan_cell, new_store, tmp_path, caplog
 ):
+    """In process, and on a dask LocalCluster started for the cell (out_of_core.scheduler=local), whose worker
+    process reads its chunks of the store's gzipped file: the same cell (cfg_hash) and every number to the bit."""
     with caplog.at_level(logging.INFO, logger="bncbench"):
         chunked = run_and_read(plan_cell, new_store, tmp_path / "chunked", 0)
-    in_memory = run_and_read(plan_cell, new_store, tmp_path / "in_memory", 1000)
+        in_memory = run_and_read(plan_cell, new_store, tmp_path / "in_memory", 1000)
+        on_cluster = run_and_read(plan_cell, new_store, tmp_path / "cluster", 0, "out_of_core.scheduler=local",
+                                  "out_of_core.local_workers=1")
+    assert on_cluster.data.tags[tag.CFG_HASH] == chunked.data.tags[tag.CFG_HASH]
+    assert {name: on_cluster.data.metrics[name] for name in NUMBERS + TRUTH} == {
+        name: chunked.data.metrics[name] for name in NUMBERS + TRUTH}
     assert chunked.data.tags.get(tag.OUT_OF_CORE) == "true" and tag.OUT_OF_CORE not in in_memory.data.tags
     assert chunked.data.tags[tag.OUT_OF_CORE_SAMPLE_ROWS] == "100000"  # the default, above the 5000 training rows
     assert chunked.data.tags[tag.DATA_DIGEST] == in_memory.data.tags[tag.DATA_DIGEST]
@@ -89,4 +96,6 @@ def test_the_runner_learns_a_dataset_above_the_threshold_out_of_core_with_the_sa
         assert chunked.data.metrics[name] == pytest.approx(in_memory.data.metrics[name], rel=1e-9), name
     lines = [record.getMessage() for record in caplog.records]
     assert any("learnt out of core (10000 rows x 13 columns)" in line for line in lines)
-    assert sum("fitted out of core on 5000 rows" in line for line in lines) == 2  # one per fold
+    assert sum("fitted out of core on 5000 rows" in line for line in lines) == 4  # one per fold and run
+    assert sum("counting on the dask scheduler at tcp://" in line and "(workers: 1)" in line for line in lines) == 1
+

@@ -1,12 +1,8 @@
 """The ``bncbench`` command: ``run``, ``report``, ``list``, ``export``, ``import`` and ``data add`` (argparse).
 
-``bncbench run [overrides]`` composes the experiment once (``bncbench.app.config.compose``: a wrong
-name or value is one line, exit status 2), then runs its plan (``bncbench.app.sweep``).
-``--dry-run`` prints the plan and its cost and runs nothing; ``--cfg job`` prints the composed
-config. ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``.
-
-``bncbench list`` reads the YAML files under ``config_dir()`` directly, without composing them, so
-that it answers at once.
+A command composes the experiment once (``bncbench.app.config.compose``: a wrong name or value is one line, exit
+status 2); ``python -m bncbench [overrides]`` is ``bncbench run [overrides]``. ``bncbench list`` reads the YAML
+files under ``config_dir()`` directly, without composing them, so that it answers at once.
 """
 
 import argparse
@@ -20,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from bncbench.app import some_of
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.core.uris import masked
@@ -75,11 +72,8 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         help="read the runs from these bundles (each a bundle's folder or a folder of bundles, e.g. "
         "reports/*/bundles; those of other experiments are passed by) instead of the MLflow store",
     )
-    listing = commands.add_parser(
-        "list",
-        help="list the experiments, models, datasets or suites that overrides can name",
-        description="List the named configs of one kind, one line each.",
-    )
+    listing = commands.add_parser("list", description="List the named configs of one kind, one line each.",
+                                  help="list the experiments, models, datasets or suites that overrides can name")
     listing.add_argument("kind", choices=list(LISTED_GROUPS), help="what to list")
     listing.add_argument("overrides", nargs="*", metavar="data_dir=...",
                          help="datasets: the data directory whose datasets are described (default: as a run's)")
@@ -94,13 +88,9 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
     export.add_argument("overrides", nargs="*", help=OVERRIDES_HELP)
     export.add_argument("--out", help="folder to write the bundle into (default: <runs_dir>/bundles, beside the store)")
     export.add_argument("--predictions", action="store_true", help="also carry each run's predictions (large)")
-    export.add_argument(
-        "--all",
-        action="store_true",
-        dest="every_configuration",
-        help="every finished cell of the experiment in the store, whatever its datasets, models and settings "
-        "(e.g. to move a whole store)",
-    )
+    export.add_argument("--all", action="store_true", dest="every_configuration",
+                        help="every finished cell of the experiment in the store, whatever its datasets, models and "
+                        "settings (e.g. to move a whole store)")
     load = commands.add_parser(
         "import",
         help="load bundles into a store as ordinary runs; cells it has finished already are left alone",
@@ -111,13 +101,10 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         "unless --keep says which run to keep. Then `bncbench report experiment=...` reads them as usual.",
     )
     load.add_argument("items", nargs="+", metavar="bundle | override", help="bundle folders, then overrides")
-    load.add_argument(
-        "--keep",
-        choices=["store", "bundle"],
-        help="where the store and a bundle hold one cell (cfg_hash and data digest) with other numbers: keep the "
-        "store's run (the bundle's is not imported) or the bundle's (the store's is deleted; mlflow runs restore "
-        "brings it back); without it such an import is refused",
-    )
+    load.add_argument("--keep", choices=["store", "bundle"],
+                      help="where the store and a bundle hold one cell (cfg_hash and data digest) with other numbers: "
+                      "keep the store's run (the bundle's is not imported) or the bundle's (the store's is deleted; "
+                      "mlflow runs restore brings it back); without it such an import is refused")
     _add_data_parser(commands)
     return main
 
@@ -183,18 +170,17 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
 
 
 def _dispatch(args, command: str) -> int:
+    """Run the subcommand ``args`` name (each looked up as it is called); an error a user can act on is one line."""
+    commands = {
+        "run": lambda: run(args.overrides, command, args.dry_run, args.cfg, args.replace),
+        "report": lambda: report(args.overrides, args.replace, args.bundles, args.allow_uncommitted),
+        "export": lambda: export(args.overrides, args.out, args.predictions, args.every_configuration),
+        "import": lambda: import_(args.items, args.keep),
+        "data": lambda: data_add(args),
+        "list": lambda: print("\n".join(list_configs(args.kind, _listing_data_dir(args.kind, args.overrides)))),
+    }
     try:
-        if args.command == "run":
-            return run(args.overrides, command, args.dry_run, args.cfg, args.replace)
-        if args.command == "report":
-            return report(args.overrides, args.replace, args.bundles, args.allow_uncommitted)
-        if args.command == "export":
-            return export(args.overrides, args.out, args.predictions, args.every_configuration)
-        if args.command == "import":
-            return import_(args.items, args.keep)
-        if args.command == "data":
-            return data_add(args)
-        print("\n".join(list_configs(args.kind, _listing_data_dir(args.kind, args.overrides))))
+        return commands[args.command]() or 0
     except BncbenchError as err:
         print(f"bncbench: error: {_one_line(masked(err))}", file=sys.stderr)
         return 2
@@ -209,7 +195,6 @@ def _dispatch(args, command: str) -> int:
         print("bncbench: error: the SQLite store is locked by another process (SQLite waited for it, then "
               f"gave up: {_one_line(str(getattr(err, 'orig', err)))}); try again when it is done.", file=sys.stderr)
         return 2
-    return 0
 
 
 def _store_locked(err: BaseException) -> bool:
@@ -304,17 +289,14 @@ def export(overrides: Sequence[str], out: str | None, predictions: bool, every_c
     try:
         bundle = export_bundle(settings.tracking_uri, plan.experiment, folder, cells=cells, predictions=predictions)
     except OSError as err:
-        raise ConfigError(
-            f"cannot write the bundle into {folder} ({'a file' if folder.is_file() else _os_error(err)}); name a "
-            "folder that can be created or written with --out (or runs_dir=...)."
-        ) from None
+        raise ConfigError(f"cannot write the bundle into {folder} ({'a file' if folder.is_file() else _os_error(err)});"
+                          " name a folder that can be created or written with --out (or runs_dir=...).") from None
     exported = read_bundle(bundle).runs
     print(f"bncbench: bundle written to {bundle}: {len(exported)} runs", end="")
     if cells is not None:
         done = {(tags["dataset"], tags["model"]) for tags in exported["tags"]}
         missing = [cell.name for cell in plan.cells if cell.key not in done]
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        lacking = f"; no finished run of {shown}" if missing else ""
+        lacking = f"; no finished run of {some_of(missing)}" if missing else ""
         print(f", of the {len(plan)} cells of this configuration{lacking}", end="")
     print(".")
     return 0
@@ -331,8 +313,7 @@ def import_(items: Sequence[str], keep: str | None = None) -> int:
     from bncbench.bundles import import_bundles
     from bncbench.data import resolve_data_dir
 
-    overrides = [item for item in items if "=" in item]
-    settings = compose(overrides).settings
+    settings = compose([item for item in items if "=" in item]).settings
     try:
         with sigterm_as_interrupt():
             summary = import_bundles(
@@ -366,24 +347,14 @@ def data_add(args) -> int:
 
     data_dir = resolve_data_dir(compose([item for item in args.files if "=" in item]).settings.data_dir)
     entry = add_original_files(
-        data_dir,
-        args.name,
-        [item for item in args.files if "=" not in item],
-        file_format=args.format,
-        class_column=args.class_column,
-        nominal=[item for items in args.nominal for item in items.split(",")],
-        drop=[item for items in args.drop for item in items.split(",")],
-        missing=args.missing,
-        header=args.header,
-        names=args.names.split(",") if args.names is not None else None,
-        separator=args.sep,
-        replace=args.replace,
+        data_dir, args.name, [item for item in args.files if "=" not in item], file_format=args.format,
+        class_column=args.class_column, nominal=[item for items in args.nominal for item in items.split(",")],
+        drop=[item for items in args.drop for item in items.split(",")], missing=args.missing, header=args.header,
+        names=args.names.split(",") if args.names is not None else None, separator=args.sep, replace=args.replace,
     )
     numeric = sum(attribute["type"] == "numeric" for attribute in entry["attributes"])
-    print(
-        f"bncbench: added {args.name} to {data_dir}: {entry['rows']} rows, {len(entry['attributes'])} attributes "
-        f"({numeric} numeric), {len(entry['class']['values'])} classes."
-    )
+    print(f"bncbench: added {args.name} to {data_dir}: {entry['rows']} rows, {len(entry['attributes'])} attributes "
+          f"({numeric} numeric), {len(entry['class']['values'])} classes.")
     if not (config_dir() / "dataset" / f"{args.name}.yaml").is_file():
         print(f"bncbench: no conf/dataset/{args.name}.yaml names it yet: add one (name: {args.name}, source: store).")
     return 0
@@ -401,8 +372,7 @@ def _listing_data_dir(kind: str, overrides: list[str]) -> Path | None:
         raise ConfigError(f"bncbench list {kind} takes {allowed}, got {' '.join(others)!r}.")
     if kind != "datasets":
         return None
-    given = dict(override.split("=", 1) for override in overrides)
-    data_dir = resolve_data_dir(given.get("data_dir"))
+    data_dir = resolve_data_dir(dict(override.split("=", 1) for override in overrides).get("data_dir"))
     if not data_dir.is_dir():
         print(f"bncbench: the data directory {data_dir} does not exist: a run fetches the datasets with an OpenML id "
               "into it on first use (network needed); the others are converted into it with `bncbench data add`; "
@@ -444,17 +414,16 @@ def _experiment_grids() -> list:
 def describe_model(name: str, grids, settings: dict) -> str:
     """``kdb5_hdp`` -> ``structure=kdb k=5  estimator=hdp iterations=5000 (hdp.iterations)``.
 
-    A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's
-    settings (``bncbench.bnc.estimators.estimator_settings``) give (``hdp.iterations``) is shown at its default, with the setting
-    that changes it.
+    A baseline reads ``baseline=random_forest n_estimators=100 ...``; a parameter an experiment's settings
+    (``bncbench.bnc.estimators.estimator_settings``) give (``hdp.iterations``) is shown at its default, with the
+    setting that changes it.
     """
     from bncbench.bnc.structures import structure_uses_k
     from bncbench.protocol.models import model_spec, reads_setting
 
     model = model_spec(name, grids, settings)
     if "baseline" in model:
-        baseline = f"baseline={model['baseline']}"
-        return _words(baseline, model["baseline_params"], {"discretise": model["discretise"]})
+        return _words(f"baseline={model['baseline']}", model["baseline_params"], {"discretise": model["discretise"]})
     k = {"k": model["k"]} if structure_uses_k(model["structure"]) else {}
     structure = _words(f"structure={model['structure']}", k, model["structure_params"])
     params = {
@@ -469,22 +438,16 @@ def describe_model(name: str, grids, settings: dict) -> str:
 
 def describe_experiment(name: str) -> str:
     """``kdb`` -> ``68 datasets x 7 models (suite all)``: the size of its sweep."""
+    from bncbench.protocol.models import grid_models
+
     experiment = _load("experiment", name)
-    suite = next(
-        (entry["override /suite"] for entry in experiment.get("defaults", []) if "override /suite" in entry),
-        None,
-    )
+    defaults = experiment.get("defaults", [])
+    suite = next((entry["override /suite"] for entry in defaults if "override /suite" in entry), None)
     cells = experiment["experiment"]
     datasets = _load("suite", suite)["datasets"] if cells["datasets"] == "${suite.datasets}" else cells["datasets"]
     from_suite = f" (suite {suite})" if suite is not None else ""
-    models = cells["models"] if cells.get("models") else _grid_model_names(cells.get("grids"))
+    models = cells["models"] if cells.get("models") else grid_models(cells.get("grids"))
     return f"{len(datasets)} datasets x {len(models)} models{from_suite}"
-
-
-def _grid_model_names(grids) -> list[str]:
-    from bncbench.protocol.models import grid_models
-
-    return list(grid_models(grids))
 
 
 def _dataset_describer(data_dir: Path):

@@ -44,13 +44,9 @@ def synthetic_data(rows: int = 90, seed: int = 0) -> tuple[pd.DataFrame, pd.Seri
 def warm_kernels(models: Iterable[Mapping]) -> tuple[int, float]:
     """Fit and predict each BNC among ``models`` (resolved model configs; baselines are skipped) on
     ``synthetic_data``, discretised as the runner does, at its ``warm_up_model`` settings (a sampler's few
-    iterations). A model that cannot fit those rows is left to its cells' own warm-up.
-
-    Returns
-    -------
-    int, float
-        How many compilations numba made (a kernel's callees count apart; 0 when the cache held every
-        kernel), and the seconds it took.
+    iterations). A model that cannot fit those rows is left to its cells' own warm-up. Returns how many
+    compilations numba made (a kernel's callees count apart; 0 when the cache held every kernel), and the
+    seconds it took.
     """
     X, y = synthetic_data()
     start = time.perf_counter()

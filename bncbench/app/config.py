@@ -1,8 +1,5 @@
 """Composing an experiment, once, into its plan, with errors a user can act on.
 
-The configs are the top-level ``conf/`` directory of a checkout. An installed (non-editable) package
-carries the same files as ``bncbench/conf`` (see ``setup.py``), so the app finds them either way.
-
 ``compose(overrides)`` is what every command starts with: Hydra composes the config with the
 overrides, every setting is checked (a wrong name or value is one line naming the valid ones, not a
 stack trace), and the experiment becomes a ``Plan`` of ``Cell``s (``bncbench.protocol.cell``), which
@@ -60,16 +57,12 @@ class Composed:
 
 
 def compose(overrides: Sequence[str] = ()) -> Composed:
-    """Compose the primary config with command-line style ``overrides``, check it, and build the plan.
+    """Compose the primary config with command-line style ``overrides`` (``["experiment=kdb", ...]``), check
+    it, and build the plan.
 
     Hydra composes the primary config once, and the experiment's dataset configs once more in one
     call (each under a key of its own); every model is built and resolved once
     (``bncbench.protocol.models``), then every cell is hashed (``bncbench.protocol.cell``).
-
-    Parameters
-    ----------
-    overrides : sequence of str
-        Hydra overrides, e.g. ``["experiment=kdb", "tracking_uri=sqlite:///x.db"]``.
 
     Raises
     ------
@@ -84,12 +77,8 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
     with initialize_config_dir(config_dir=str(config_dir()), version_base="1.3", job_name="bncbench"):
         cfg = _compose(overrides)
         loader = GlobalHydra.instance().config_loader()
-
-        def options(group):
-            return loader.get_group_options(group, config_name=CONFIG_NAME, overrides=overrides)
-
         check_settings(cfg)
-        check_experiment(cfg, options)
+        check_experiment(cfg, loader.get_group_options("dataset", config_name=CONFIG_NAME, overrides=overrides))
         models = experiment_models(cfg)
         check_report(cfg)
         check_overrides_apply(overrides, cfg, models)
@@ -182,17 +171,11 @@ def _plan(settings: Settings, overrides: list[str], datasets: dict[str, dict], m
         data = dataset_digest(spec, settings.data_dir)
         cells += [Cell.of(dataset, model, spec, model_spec, cv, data.digest if data else None, labels[model])
                   for model, model_spec in models.items()]
+    comparisons = experiment_comparisons(dataclasses.asdict(experiment), derived=settings.report.best_of)
     return Plan(
-        experiment=experiment.name,
-        cells=tuple(cells),
-        datasets=tuple(datasets),
-        models=tuple(models),
-        cv=cv,
-        comparisons=tuple(experiment_comparisons(dataclasses.asdict(experiment), derived=settings.report.best_of)),
-        metrics=tuple(experiment.metrics),
-        report=dataclasses.asdict(settings.report),
-        overrides=tuple(overrides),
-        settings_read=settings_read,
+        experiment=experiment.name, cells=tuple(cells), datasets=tuple(datasets), models=tuple(models), cv=cv,
+        comparisons=tuple(comparisons), metrics=tuple(experiment.metrics), report=dataclasses.asdict(settings.report),
+        overrides=tuple(overrides), settings_read=settings_read,
     )
 
 
@@ -254,8 +237,7 @@ def _compose(overrides: list[str]) -> DictConfig:
     except (HydraException, OmegaConfBaseException) as err:
         raise ConfigError(_composition_message(err)) from None
     except yaml.YAMLError as err:
-        where = " ".join(str(err).split())
-        raise ConfigError(f"a config file is not valid YAML: {where}; fix that file.") from None
+        raise ConfigError(f"a config file is not valid YAML: {' '.join(str(err).split())}; fix that file.") from None
 
 
 def experiment_models(cfg: DictConfig) -> dict[str, dict]:
@@ -275,10 +257,8 @@ def experiment_models(cfg: DictConfig) -> dict[str, dict]:
             raise ConfigError(f"experiment {name!r}: {err}") from None
         canonical = json.dumps(canonical_model(model), sort_keys=True, default=str)
         if canonical in seen:
-            raise ConfigError(
-                f"experiment {name!r}: models {seen[canonical]!r} and {model_name!r} are the same "
-                "classifier (same structure, estimator and parameters); list one of them."
-            )
+            raise ConfigError(f"experiment {name!r}: models {seen[canonical]!r} and {model_name!r} are the same "
+                              "classifier (same structure, estimator and parameters); list one of them.")
         seen[canonical] = model_name
         models[model_name] = model
     return models
@@ -309,8 +289,7 @@ def _composition_message(err: Exception) -> str:
 
 
 def _missing_config_message(err: MissingConfigException) -> str:
-    missing = err.missing_cfg_file or ""
-    group, _, name = missing.rpartition("/")
+    group, _, name = (err.missing_cfg_file or "").rpartition("/")
     if group and err.options is not None:
         where = "" if group.startswith("hydra/") else f" (files in conf/{group}/)"
         valid = ", ".join(sorted(err.options)) or "none"

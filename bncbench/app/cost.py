@@ -10,6 +10,7 @@ dataset's cells together.
 
 import dataclasses
 import functools
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,12 +24,7 @@ from bncbench.core.errors import DatasetError
 from bncbench.core.terminal import duration
 from bncbench.protocol.cell import Cell, Plan, canonical_model
 from bncbench.protocol.cost import CostModel, wall_seconds
-from bncbench.protocol.cost_features import (
-    FEATURE_COLUMNS,
-    CellFeatures,
-    cell_features,
-    config_features,
-)
+from bncbench.protocol.cost_features import FEATURE_COLUMNS, CellFeatures, cell_features, config_features
 
 #: Seconds a cell costs besides its fits and predictions (discretisation, the warm-up fit, logging to
 #: the store: a median 0.6 s in the committed bundles' runs, more on a loaded machine).
@@ -45,22 +41,11 @@ _LIGHTER_SUITE = "small"
 
 @dataclass(frozen=True)
 class Costs:
-    """Predicted CPU seconds of each cell of a plan, and what they come from.
-
-    Attributes
-    ----------
-    seconds : mapping
-        By ``Cell.key``.
-    features : mapping
-        Each cell's ``CellFeatures``, by ``Cell.key`` (None for a dataset the store does not describe).
-    factor : float
-        This machine's speed against the model's reference (1: no cell of the plan finished yet).
-    model : CostModel
-    """
+    """Predicted CPU seconds of each cell of a plan, and what they come from; by ``Cell.key``."""
 
     seconds: Mapping[tuple[str, str], float]
-    features: Mapping[tuple[str, str], CellFeatures | None]
-    factor: float
+    features: Mapping[tuple[str, str], CellFeatures | None]  # None for a dataset the store does not describe
+    factor: float  # this machine's speed against the model's reference (1: no cell of the plan finished yet)
     model: CostModel
 
     def order(self, cell: Cell) -> tuple:
@@ -73,24 +58,20 @@ class Costs:
         known = [cell for cell in to_run if self.features[cell.key] is not None]
         seconds = [self.seconds[cell.key] for cell in known]
         unknown = sorted({cell.dataset for cell in to_run if self.features[cell.key] is None})
-        finished = len(plan) - len(to_run)
         lines = [
             f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells ({len(plan.datasets)} datasets x "
-            f"{len(plan.models)} models): {len(to_run)} to run, {finished} finished before."
+            f"{len(plan.models)} models): {len(to_run)} to run, {len(plan) - len(to_run)} finished before."
         ]
         if known:
             speed = "" if self.factor == 1.0 else f", at this machine's speed ({self.factor:.2f}x the model's)"
             part = f" for the {len(known)} cells of the datasets the data directory describes" if unknown else ""
-            lines.append(
-                f"bncbench: expected cost about {_hours(sum(seconds))}, {_wall(wall_seconds(seconds, workers))} "
-                f"on {workers} worker{'s' if workers > 1 else ''}{part} (cost model{speed}; typically within x1.3 a "
-                "cell, x2 for 90% of them)."
-            )
+            wall = _wall(wall_seconds(seconds, workers))
+            lines.append(f"bncbench: expected cost about {_hours(sum(seconds))}, {wall} on {workers} "
+                         f"worker{'s' if workers > 1 else ''}{part} (cost model{speed}; typically within x1.3 a cell, "
+                         "x2 for 90% of them).")
         if unknown:
-            lines.append(
-                f"bncbench: no cost known for {len(to_run) - len(known)} cells, those of {', '.join(unknown)} (not in "
-                "the data directory's manifest.csv): the expected cost leaves them out."
-            )
+            lines.append(f"bncbench: no cost known for {len(to_run) - len(known)} cells, those of {', '.join(unknown)} "
+                         "(not in the data directory's manifest.csv): the expected cost leaves them out.")
         if sum(seconds) >= _LIGHTER_FROM_SECONDS:
             lines.append(self._lighter(plan, known))
         return lines
@@ -112,16 +93,17 @@ class Costs:
     @functools.cached_property
     def dataset_totals(self) -> dict[str, float]:
         """The cost of each dataset's cells, summed once (``order`` reads it per cell)."""
-        totals: dict[str, float] = {}
+        totals = Counter()
         for (dataset, _), seconds in self.seconds.items():
-            totals[dataset] = totals.get(dataset, 0.0) + seconds
+            totals[dataset] += seconds
         return totals
 
     def _lighter(self, plan: Plan, known: Sequence[Cell]) -> str:
         """``bncbench: lighter: hdp.iterations=1000 (about 1.2 h), suite=small (...), ...``, priced over the cells
         of ``known`` as the whole sweep is (``cpu_seconds``)."""
         options = []
-        hdp = [cell for cell in known if _reads_iterations(plan, cell) and _hdp_iterations(cell) > _LIGHTER_ITERATIONS]
+        hdp = [cell for cell in known if _reads_iterations(plan, cell)
+               and cell.model_spec["estimator_params"]["iterations"] > _LIGHTER_ITERATIONS]
         if hdp:
             fewer = self.cpu_seconds(known, plan, _LIGHTER_ITERATIONS)
             options.append(f"hdp.iterations={_LIGHTER_ITERATIONS} (about {_hours(fewer)})")
@@ -136,16 +118,8 @@ class Costs:
 
 
 def plan_costs(plan: Plan, data_dir, logged: Iterable = ()) -> Costs:
-    """The predicted cost of every cell of ``plan``.
-
-    Parameters
-    ----------
-    plan : Plan
-    data_dir : str or Path
-        The dataset store whose ``manifest.csv`` and ``schema.json`` give the datasets' sizes.
-    logged : iterable of CellRecord
-        Finished runs of the experiment: those of the plan's cells set this machine's factor.
-    """
+    """The predicted cost of every cell of ``plan``, the datasets' sizes read from the store ``data_dir``; the
+    finished runs of the plan's cells among ``logged`` (``CellRecord``s) set this machine's factor."""
     model = CostModel.default()
     features = {cell.key: _features(cell, data_dir) for cell in plan.cells}
     known = [key for key, found in features.items() if found is not None]
@@ -170,9 +144,8 @@ def plan_features(plan: Plan, data_dir) -> pd.DataFrame:
 
 
 def _features(cell: Cell, data_dir) -> CellFeatures | None:
-    dataset = cell.semantic()["dataset"]
     try:
-        size = config_features(Path(data_dir), dataset)
+        size = config_features(Path(data_dir), cell.semantic()["dataset"])
     except DatasetError:  # not in the store's manifest (yet): its cells are priced at the median
         return None
     return cell_features(canonical_model(cell.semantic()["model"]), size, cell.cv.repetitions * cell.cv.folds)
@@ -197,11 +170,6 @@ def _machine_factor(plan: Plan, predicted: Mapping, logged: Iterable) -> float:
 def _reads_iterations(plan: Plan, cell: Cell) -> bool:
     """Whether ``hdp.iterations`` sets the iterations of the cell's model."""
     return "hdp.iterations" in plan.settings_read.get(cell.model, ())
-
-
-def _hdp_iterations(cell: Cell) -> int | None:
-    model = cell.semantic()["model"]
-    return (model.get("estimator_params") or {}).get("iterations") if model.get("estimator") == "hdp" else None
 
 
 def _suite(name: str) -> list[str]:

@@ -1,7 +1,8 @@
 """The datasets of a sweep, made present before its first cell: synthetic ones absent from the data
-directory are drawn into it (``bncbench.data.synthetic``), and other absent ones fetched from OpenML here, in the launching process, one after another, so that workers never race on
-OpenML's cache; when they cannot be (offline, no OpenML id), one line says which and how to point
-bncbench at a data directory that holds them, and nothing runs.
+directory are drawn into it (``bncbench.data.synthetic``), and other absent ones fetched from OpenML here,
+in the launching process, one after another, so that workers never race on OpenML's cache; when they
+cannot be (offline, no OpenML id), one line says which and how to point bncbench at a data directory that
+holds them, and nothing runs.
 """
 
 import socket
@@ -31,14 +32,8 @@ def missing_datasets(plan: Plan, drawn: bool = False) -> dict[str, dict]:
 
 
 def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
-    """``plan`` with its datasets absent from ``data_dir`` drawn (synthetic ones) or fetched from OpenML
-    into it, and their digests.
-
-    Raises
-    ------
-    ConfigError
-        Some cannot be fetched: the message names them, why, and the settings that fix it.
-    """
+    """``plan`` with its datasets absent from ``data_dir`` drawn (synthetic ones) or fetched from OpenML into it,
+    and their digests; a ``ConfigError`` names those that cannot be fetched, why, and the settings that fix it."""
     drawn = missing_datasets(plan, drawn=True)
     for name, spec in drawn.items():
         print(f"bncbench: drawing the dataset {name} into {data_dir}", flush=True)
@@ -60,10 +55,8 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
                 break
             print(f"bncbench: fetched {name}", file=sys.stderr, flush=True)
     if reason is not None:
-        raise ConfigError(
-            f"{len(missing)} datasets of the experiment are not in the data directory {data_dir} ({names}) "
-            f"and {reason}. {FETCH_FIXES}"
-        )
+        raise ConfigError(f"{len(missing)} datasets of the experiment are not in the data directory {data_dir} "
+                          f"({names}) and {reason}. {FETCH_FIXES}")
     return _with_digests(plan, {**drawn, **missing}, data_dir)
 
 
@@ -90,10 +83,8 @@ def _with_digests(plan: Plan, added: dict[str, dict], data_dir: Path) -> Plan:
     if not added:
         return plan
     digests = {name: dataset_digest(spec, data_dir) for name, spec in added.items()}
-    cells = tuple(
-        replace(cell, data_digest=digests[cell.dataset].digest) if cell.dataset in digests else cell
-        for cell in plan.cells
-    )
+    cells = tuple(replace(cell, data_digest=digests[cell.dataset].digest) if cell.dataset in digests else cell
+                  for cell in plan.cells)
     return replace(plan, cells=cells)
 
 

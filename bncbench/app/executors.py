@@ -18,7 +18,7 @@ import concurrent.futures
 import dataclasses
 import signal
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bncbench.app.runner import Destination, Outcome, run_cell
@@ -130,19 +130,8 @@ class Submitit(Executor):
 
 
 def make_executor(settings: Executors, n_cells: int, cores: int, folder: Path) -> Executor:
-    """The executor of the ``executor`` settings (``conf/executor/<name>.yaml``).
-
-    Parameters
-    ----------
-    settings : LocalExecutor, SubmititLocalExecutor or SlurmExecutor
-        ``kind`` and its parameters.
-    n_cells : int
-        Cells to run: no more local workers than that.
-    cores : int
-        Cores this process may use (``joblib.cpu_count()``).
-    folder : Path
-        Where submitit keeps its jobs' pickles and output.
-    """
+    """The executor of the ``executor`` settings (``conf/executor/<name>.yaml``), for ``n_cells`` cells (no more
+    local workers than that) on ``cores`` cores (``joblib.cpu_count()``); submitit keeps its jobs in ``folder``."""
     if isinstance(settings, LocalExecutor):
         workers = local_workers(settings.n_jobs, n_cells, cores)
         return InProcess() if workers == 1 else LocalProcesses(workers)
@@ -184,18 +173,8 @@ def _submitit_parameters(parameters: dict, cluster: str) -> dict:
     """The executor settings as submitit names them: its generic names as they are, SLURM's own with
     the ``slurm_`` prefix (which the local executor has no use for)."""
     generic = {"timeout_min", "cpus_per_task", "mem_gb"}
-    named = {}
-    for key, value in parameters.items():
-        if value is None or value == [] or value == {}:
-            continue
-        if key in generic:
-            named[key] = value
-        elif cluster == "slurm":
-            named[f"slurm_{key}"] = value
-    return named
-
-
-def cell_names(cells: Iterable[Cell]) -> str:
-    """``a/b, c/d and 3 more``: the cells running, for a progress line."""
-    names = [cell.name for cell in cells]
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return {
+        key if key in generic else f"slurm_{key}": value
+        for key, value in parameters.items()
+        if value not in (None, [], {}) and (key in generic or cluster == "slurm")
+    }

@@ -4,10 +4,7 @@ The ETA is the cost model's prediction of the cells left (``bncbench.protocol.co
 started and what remains of the running ones, over the cells that run at once, scaled by how the
 cells done in this sweep compared with their predictions (this machine's speed, its load): not the
 elapsed time divided by the cells done, which counts start-up and treats a connect-4 cell as an iris one.
-
-On a terminal a line is printed whenever a cell ends, at most every ``INTERVAL`` seconds, and every
-``QUIET_INTERVAL`` seconds while none does; elsewhere (a log file, a batch job's output) every
-``LOG_INTERVAL`` seconds. A fit's own progress is ``bncbench.bnc.progress``.
+A fit's own progress is ``bncbench.bnc.progress``.
 """
 
 import math
@@ -18,14 +15,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 
+from bncbench.app import some_of
 from bncbench.core.terminal import duration, is_terminal
 from bncbench.protocol.cell import Cell
 
-#: Seconds between two lines on a terminal while cells end.
+#: Seconds between two lines on a terminal while cells end (a line each time one ends, at most this often).
 INTERVAL = 5.0
 #: Seconds between two lines on a terminal while no cell ends.
 QUIET_INTERVAL = 60.0
-#: Seconds between two lines when the output is not a terminal.
+#: Seconds between two lines when the output is not a terminal (a log file, a batch job's output).
 LOG_INTERVAL = 600.0
 #: Predicted seconds that the first cells' ratio of actual to predicted cost is shrunk towards 1 by.
 _PRIOR_SECONDS = 60.0
@@ -42,23 +40,9 @@ def _load() -> str:
 
 
 class SweepProgress:
-    """Progress lines of a sweep, printed by a background thread.
-
-    Parameters
-    ----------
-    cells : sequence of Cell
-        The cells the sweep runs.
-    done_before : int
-        The plan's cells finished before the sweep (counted as done).
-    predicted : mapping
-        Predicted CPU seconds of each cell, by ``Cell.key``.
-    workers : int
-        Cells that run at once.
-    running : callable
-        Returns the cells running now (``Executor.running``).
-    stream : file, optional
-        Default ``sys.stderr``.
-    """
+    """Progress lines, printed by a background thread to ``stream`` (default ``sys.stderr``), of a sweep that
+    runs ``cells``, ``workers`` at once, with the ``predicted`` CPU seconds of each (by ``Cell.key``); ``running()``
+    gives the cells running now (``Executor.running``), and ``done_before`` the plan's cells finished before."""
 
     def __init__(self, cells, predicted: Mapping[tuple[str, str], float], workers: int,
                  running: Callable[[], list[Cell]], stream=None, done_before: int = 0):
@@ -118,9 +102,8 @@ class SweepProgress:
             for key in running:
                 self._started_at.setdefault(key, now)
             waiting = sum(cost for key, cost in self.predicted.items() if key not in self._done and key not in running)
-            underway = sum(
-                max(0.0, self.predicted.get(key, 0.0) * factor - (now - self._started_at[key])) for key in running
-            )
+            underway = sum(max(0.0, self.predicted.get(key, 0.0) * factor - (now - self._started_at[key]))
+                           for key in running)
         return waiting * factor / self.workers + underway / max(1, min(self.workers, len(running) or 1))
 
     def line(self, now: float | None = None) -> str:
@@ -132,8 +115,7 @@ class SweepProgress:
         text = f"bncbench: {done}/{self.total} cells done{failed}"
         running = self.running()
         if running:
-            names = [cell.name for cell in running]
-            text += "; running: " + ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            text += "; running: " + some_of((cell.name for cell in running), 3)
         text += f"; {duration(now - self._start)} elapsed"
         if done < self.total:
             left = self.seconds_left(now)

@@ -34,11 +34,9 @@ def plan_test_rows(plan: Plan, data_dir: str | Path | None) -> Callable[[str], n
         if cell is None:
             raise ConfigError(f"{dataset!r} is not a dataset of experiment {plan.experiment!r}: its folds are not known.")
         if cell.data_digest is None:
-            raise ConfigError(
-                f"runs of {dataset!r} predate the folds' error counts, and {resolve_data_dir(data_dir)} has "
-                "no file of it to count its folds' test rows; give its data directory (BNCBENCH_DATA_DIR or "
-                "data_dir=) so that draws on 0-1 loss are equal numbers of errors."
-            )
+            raise ConfigError(f"runs of {dataset!r} predate the folds' error counts, and {resolve_data_dir(data_dir)} "
+                              "has no file of it to count its folds' test rows; give its data directory "
+                              "(BNCBENCH_DATA_DIR or data_dir=) so that draws on 0-1 loss are equal numbers of errors.")
         y = load_dataset(cell.semantic()["dataset"], data_dir).y
         return fold_test_rows(y, plan.cv.repetitions, plan.cv.folds, plan.cv.seed)
 

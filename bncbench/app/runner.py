@@ -5,7 +5,7 @@ its cross-validation (``bncbench.protocol.cross_validation``) and the store (``b
 or on a cluster's node; the sweep around it is ``bncbench.app.sweep``.
 """
 
-import io
+import contextlib
 import json
 import logging
 import time
@@ -39,41 +39,26 @@ DISK_FULL = (
 
 @dataclass(frozen=True)
 class Destination:
-    """Where and how a sweep's cells are logged: plain data, sent with each cell to its worker.
-
-    Attributes
-    ----------
-    tracking_uri : str
-    experiment : str
-        The MLflow experiment (``experiment.name``).
-    artifact_location : str or None
-        The experiment's artifact root when the cell creates it (``bncbench.app.runs_dir``).
-    data_dir : str or None
-        The dataset store (``data_dir``, None: the default one).
-    reuse_runs : bool
-        Copy a cell another experiment of the store finished on the same data.
-    numba_threads : int
-        Threads of the numba kernels in the cell.
-    sweep : str or None
-        The sweep's name, tagged on its runs (``lease.SWEEP_TAG``).
-    out_of_core_bytes : int or None
-        A dataset whose in-memory cross-validation would need more (``bncbench.protocol.out_of_core``) is
-        learnt out of core; None: never.
-    chunk_rows, sample_rows : int
-        Out of core: rows read at a time, and the uniform sample of a training fold's rows on which the MDL
-        discretiser is fitted.
-    """
+    """Where and how a sweep's cells are logged: plain data, sent with each cell to its worker."""
 
     tracking_uri: str
-    experiment: str
-    artifact_location: str | None = None
-    data_dir: str | None = None
-    reuse_runs: bool = True
+    experiment: str  # the MLflow experiment (experiment.name)
+    artifact_location: str | None = None  # the experiment's artifact root when the cell creates it (runs_dir)
+    data_dir: str | None = None  # the dataset store (None: the default one)
+    reuse_runs: bool = True  # copy a cell another experiment of the store finished on the same data
     numba_threads: int = 1
-    sweep: str | None = None
+    sweep: str | None = None  # the sweep's name, tagged on its runs (lease.SWEEP_TAG)
+    #: A dataset whose in-memory cross-validation would need more (``bncbench.protocol.out_of_core``) is learnt
+    #: out of core; None: never.
     out_of_core_bytes: int | None = None
+    #: Out of core: rows read at a time, and the uniform sample of a training fold's rows on which the MDL
+    #: discretiser is fitted.
     chunk_rows: int = 100_000
     sample_rows: int = 100_000
+    #: Out of core: where the counting passes run (``bncbench.bnc.distributed.dask_client``): None in the cell's
+    #: process, "local" on a dask LocalCluster of ``local_workers`` processes, or a dask scheduler's address.
+    scheduler: str | None = None
+    local_workers: int = 2
 
 
 @dataclass(frozen=True)
@@ -113,9 +98,7 @@ def run_cell(cell: Cell, destination: Destination) -> Outcome:
         experiment_id = tracking.prepare_experiment(client, destination.experiment, destination.artifact_location)
         with tracking.quiet_store():  # a failed write is reported here, without MLflow's own traceback
             status, message = _run_cell(cell, destination, client, experiment_id)
-    except KeyboardInterrupt:
-        raise
-    except Exception as err:  # not even a run could be logged
+    except Exception as err:  # not even a run could be logged (an interruption is no Exception: it is raised)
         if tracking.disk_full(err):
             _log_disk_full(cell.name, None, None)
             status, message = "failed", DISK_FULL
@@ -137,12 +120,8 @@ def launched_threads() -> int:
 def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) -> tuple[str, str]:
     hash_, digest, name = cell.cfg_hash, cell.data_digest, cell.run_name
     tags = {
-        **provenance.run_tags(),
-        tag.DATASET: cell.dataset,
-        tag.MODEL: cell.model,
-        **model_tags(cell.semantic()["model"]),
-        tag.CFG_HASH: hash_,
-        "numba_threads": numba.get_num_threads(),
+        **provenance.run_tags(), tag.DATASET: cell.dataset, tag.MODEL: cell.model,
+        **model_tags(cell.semantic()["model"]), tag.CFG_HASH: hash_, "numba_threads": numba.get_num_threads(),
     }
     try:
         claimed = lease.claim_cell(client, experiment_id, name, tags, digest, destination.sweep)
@@ -199,10 +178,8 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
 def _end_interrupted(client, run_id: str) -> None:
     """End the run of a cell stopped by Ctrl-C (or SIGTERM) KILLED, saying so, so that it never shows
     as running; its cell runs again in the next sweep."""
-    try:
+    with contextlib.suppress(Exception):  # the store may be what was interrupted; the next sweep abandons the run
         tracking.abandon(client, [tracking.get_run(client, run_id)], INTERRUPTED)
-    except Exception:  # the store itself may be what was interrupted; the next sweep abandons the run
-        pass
 
 
 #: The ``error`` tag of a cell's run stopped by an interruption.
@@ -214,12 +191,9 @@ def _log_disk_full(name: str, client, run_id: str | None) -> None:
     that (a full disk under SQLite refuses it: the run then stays RUNNING and its cell runs again)."""
     log.info("%s: FAILED: %s", name, DISK_FULL)
     if run_id is not None:
-        try:
-            with tracking.quiet_store():
-                tracking.set_tags(client, run_id, {tag.ERROR: DISK_FULL})
-                tracking.end_run(client, run_id, failed=True)
-        except Exception:  # the same full disk; nothing more to say than the line above
-            pass
+        with contextlib.suppress(Exception), tracking.quiet_store():  # the same full disk: the line above says it
+            tracking.set_tags(client, run_id, {tag.ERROR: DISK_FULL})
+            tracking.end_run(client, run_id, failed=True)
 
 
 def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
@@ -232,18 +206,17 @@ def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
         tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
         log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
         result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
-                                     destination.chunk_rows, destination.sample_rows)
+                                     destination.chunk_rows, destination.sample_rows, destination.scheduler,
+                                     destination.local_workers)
     else:
         dataset = load_dataset(spec, destination.data_dir)
         result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
                                 **cv.discretiser_params())
     numbers, files = diagnostics_record(result.diagnostics)
     losses = {name: dict(enumerate(values)) for name, values in result.metrics.items()}
-    predictions = io.BytesIO()
-    result.predictions.to_parquet(predictions, index=False)
     artifacts = {
         tag.CONFIG_ARTIFACT: _config(cell, destination),
-        tag.PREDICTIONS_ARTIFACT: predictions.getvalue(),
+        tag.PREDICTIONS_ARTIFACT: result.predictions.to_parquet(index=False),
         tag.STRUCTURE_ARTIFACT: json.dumps({"folds": result.structures}, indent=2, default=str).encode(),
         **files,
     }

@@ -137,6 +137,8 @@ class OutOfCore:
     memory_gb: Annotated[float, AtLeast(0)] | Literal["auto"]
     chunk_rows: Annotated[int, AtLeast(1)]
     sample_rows: Annotated[int, AtLeast(1)]
+    scheduler: Annotated[str, NonEmpty("local or a dask scheduler's address (tcp://host:8786)")] | None
+    local_workers: Annotated[int, AtLeast(1)]
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,8 @@
 """The sweep of an experiment: its plan's cells, run through an executor and summed up.
 
 ``run_plan`` creates the MLflow store and experiment once, before any worker starts (concurrent first
-connections to a new SQLite file race in its schema migration), reads the store once to find the
-cells finished before, prints what the sweep will do and cost (``bncbench.app.cost``), compiles the
-numba kernels of the experiment's BNCs once for this machine (``bncbench.app.compile_cache``), runs
-the other cells smallest first through the executor with a progress line, then writes the report,
-says how to browse the runs and sums up. ``numba_threads`` shares this machine's cores among the
-cells that run at once.
+connections to a new SQLite file race in its schema migration), and reads the store once to find the
+cells finished before; ``numba_threads`` shares this machine's cores among the cells that run at once.
 """
 
 import os
@@ -21,9 +17,10 @@ from pathlib import Path
 import joblib
 
 from bncbench import tracking
+from bncbench.app import some_of
 from bncbench.app.compile_cache import warm_kernels
 from bncbench.app.config import Composed
-from bncbench.app.cost import plan_costs
+from bncbench.app.cost import Costs, plan_costs
 from bncbench.app.datasets import FETCH_FIXES, fetch_missing, fetch_obstacle, missing_datasets
 from bncbench.app.executors import LocalProcesses, cells_at_once, make_executor
 from bncbench.app.interrupts import signal_of, sigterm_as_interrupt
@@ -70,18 +67,14 @@ class Summary:
 
     def line(self, experiment: str) -> str:
         """``bncbench: experiment 'kdb': 476 cells, 12 run, 464 skipped (finished before), 0 failed.``"""
-        parts = [f"{len(self.finished)} run"]
-        if self.rerun:
-            parts.append(f"{len(self.rerun)} rerun: finished runs missing metrics")
-        if self.copied:
-            parts.append(f"{len(self.copied)} copied from a finished run of the same config")
-        parts.append(f"{len(self.skipped)} skipped (finished before)")
-        if self.not_applicable:
-            parts.append(f"{len(self.not_applicable)} not applicable")
-        if self.elsewhere:
-            parts.append(f"{len(self.elsewhere)} running in another sweep")
-        parts.append(f"{len(self.failed)} failed")
-        return f"bncbench: experiment {experiment!r}: {self.total} cells, {', '.join(parts)}."
+        parts = [  # (cells, what they are, whether said when there are none)
+            (self.finished, "run", True), (self.rerun, "rerun: finished runs missing metrics", False),
+            (self.copied, "copied from a finished run of the same config", False),
+            (self.skipped, "skipped (finished before)", True), (self.not_applicable, "not applicable", False),
+            (self.elsewhere, "running in another sweep", False), (self.failed, "failed", True),
+        ]
+        said = ", ".join(f"{len(cells)} {what}" for cells, what, always in parts if cells or always)
+        return f"bncbench: experiment {experiment!r}: {self.total} cells, {said}."
 
 
 def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
@@ -103,13 +96,9 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
         client.set_experiment_tag(experiment_id, key, value)
     logged, incomplete = complete_records(tracking.finished_records(settings.tracking_uri, plan.experiment))
     finished = finished_before(logged, plan)
-    rerun = _fail_incomplete(client, incomplete, plan, finished)
-    to_run = [cell for cell in plan.cells if cell.key not in finished]
+    rerun = _rerun_incomplete(incomplete, plan, finished, client)
+    to_run, workers, costs = _print_cost(plan, settings, logged, finished)
     cores = joblib.cpu_count()
-    workers = cells_at_once(settings.executor, max(1, len(to_run)), cores)
-    costs = plan_costs(plan, resolve_data_dir(settings.data_dir), logged)
-    to_run.sort(key=costs.order)
-    print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
     summary = Summary(skipped=[cell.name for cell in plan.cells if cell.key in finished], rerun=rerun)
     sweep = f"{lease.owner()}:{time.time():.0f}"
     if to_run:
@@ -120,9 +109,8 @@ def run_plan(composed: Composed, command: str, replace: bool = False) -> int:
             os.environ["NUMBA_NUM_THREADS"] = str(destination.numba_threads)
         if settings.executor.kind == "local":
             _warm_kernels(to_run)
-        progress = SweepProgress(
-            to_run, costs.seconds, workers, lambda: list(executor.running), done_before=len(finished)
-        ).start()
+        progress = SweepProgress(to_run, costs.seconds, workers, lambda: list(executor.running),
+                                 done_before=len(finished)).start()
         try:
             with sigterm_as_interrupt():
                 for outcome in executor.run(to_run, destination):
@@ -157,13 +145,8 @@ def show_plan(composed: Composed) -> int:
     except BncbenchError:  # no store or no experiment yet: nothing finished
         logged, incomplete = [], []
     finished = finished_before(logged, plan)
-    to_run = [cell for cell in plan.cells if cell.key not in finished]
-    workers = cells_at_once(settings.executor, max(1, len(to_run)), joblib.cpu_count())
-    costs = plan_costs(plan, resolve_data_dir(settings.data_dir), logged)
-    print("\n".join(costs.lines(plan, sorted(to_run, key=costs.order), workers)))
-    rerun = sorted({"/".join(record.key) for record in _of_plan(incomplete, plan) if record.key not in finished})
-    if rerun:
-        print(f"bncbench: {len(rerun)} cells would run again, their FINISHED runs missing metrics: {_names(rerun)}.")
+    _print_cost(plan, settings, logged, finished)
+    _rerun_incomplete(incomplete, plan, finished)
     drawn = missing_datasets(plan, drawn=True)
     if drawn:
         print(f"bncbench: the sweep draws the datasets {', '.join(drawn)} into the data directory "
@@ -171,13 +154,21 @@ def show_plan(composed: Composed) -> int:
     missing = missing_datasets(plan)
     if missing:
         obstacle = fetch_obstacle(missing)
-        print(
-            f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(settings.data_dir)} "
-            f"({', '.join(missing)}); "
-            + ("the sweep fetches them from OpenML before its first cell." if obstacle is None else
-               f"{obstacle}, so the run would stop before its first cell. {FETCH_FIXES}")
-        )
+        fetched = ("the sweep fetches them from OpenML before its first cell." if obstacle is None else
+                   f"{obstacle}, so the run would stop before its first cell. {FETCH_FIXES}")
+        print(f"bncbench: {len(missing)} datasets are not in the data directory {resolve_data_dir(settings.data_dir)} "
+              f"({', '.join(missing)}); {fetched}")
     return 0
+
+
+def _print_cost(plan: Plan, settings: Settings, logged, finished) -> tuple[list[Cell], int, Costs]:
+    """Print what the sweep will run and cost (``bncbench.app.cost``); return the cells to run, smallest first,
+    how many run at once, and their costs."""
+    costs = plan_costs(plan, resolve_data_dir(settings.data_dir), logged)
+    to_run = sorted((cell for cell in plan.cells if cell.key not in finished), key=costs.order)
+    workers = cells_at_once(settings.executor, max(1, len(to_run)), joblib.cpu_count())
+    print("\n".join(costs.lines(plan, to_run, workers)), flush=True)
+    return to_run, workers, costs
 
 
 def _cell_threads(setting, executor: Executors, workers: int, cores: int) -> int:
@@ -193,16 +184,12 @@ def destination_of(settings: Settings, plan: Plan, threads: int = 1, sweep: str 
     cells at once: a password of ``tracking_uri`` is not in it (a cluster's job files hold it) but in this
     process's environment, which the workers inherit (``bncbench.core.uris``)."""
     return Destination(
-        tracking_uri=credentials_to_environment(settings.tracking_uri),
-        experiment=plan.experiment,
-        artifact_location=artifact_location(settings),
-        data_dir=settings.data_dir,
-        reuse_runs=settings.reuse_runs,
-        numba_threads=threads,
-        sweep=sweep,
+        tracking_uri=credentials_to_environment(settings.tracking_uri), experiment=plan.experiment,
+        artifact_location=artifact_location(settings), data_dir=settings.data_dir, reuse_runs=settings.reuse_runs,
+        numba_threads=threads, sweep=sweep,
         out_of_core_bytes=out_of_core_bytes(settings.out_of_core.memory_gb, settings.executor, workers),
-        chunk_rows=settings.out_of_core.chunk_rows,
-        sample_rows=settings.out_of_core.sample_rows,
+        chunk_rows=settings.out_of_core.chunk_rows, sample_rows=settings.out_of_core.sample_rows,
+        scheduler=settings.out_of_core.scheduler, local_workers=settings.out_of_core.local_workers,
     )
 
 
@@ -221,11 +208,7 @@ def finished_before(logged, plan: Plan) -> set[tuple[str, str]]:
     of the same ``cfg_hash`` and data digest under their own name: the sweep skips them without
     starting a worker (a cell finished under another name or in another experiment is copied by its
     worker)."""
-    logged = {(record.key, record.cfg_hash, record.data_digest) for record in logged}
-    return {
-        cell.key for cell in plan.cells
-        if cell.data_digest is not None and (cell.key, cell.cfg_hash, cell.data_digest) in logged
-    }
+    return {record.key for record in _of_plan(logged, plan) if record.data_digest is not None}
 
 
 def complete_records(logged) -> tuple[list, list]:
@@ -237,43 +220,34 @@ def complete_records(logged) -> tuple[list, list]:
 
 def _of_plan(records, plan: Plan) -> list:
     """The records that are runs of the cells of ``plan``: their name, ``cfg_hash`` and data digest."""
-    cells = plan.by_key()
-    return [
-        record for record in records
-        if record.key in cells and (record.cfg_hash, record.data_digest) == (cells[record.key].cfg_hash,
-                                                                             cells[record.key].data_digest)
-    ]
+    cells = {cell.key: (cell.cfg_hash, cell.data_digest) for cell in plan.cells}
+    return [record for record in records if cells.get(record.key) == (record.cfg_hash, record.data_digest)]
 
 
-def _fail_incomplete(client, incomplete, plan: Plan, finished) -> list[str]:
+def _rerun_incomplete(incomplete, plan: Plan, finished, client=None) -> list[str]:
     """End FAILED the FINISHED runs of the plan's cells that miss metrics (``complete_records``), saying
     which in their ``error`` tag, so that neither a report nor a later sweep takes them for results;
-    return the cells that run again for it (those without a complete run), and say so."""
+    return the cells that run again for it (those without a complete run), and say so. Without ``client``
+    (a dry run), only say which would."""
     runs = _of_plan(incomplete, plan)
-    tracking.fail_runs(client, {
-        record.run_id: f"FINISHED without the metrics {', '.join(record.missing_metrics())}: not a result; "
-        "marked FAILED by a sweep, which ran its cell again"
-        for record in runs
-    })
+    if client is not None:
+        tracking.fail_runs(client, {
+            record.run_id: f"FINISHED without the metrics {', '.join(record.missing_metrics())}: not a result; "
+            "marked FAILED by a sweep, which ran its cell again"
+            for record in runs
+        })
     rerun = sorted({"/".join(record.key) for record in runs if record.key not in finished})
     if rerun:
-        print(f"bncbench: {len(rerun)} cells run again, their FINISHED runs missing metrics (now marked FAILED): "
-              f"{_names(rerun)}.", flush=True)
+        print(f"bncbench: {len(rerun)} cells {'would run' if client is None else 'run'} again, their FINISHED runs "
+              f"missing metrics{'' if client is None else ' (now marked FAILED)'}: {some_of(rerun)}.", flush=True)
     return rerun
-
-
-def _names(cells: list[str], shown: int = 5) -> str:
-    """``a/b, c/d and 3 more``."""
-    return ", ".join(cells[:shown]) + (f" and {len(cells) - shown} more" if len(cells) > shown else "")
 
 
 def numba_threads(setting, workers: int, cores: int) -> int:
     """Threads of the numba kernels (``parallel=True``) in each cell, so that the cells running at once
     on one machine do not oversubscribe its cores: ``numba_threads`` as set, or for ``auto``
     ``max(1, cores // workers)``."""
-    if setting != "auto":
-        return int(setting)
-    return max(1, cores // workers)
+    return int(setting) if setting != "auto" else max(1, cores // workers)
 
 
 def _interrupted(client, experiment_id, sweep, plan: Plan, summary: Summary, signal_name: str, command: str) -> None:
@@ -286,12 +260,9 @@ def _interrupted(client, experiment_id, sweep, plan: Plan, summary: Summary, sig
             if run.info.status == "RUNNING" and run.data.tags.get(lease.SWEEP_TAG) == sweep
         ]
         tracking.abandon(client, stopped, INTERRUPTED)
-        print(
-            f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells, {len(summary.finished)} run, "
-            f"{len(summary.copied)} copied, {len(summary.skipped)} skipped (finished before), {len(stopped)} "
-            f"stopped (their runs are marked KILLED), {len(summary.failed)} failed.",
-            file=sys.stderr,
-        )
+        print(f"bncbench: experiment {plan.experiment!r}: {len(plan)} cells, {len(summary.finished)} run, "
+              f"{len(summary.copied)} copied, {len(summary.skipped)} skipped (finished before), {len(stopped)} "
+              f"stopped (their runs are marked KILLED), {len(summary.failed)} failed.", file=sys.stderr)
     except Exception as err:  # the store may be what was slow; the resume hint matters more
         print(f"bncbench: the cells' runs could not be read back ({err}).", file=sys.stderr)
     print(f"bncbench: to resume, run the same command again (finished cells are skipped): {masked(command)}",
@@ -301,14 +272,10 @@ def _interrupted(client, experiment_id, sweep, plan: Plan, summary: Summary, sig
 def _warm_kernels(cells: list[Cell]) -> None:
     """Compile the numba kernels of the cells' BNCs here, once, before the workers of this machine start
     (``bncbench.app.compile_cache``); cells on a cluster's nodes compile for their own CPUs."""
-    models = {cell.model: cell.semantic()["model"] for cell in cells}
-    compiled, seconds = warm_kernels(models.values())
+    compiled, seconds = warm_kernels({cell.model: cell.semantic()["model"] for cell in cells}.values())
     if compiled:
-        print(
-            f"bncbench: numba compiled the kernels of the experiment's models for this machine in "
-            f"{seconds:.0f} s, once: the cells, and the next runs, load them from its cache.",
-            flush=True,
-        )
+        print(f"bncbench: numba compiled the kernels of the experiment's models for this machine in {seconds:.0f} s, "
+              "once: the cells, and the next runs, load them from its cache.", flush=True)
 
 
 def _submitit_folder(settings: Settings, plan: Plan) -> Path:
@@ -322,7 +289,8 @@ def _write_report(plan: Plan, settings: Settings, replace: bool = False, keep_un
     ran), a report made from the same runs, settings and code is left as it is (``unchanged_report``)."""
     try:
         runs = plan_runs(plan, settings.tracking_uri)  # read once, for both
-        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(settings), str(resolve_data_dir(settings.data_dir)))
+        data_dir = str(resolve_data_dir(settings.data_dir))
+        unchanged = keep_unchanged and unchanged_report(plan, runs, report_dir(settings), data_dir)
         if unchanged:
             print(f"bncbench: report unchanged: {unchanged}")
             return True
@@ -333,11 +301,8 @@ def _write_report(plan: Plan, settings: Settings, replace: bool = False, keep_un
         print(f"bncbench: report not written: {masked(err)}", file=sys.stderr)
         return False
     except OSError as err:  # e.g. a report_dir that cannot be written
-        print(
-            f"bncbench: report not written: {err}; set report_dir to a writable directory and write it "
-            f"again with bncbench report experiment={plan.experiment} (nothing reruns).",
-            file=sys.stderr,
-        )
+        print(f"bncbench: report not written: {err}; set report_dir to a writable directory and write it again with "
+              f"bncbench report experiment={plan.experiment} (nothing reruns).", file=sys.stderr)
         return False
     except Exception:  # a bug in the report must not hide the summary of the cells
         traceback.print_exc()
@@ -352,5 +317,5 @@ def _print_by_reason(label: str, reasons: dict[str, str]) -> None:
     for cell, reason in sorted(reasons.items()):
         by_reason[reason].append(cell)
     for reason, cells in by_reason.items():
-        print(f"bncbench: {label} {_names(cells)}: {masked(reason.splitlines()[0]) if reason else ''}")
+        print(f"bncbench: {label} {some_of(cells)}: {masked(reason.splitlines()[0]) if reason else ''}")
 

@@ -51,10 +51,8 @@ def view_tags() -> dict[str, str]:
     # The envelope of a view saved from the UI's "Views" menu (encodeSavedViewEnvelope); a plain-JSON state
     # is read as well as a compressed one.
     envelope = {"name": "bncbench: losses by cell", "createdAt": 0, "state": json.dumps(SAVED_VIEW_STATE)}
-    return {
-        f"mlflow.sharedViewState.{SAVED_VIEW_ID}": json.dumps(envelope),
-        "mlflow.experimentKind": "custom_model_development",
-    }
+    return {f"mlflow.sharedViewState.{SAVED_VIEW_ID}": json.dumps(envelope),
+            "mlflow.experimentKind": "custom_model_development"}
 
 
 def ui_tags(plan: Plan) -> dict[str, str]:

@@ -105,32 +105,51 @@ class ContextTree:
         """
         if (columns[self.child] < 0).any():
             columns = columns[:, columns[self.child] >= 0]
-        n_rows = columns.shape[1]
         values = columns[self.child]
-        nodes = np.zeros(n_rows, dtype=np.int64)
+        nodes = np.zeros(columns.shape[1], dtype=np.int64)
         _accumulate(nodes, values, self.counts[0], weight)
         for level, column in enumerate(self.variables, start=1):
             observed = columns[column] >= 0
             if not observed.all():  # available cases: a row stops at the level of its first missing variable
                 columns, nodes, values = columns[:, observed], nodes[observed], values[observed]
-                n_rows = columns.shape[1]
-            n_nodes = self.parent[level].shape[0] if level < len(self.parent) else 0
-            new_parents = np.empty(n_rows, dtype=np.int64)
-            nodes, n_total = _descend_or_create(nodes, columns[column], self.children[level - 1], n_nodes, new_parents)
-            if budget is not None and n_total > n_nodes:
-                budget.take(self, level, n_total, n_total - n_nodes)
-            if level == len(self.parent):
-                self.parent.append(new_parents[:n_total].copy())  # not a view, which would keep all n_rows
-                self.counts.append(np.zeros((n_total, self.n_values)))
-                if level < self.depth:
-                    self.children.append(np.full((n_total, self.cards[level]), -1, dtype=np.int64))
-            else:
-                self.parent[level] = np.concatenate([self.parent[level], new_parents[: n_total - n_nodes]])
-                self.counts[level] = _grow_rows(self.counts[level], n_total, 0.0)
-                if level < self.depth:
-                    self.children[level] = _grow_rows(self.children[level], n_total, -1)
+            nodes = self._descend(level, nodes, columns[column], budget)
             _accumulate(nodes, values, self.counts[level], weight)
         return self
+
+    def merge(self, other: "ContextTree", budget=None) -> "ContextTree":
+        """Add the counts of ``other``, the same table counted on other rows, as if those rows were added
+        (``add``) after this tree's: the contexts new here are numbered in ``other``'s order, the order in
+        which its rows met them, so that counting chunks apart and merging them in order gives the arrays of
+        one count over all the rows. ``budget`` as in ``add``."""
+        self.counts[0] += other.counts[0]
+        nodes = np.zeros(1, dtype=np.int64)
+        for level in range(1, len(other.parent)):
+            values = np.empty(len(other.parent[level]), dtype=np.int64)  # the value that leads to each context
+            parents, found = np.nonzero(other.children[level - 1] >= 0)
+            values[other.children[level - 1][parents, found]] = found
+            nodes = self._descend(level, nodes[other.parent[level]], values, budget)
+            self.counts[level][nodes] += other.counts[level]
+        return self
+
+    def _descend(self, level: int, nodes: np.ndarray, values: np.ndarray, budget) -> np.ndarray:
+        """The contexts of ``level`` below ``nodes`` (those of the level above) by ``values``, the new ones
+        created (``budget`` charged first) with their arrays."""
+        n_nodes = self.parent[level].shape[0] if level < len(self.parent) else 0
+        new_parents = np.empty(len(nodes), dtype=np.int64)
+        nodes, n_total = _descend_or_create(nodes, values, self.children[level - 1], n_nodes, new_parents)
+        if budget is not None and n_total > n_nodes:
+            budget.take(self, level, n_total, n_total - n_nodes)
+        if level == len(self.parent):
+            self.parent.append(new_parents[:n_total].copy())  # not a view, which would keep all the rows
+            self.counts.append(np.zeros((n_total, self.n_values)))
+            if level < self.depth:
+                self.children.append(np.full((n_total, self.cards[level]), -1, dtype=np.int64))
+        else:
+            self.parent[level] = np.concatenate([self.parent[level], new_parents[: n_total - n_nodes]])
+            self.counts[level] = _grow_rows(self.counts[level], n_total, 0.0)
+            if level < self.depth:
+                self.children[level] = _grow_rows(self.children[level], n_total, -1)
+        return nodes
 
     def truncated(self, depth: int) -> "ContextTree":
         """A copy keeping the first ``depth`` conditioning variables (levels 0..depth)."""

@@ -11,6 +11,7 @@ decoded (UTF-8) when asked for. ``tests/bnc/test_csv_ids.py`` checks it against 
 """
 
 import collections
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -215,19 +216,20 @@ class CsvIds:
         ids._headers_read.add(Path(path))
         return ids
 
-    def chunks(self, path: Path, chunk_rows: int) -> Iterator[np.ndarray]:
+    def chunks(self, path: Path, chunk_rows: int, start: int = 0) -> Iterator[np.ndarray]:
         """Each ``chunk_rows`` rows of the file (a ``.gz`` or ``.bz2`` one decompressed) as an (rows, columns)
         array of ids (Fortran-ordered: a column's ids side by side), 0 for a missing value; the file's header must
-        be this reader's."""
-        if Path(path) not in self._headers_read:
+        be this reader's. ``start`` > 0: the rows from that byte on (``chunk_starts``), the header neither read nor
+        checked."""
+        if not start and Path(path) not in self._headers_read:
             if (names := _header(path)) != self.header:
                 raise DatasetError(f"{path}: its columns {names} are not those of the training file {self.header}.")
             self._headers_read.add(Path(path))
         keys = np.empty((chunk_rows, len(self.columns)), dtype=np.uint64)
         long_fields, long_bytes, long_sizes = np.empty((1024, 2), np.int64), np.empty(1 << 16, np.uint8), np.zeros(2, np.int64)
         field = np.empty(0, dtype=np.uint8)
-        data, position, final, filled, header = np.empty(0, dtype=np.uint8), 0, False, 0, True
-        with pa.input_stream(str(path)) as stream:
+        data, position, final, filled, header = np.empty(0, dtype=np.uint8), 0, False, 0, not start
+        with stream_at(path, start) as stream:
             while True:
                 if len(field) < len(data):
                     field = np.empty(2 * len(data), dtype=np.uint8)  # a field's bytes, unquoted
@@ -308,6 +310,50 @@ class CsvIds:
             self._entries = np.concatenate([self._entries, np.zeros_like(self._entries)])
         if 2 * (n + 1) > len(self._slots) // 2:
             self._slot_keys, self._slots = _rehash(self._slot_keys, self._slots, 2 * len(self._slots))
+
+
+def stream_at(path: Path, start: int) -> pa.NativeFile:
+    """The file's bytes (a ``.gz`` or ``.bz2`` file's decompressed) from byte ``start`` on: sought to in a plain
+    file, read through in a compressed one."""
+    stream = pa.input_stream(str(path))
+    if stream.seekable():
+        stream.seek(start)
+        return stream
+    while start > 0 and (skipped := len(stream.read(min(start, _BLOCK_BYTES)))):
+        start -= skipped
+    return stream
+
+
+@functools.lru_cache(maxsize=16)
+def _chunk_starts(path: Path, chunk_rows: int, size: int, modified: int) -> tuple[int, ...]:
+    starts, rows, header = [], 0, True
+    keys, long_fields, long_bytes = np.empty((0, 0), np.uint64), np.empty((0, 2), np.int64), np.empty(0, np.uint8)
+    data, field, position, offset, final = np.empty(0, dtype=np.uint8), np.empty(0, dtype=np.uint8), 0, 0, False
+    with pa.input_stream(str(path)) as stream:
+        while True:
+            if len(field) < len(data):
+                field = np.empty(2 * len(data), dtype=np.uint8)
+            split, position, why, _ = _split_rows(data, position, final, False, keys, 1 if header else chunk_rows - rows,
+                                                  field, long_fields, long_bytes, np.zeros(2, np.int64))
+            rows += 0 if header else split
+            if split and (header or rows == chunk_rows):
+                starts.append(offset + position)
+                header, rows = False, 0
+            elif why == _NEEDS_BYTES:
+                if final:
+                    break
+                block = stream.read(_BLOCK_BYTES)
+                data, offset = np.concatenate([data[position:], np.frombuffer(block, np.uint8)]), offset + position
+                position, final = 0, not block
+    return tuple(starts if rows else starts[:-1])
+
+
+def chunk_starts(path: Path, chunk_rows: int) -> tuple[int, ...]:
+    """Where each ``chunk_rows`` rows of a CSV file start (the first after its header), as bytes of the file
+    (decompressed), for ``CsvIds.chunks`` or pyarrow to read a chunk from there (``stream_at``); rows split as
+    ``CsvIds.chunks`` splits them. Kept for the file as it is (its size and time of change)."""
+    stat = Path(path).stat()
+    return _chunk_starts(Path(path), chunk_rows, stat.st_size, stat.st_mtime_ns)
 
 
 def _header(path: Path) -> list:

@@ -69,6 +69,7 @@ class StructureStatistics:
     def __init__(self, cards, n_classes, pairs=True, memory_limit=None):
         self.cards = np.asarray(cards, dtype=np.int64)
         self.n_classes = int(n_classes)
+        self.pairs = pairs
         self.n_rows = 0.0
         self.attribute_class = [np.zeros((r, self.n_classes)) for r in self.cards]
         d = len(self.cards)
@@ -93,6 +94,19 @@ class StructureStatistics:
         if self.pair_counts is not None:
             _accumulate_pairs(columns, y, self.cards, self.n_classes, self.offsets, self.pair_counts)
         self.n_rows += codes.shape[0]
+        return self
+
+    def empty_copy(self) -> "StructureStatistics":
+        """No counts, of the same shape (the memory limit was checked when this one was made)."""
+        return StructureStatistics(self.cards, self.n_classes, self.pairs)
+
+    def merge(self, other: "StructureStatistics") -> "StructureStatistics":
+        """Add the counts of ``other``, an ``empty_copy`` counted on other rows."""
+        for table, counted in zip(self.attribute_class, other.attribute_class, strict=True):
+            table += counted
+        if self.pair_counts is not None:
+            self.pair_counts += other.pair_counts
+        self.n_rows += other.n_rows
         return self
 
     def mutual_information_with_class(self) -> np.ndarray:

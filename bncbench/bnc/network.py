@@ -82,6 +82,14 @@ class CountedNetwork:
             tree.add(columns, weight, budget)
         return self
 
+    def merge(self, other: "CountedNetwork") -> "CountedNetwork":
+        """Add the counts of ``other``, this network's ``empty_copy`` counted on other rows, as if its rows
+        were added after this network's (``ContextTree.merge``): the same arrays as one count of all the rows."""
+        budget = None if self.memory_limit is None else self.memory_limit.budget(self.nbytes)
+        for tree, counted in zip(self.trees, other.trees, strict=True):
+            tree.merge(counted, budget)
+        return self
+
     def remove(self, codes: np.ndarray) -> "CountedNetwork":
         """Take back rows added before, e.g. to score them as held-out data."""
         return self.add(codes, weight=-1.0)

@@ -11,7 +11,8 @@ the file:
 2. then the structure learner makes its own passes, each over those numbers (mapped to the encoder's codes)
    or, without them, reading the file again: kDB and TAN one for the mutual-information counts and one for
    the tables' counts (SkDB paper Sect. 2.1: two passes), SkDB a third for its leave-one-out selection;
-   naive Bayes and AODE only the counting pass.
+   naive Bayes and AODE only the counting pass. Given a dask client, these passes are made by its workers, each
+   reading its chunks of the file (``bncbench.bnc.distributed``), with the same numbers.
 
 The estimator fills the tables from the counts; the m-estimate gathers its holdout's rows (those of the
 in-memory fit) in one more pass (``ChunkedCodes.rows_at``).
@@ -31,7 +32,8 @@ import pyarrow.parquet as pq
 from numba import njit
 
 from bncbench.bnc.classifier import BNClassifier
-from bncbench.bnc.csv_ids import CsvIds, unique_columns
+from bncbench.bnc.csv_ids import CsvIds, chunk_starts, stream_at, unique_columns
+from bncbench.bnc.distributed import accumulate_on
 from bncbench.bnc.encoding import CategoryEncoder
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.core.errors import ConfigError, DatasetError
@@ -50,14 +52,16 @@ def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Ite
     return selected_chunks(path, chunk_rows, numeric, None)
 
 
-def _csv_tables(path: Path, chunk_rows: int) -> Iterator[pa.Table]:
+def _csv_tables(path: Path, chunk_rows: int, start: int = 0) -> Iterator[pa.Table]:
     """The rows of a CSV file as strings (missing = empty field), ``chunk_rows`` at a time, read by pyarrow's
-    streaming reader (about four times as fast as pandas' chunked ``read_csv``, with the same strings)."""
+    streaming reader (about four times as fast as pandas' chunked ``read_csv``, with the same strings); ``start``
+    > 0: the rows from that byte on (``csv_ids.chunk_starts``)."""
     columns = unique_columns(path, pa_csv.open_csv(path).schema.names)
     convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(columns, pa.string()), strings_can_be_null=True,
                                     null_values=[""])
+    source, header = (stream_at(path, start), pa_csv.ReadOptions(column_names=columns)) if start else (path, None)
     pending = []
-    for batch in pa_csv.open_csv(path, convert_options=convert):
+    for batch in pa_csv.open_csv(source, read_options=header, convert_options=convert):
         pending.append(batch)
         table = pa.Table.from_batches(pending)
         while table.num_rows >= chunk_rows:
@@ -111,21 +115,37 @@ def _rows_where(rows: pa.Table | np.ndarray, keep: np.ndarray) -> pa.Table | np.
     return rows.filter(pa.array(keep)) if isinstance(rows, pa.Table) else rows[keep]
 
 
+class FileChunk(NamedTuple):
+    """A chunk of training rows as a cluster's task reads it: the ``chunk_rows`` rows of the file from ``start`` (a
+    CSV file's byte, ``csv_ids.chunk_starts``; a parquet file's row), those of them ``keep`` selects (None: all)."""
+
+    start: int
+    keep: np.ndarray | None
+
+
 class ChunkedCodes:
     """Training data read from a file: every call of ``chunks`` is one pass over it, yielding codes.
 
     ``sample`` holds the codes of the first pass's uniform sample; ``passes`` counts the passes made over the
     data, ``reads`` those over the file: the later passes read the first pass's value ids when it kept them
     (``ids.cached``), else the file again (a CSV file without numeric columns by ``CsvIds``, ``ids.reader``).
+    With a dask ``client``, a counting pass (``accumulate``) is made by its workers, each reading its chunks of the
+    file (``bncbench.bnc.distributed``).
     """
 
     def __init__(self, path, target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows=None,
-                 ids=None):
+                 ids=None, client=None):
         self.path, self.target, self.chunk_rows, self.numeric, self.rows = path, target, chunk_rows, numeric, rows
         self.discretizer, self.encoder, self.class_encoder = discretizer, encoder, class_encoder
         self.passes = self.reads = 1  # the first pass, which found the values and the sample
-        self._ids, self._id_sizes = ids, None
+        self._ids, self._id_sizes, self.client = ids, None, client
+        self._csv_columns = (ids.reader.header, ids.reader.columns) if ids is not None and ids.reader else None
         self.sample = self.codes(sample) if isinstance(sample, pd.DataFrame) else self._codes_of_ids(sample)
+
+    def __getstate__(self) -> dict:
+        """What a cluster's task needs to read and code a chunk (``chunk_codes``): not the rows held in memory
+        (the sample, the first pass's value ids; a chunk carries its part of ``rows``), nor the client."""
+        return {**vars(self), "sample": None, "rows": None, "_ids": None, "client": None}
 
     def _encoders(self) -> list:
         """(encoder, its column) for each column of the codes, the class last."""
@@ -136,14 +156,17 @@ class ChunkedCodes:
         is made anew when the columns have new values (a test file's)."""
         values = self._ids.values()
         if (sizes := [len(column) for column in values]) != self._id_sizes:
-            lookups = []
-            for (encoder, k), column in zip(self._encoders(), values):
-                lookup = encoder.lookup(k, column)  # the missing value's code last; its id is 0
-                lookups.append(np.concatenate([lookup[-1:], lookup[:-1]]))
-            self._id_lookup = np.concatenate(lookups)
-            self._id_offsets = np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
-            self._id_sizes = sizes
-        return _looked_up(ids, self._id_lookup, self._id_offsets)
+            self._lookup, self._id_sizes = self._id_lookup(values), sizes
+        return _looked_up(ids, *self._lookup)
+
+    def _id_lookup(self, values: list) -> tuple[np.ndarray, np.ndarray]:
+        """For ``_looked_up``: the codes of every column's ids, given its values in the order of their ids, side by
+        side, and where each column's start."""
+        lookups = []
+        for (encoder, k), column in zip(self._encoders(), values):
+            lookup = encoder.lookup(k, column)  # the missing value's code last; its id is 0
+            lookups.append(np.concatenate([lookup[-1:], lookup[:-1]]))
+        return np.concatenate(lookups), np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
 
     def codes(self, frame: pd.DataFrame) -> np.ndarray:
         X = frame.drop(columns=[self.target])
@@ -160,6 +183,43 @@ class ChunkedCodes:
         self.reads += 1
         for codes, _ in self.file_codes(self.path, self.rows, tables=False):
             yield codes
+
+    def accumulate(self, total, add):
+        """``total`` after ``add(total, chunk)`` for every chunk of codes, in order (``training_data``): in this
+        process, or with a ``client`` on its workers (``distributed.accumulate_on``), with the same result."""
+        if self.client is None:
+            for chunk in self.chunks():
+                add(total, chunk)
+            return total
+        self.passes += 1
+        self.reads += 1
+        return accumulate_on(self.client, self, total, add)
+
+    def file_chunks(self) -> list[FileChunk]:
+        """The chunks of the training rows as a cluster's tasks read them (``chunk_codes``): those ``chunks`` yields,
+        in its order."""
+        if self.path.suffix == ".parquet":
+            starts = range(0, pq.ParquetFile(self.path).metadata.num_rows, self.chunk_rows)
+        else:
+            starts = chunk_starts(self.path, self.chunk_rows)
+        found = []
+        for j, start in enumerate(starts):
+            keep = None if self.rows is None else self.rows[j * self.chunk_rows : (j + 1) * self.chunk_rows]
+            if keep is None or keep.any():
+                found.append(FileChunk(start, keep))
+        return found
+
+    def chunk_codes(self, chunk: FileChunk) -> np.ndarray:
+        """The codes of a chunk of the training rows, read from the file by itself (a cluster's task); nothing of
+        this object changes, so that tasks may share it."""
+        if self._csv_columns is not None:  # a CSV file without numeric columns: read as value ids
+            reader = CsvIds(*self._csv_columns)
+            ids = next(reader.chunks(self.path, self.chunk_rows, chunk.start))
+            ids = ids if chunk.keep is None else _rows_where(ids, chunk.keep)
+            return _looked_up(ids, *self._id_lookup(reader.all_values()))
+        table = _table_at(self.path, self.chunk_rows, chunk.start)
+        table = table if chunk.keep is None else _rows_where(table, chunk.keep)
+        return self.codes(_frame(table, self.numeric, self.path))
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
         """The codes of the training rows at ``positions`` (increasing, among the rows ``rows`` selects, in the
@@ -223,6 +283,17 @@ def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[pa
         batches = file.iter_batches(batch_size=chunk_rows)
         return _selected((pa.Table.from_batches([batch]) for batch in batches), rows)
     return _selected(_csv_tables(path, chunk_rows), rows)
+
+
+def _table_at(path: Path, chunk_rows: int, start: int) -> pa.Table:
+    """The chunk of the file's rows that ``_tables`` yields from ``start`` (``FileChunk``)."""
+    if path.suffix != ".parquet":
+        return next(_csv_tables(path, chunk_rows, start))
+    file = pq.ParquetFile(path)
+    ends = np.cumsum([file.metadata.row_group(g).num_rows for g in range(file.num_row_groups)])
+    first, last = np.searchsorted(ends, [start, start + chunk_rows - 1], side="right")
+    groups = range(first, min(last, len(ends) - 1) + 1)
+    return file.read_row_groups(groups).slice(start - (ends[first - 1] if first else 0), chunk_rows)
 
 
 class _IdCache:
@@ -416,7 +487,8 @@ def _looks_numeric(column: pd.Series) -> bool:
 
 def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: int = 100_000,
              sample_rows: int = 100_000, discretise: bool = True, numeric: list | None = None,
-             rows: np.ndarray | None = None, cache_bytes: int = CACHE_BYTES) -> tuple[BNClassifier, ChunkedCodes]:
+             rows: np.ndarray | None = None, cache_bytes: int = CACHE_BYTES,
+             client=None) -> tuple[BNClassifier, ChunkedCodes]:
     """Fit ``classifier`` from the file at ``path`` without holding it in memory.
 
     Parameters
@@ -444,6 +516,10 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         The passes after the first read its value ids from memory (one byte a value while a column has fewer than
         256 values, else two), when they take at most
         this many bytes and no column is numeric (0: every pass reads the file); the numbers are the same.
+    client : distributed.Client, optional
+        Make the counting passes (the structure's, SkDB's leave-one-out) on the workers of this dask client, each
+        reading its chunks of the file (at the same path): the same counts, structure and losses to the last bit
+        (``bncbench.bnc.distributed``). Default: in this process.
 
     Returns
     -------
@@ -467,7 +543,8 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         [missing[c] and c not in numeric for c in columns],  # a discretised column's missing is its last bin
     )
     class_encoder = CategoryEncoder.from_values([target], [values[target]], [False])
-    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows, found.ids)
+    data = ChunkedCodes(Path(path), target, chunk_rows, numeric, discretizer, encoder, class_encoder, sample, rows,
+                        found.ids, client)
     classifier.encoder_, classifier.class_encoder_ = encoder, class_encoder
     classifier.classes_ = np.asarray(list(class_encoder.categories_[0]))
     classifier.n_features_in_ = len(encoder.columns_)

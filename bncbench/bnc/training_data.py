@@ -2,7 +2,10 @@
 
 A learner makes one pass per kind of statistic (SkDB paper Sect. 2.1: structure, counts, then SkDB's
 leave-one-out), so the same code learns from an in-memory matrix (one chunk) or from a file read in
-chunks (``bncbench.bnc.out_of_core``).
+chunks (``bncbench.bnc.out_of_core``). A counting pass is ``accumulate(total, add)``: ``add(total, chunk)`` for
+every chunk, in order. Counts are sums, so a source may instead add each chunk to an empty copy of the total
+where the chunk is read (``total.empty_copy()``, a dask worker's: ``bncbench.bnc.distributed``) and merge the
+partial totals into it in the chunks' order (``total.merge(partial)``), with the same result.
 """
 
 from collections.abc import Iterator
@@ -24,6 +27,11 @@ class InMemoryCodes:
 
     def chunks(self) -> Iterator[np.ndarray]:
         yield self.codes
+
+    def accumulate(self, total, add):
+        """``total`` after ``add(total, codes)`` (module docstring)."""
+        add(total, self.codes)
+        return total
 
     def rows_at(self, positions: np.ndarray) -> np.ndarray:
         """The codes of the rows at ``positions`` (increasing)."""

@@ -16,14 +16,6 @@ from bncbench.bundles.load import KEEP, ConflictError, ImportSummary, import_bun
 from bncbench.bundles.records import BundleRuns, bundle_runs
 
 __all__ = [
-    "Bundle",
-    "BundleError",
-    "BundleRuns",
-    "ConflictError",
-    "KEEP",
-    "ImportSummary",
-    "bundle_runs",
-    "export_bundle",
-    "import_bundles",
-    "read_bundle",
+    "Bundle", "BundleError", "BundleRuns", "ConflictError", "KEEP", "ImportSummary", "bundle_runs", "export_bundle",
+    "import_bundles", "read_bundle",
 ]

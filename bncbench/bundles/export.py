@@ -3,20 +3,13 @@
 import tempfile
 import warnings
 from collections.abc import Mapping
-from fnmatch import fnmatch
 from pathlib import Path
 
 import pandas as pd
 
 from bncbench import tracking
-from bncbench.bundles.format import (
-    CARRIED_ARTIFACTS,
-    MAX_CARRIED_BYTES,
-    METRIC_COLUMNS,
-    PREDICTIONS_ARTIFACT,
-    RUN_COLUMNS,
-    write_bundle,
-)
+from bncbench.bundles.format import MAX_CARRIED_BYTES, METRIC_COLUMNS, PREDICTIONS_ARTIFACT, RUN_COLUMNS
+from bncbench.bundles.format import carried, write_bundle
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Cell
@@ -26,30 +19,19 @@ from bncbench.tracking.record import CellRecord, artifact_sizes, cell_records, d
 
 #: Tags that do not travel: who held a run's lease (``bncbench.tracking.lease``), where an imported run came
 #: from (set again on import), and the run name (MLflow sets it from the run's name).
-LOCAL_TAGS = (
-    *lease.LEASE_TAGS,
-    tag.ORIGIN_RUN,
-    tag.ORIGIN_BUNDLE,
-    "mlflow.runName",
-)
+LOCAL_TAGS = (*lease.LEASE_TAGS, tag.ORIGIN_RUN, tag.ORIGIN_BUNDLE, "mlflow.runName")
 
 
-def export_bundle(
-    tracking_uri: str,
-    experiment: str,
-    out_dir: str | Path,
-    *,
-    cells: Mapping[tuple[str, str], Cell] | None = None,
-    predictions: bool = False,
-) -> Path:
+def export_bundle(tracking_uri: str, experiment: str, out_dir: str | Path, *,
+                  cells: Mapping[tuple[str, str], Cell] | None = None, predictions: bool = False) -> Path:
     """Write the finished cells of ``experiment`` to a new bundle in ``out_dir``.
 
-    Of each cell's FINISHED runs (a cell: a dataset and a model name), the latest with each ``cfg_hash``
-    and ``data_digest`` travels (the one the report would read for that configuration and data): its name, start and end times, tags
-    (but ``LOCAL_TAGS``), params, MLflow dataset inputs, the full history of every metric, and the
-    artifacts that say what produced its numbers (``CARRIED_ARTIFACTS`` of at most
-    ``MAX_CARRIED_BYTES``: its config, learned structures and diagnostics tables), keyed by its
-    original run id (the ``bncbench.origin.run_id`` tag of a run imported before, else its own).
+    Of each cell's FINISHED runs (a cell: a dataset and a model name), the latest with each ``cfg_hash`` and
+    ``data_digest`` travels (the one the report would read for that configuration and data): its name, start and
+    end times, tags (but ``LOCAL_TAGS``), params, MLflow dataset inputs, the full history of every metric, and the
+    artifacts that say what produced its numbers (``CARRIED_ARTIFACTS`` of at most ``MAX_CARRIED_BYTES``: its
+    config, learned structures and diagnostics tables), keyed by its original run id (the
+    ``bncbench.origin.run_id`` tag of a run imported before, else its own).
 
     Parameters
     ----------
@@ -60,17 +42,17 @@ def export_bundle(
     out_dir : str or Path
         The folder the bundle is written into (created if absent).
     cells : mapping, optional
-        The cells of one configuration of the experiment (``Plan.by_key``, ``bncbench.protocol.cell``):
-        only their runs of that ``cfg_hash`` (and data digest, where it is known) travel, the runs the
-        report of that configuration reads. None: every finished cell, in every configuration.
+        The cells of one configuration of the experiment (``Plan.by_key``, ``bncbench.protocol.cell``): only their
+        runs of that ``cfg_hash`` (and data digest, where it is known) travel, the runs the report of that
+        configuration reads. None: every finished cell, in every configuration.
     predictions : bool
         Also carry each run's ``predictions.parquet`` artifact (large for large datasets).
 
     Returns
     -------
     Path
-        The bundle, ``<out_dir>/<experiment>-<bundle id>``; the id is a hash of its files, so
-        exporting the same runs again returns the bundle already there.
+        The bundle, ``<out_dir>/<experiment>-<bundle id>``; the id is a hash of its files, so exporting the same
+        runs again returns the bundle already there.
 
     Raises
     ------
@@ -96,28 +78,22 @@ def export_bundle(
             # a copy (bncbench.tracking.reuse) shows its source's id; beside its source it travels as itself
             original = run.run_id if run.shown_id in travelled else run.shown_id
             travelled.add(original)
-            rows.append(_run_row(run, original))
+            tags = {key: value for key, value in run.tags.items() if key not in LOCAL_TAGS}
+            rows.append((original, run.name, run.start_time, run.end_time, tags, dict(run.params), list(run.inputs)))
             metrics += [(original, *value) for value in metric_history(client, run)]
             sizes = artifact_sizes(client, run.run_id)
-            if predictions and (found := _download_predictions(client, run, list(sizes), downloads / original)):
-                prediction_files[original] = found
-            carried = [
-                name for name, size in sizes.items()
-                if size <= MAX_CARRIED_BYTES and any(fnmatch(name, pattern) for pattern in CARRIED_ARTIFACTS)
-            ]
-            if carried:
-                folder = downloads / original / "carried"
-                artifact_files[original] = {
-                    name: download_artifact(client, run.run_id, name, folder).read_bytes() for name in carried
-                }
-        manifest = write_bundle(
-            staging,
-            experiment,
-            pd.DataFrame(rows, columns=RUN_COLUMNS),
-            pd.DataFrame(metrics, columns=METRIC_COLUMNS),
-            prediction_files,
-            artifact_files,
-        )
+            if predictions and PREDICTIONS_ARTIFACT not in sizes:
+                warnings.warn(f"run {run.run_id} ({run.name}) has no {PREDICTIONS_ARTIFACT} artifact: it is exported "
+                              "without predictions.", stacklevel=2)
+            elif predictions:
+                prediction_files[original] = download_artifact(client, run.run_id, PREDICTIONS_ARTIFACT,
+                                                               downloads / original)
+            artifact_files[original] = {
+                name: download_artifact(client, run.run_id, name, downloads / original / "carried").read_bytes()
+                for name, size in sizes.items() if size <= MAX_CARRIED_BYTES and carried(name)
+            }
+        manifest = write_bundle(staging, experiment, pd.DataFrame(rows, columns=RUN_COLUMNS),
+                                pd.DataFrame(metrics, columns=METRIC_COLUMNS), prediction_files, artifact_files)
         place = out_dir / f"{experiment}-{manifest['id']}"
         if not place.exists():
             staging.rename(place)
@@ -129,49 +105,21 @@ def _exported_runs(runs: list[CellRecord], cells: Mapping[tuple[str, str], Cell]
     by dataset and model: a cell copied under a renamed model (same ``cfg_hash``) travels under each name."""
     latest = {}
     for run in runs:
-        tags = run.tags
-        if run.status != "FINISHED" or not set(tag.CELL) <= set(tags):
+        if run.status != "FINISHED" or not set(tag.CELL) <= set(run.tags):
             continue
-        if cells is not None and not _of_configuration(tags, cells):
+        if cells is not None and not _of_configuration(run, cells):
             continue
-        key = (tags[tag.MODEL], tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
+        key = (run.tags[tag.MODEL], run.cfg_hash, run.data_digest)
         if key not in latest or _started(run) >= _started(latest[key]):
             latest[key] = run
     return sorted(latest.values(), key=lambda r: (*r.key, _started(r)))
 
 
-def _of_configuration(tags: Mapping[str, str], cells: Mapping[tuple[str, str], Cell]) -> bool:
-    cell = cells.get((tags[tag.DATASET], tags[tag.MODEL]))
-    return (
-        cell is not None
-        and tags[tag.CFG_HASH] == cell.cfg_hash
-        and cell.data_digest in (None, tags.get(tag.DATA_DIGEST))
-    )
+def _of_configuration(run: CellRecord, cells: Mapping[tuple[str, str], Cell]) -> bool:
+    cell = cells.get(run.key)
+    return cell is not None and run.cfg_hash == cell.cfg_hash and cell.data_digest in (None, run.data_digest)
 
 
 def _started(run: CellRecord) -> tuple[int, int]:
     return run.start_time or 0, run.end_time or 0
 
-
-def _run_row(run: CellRecord, original: str) -> dict:
-    return {
-        "run_id": original,
-        "run_name": run.name,
-        "start_time": run.start_time,
-        "end_time": run.end_time,
-        "tags": {key: value for key, value in run.tags.items() if key not in LOCAL_TAGS},
-        "params": dict(run.params),
-        "inputs": list(run.inputs),
-    }
-
-
-def _download_predictions(client, run: CellRecord, names: list[str], folder: Path) -> Path | None:
-    """The run's predictions artifact, downloaded into ``folder``; None (with a warning) if it has none."""
-    if PREDICTIONS_ARTIFACT not in names:
-        warnings.warn(
-            f"run {run.run_id} ({run.name}) has no {PREDICTIONS_ARTIFACT} artifact: it is "
-            "exported without predictions.",
-            stacklevel=3,
-        )
-        return None
-    return download_artifact(client, run.run_id, PREDICTIONS_ARTIFACT, folder)

@@ -24,8 +24,10 @@ import hashlib
 import json
 import re
 import shutil
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
@@ -53,20 +55,10 @@ CARRIED_ARTIFACTS = (tag.CONFIG_ARTIFACT, tag.STRUCTURE_ARTIFACT, "*.csv")
 MAX_CARRIED_BYTES = 256 * 1024
 RUN_COLUMNS = ["run_id", "run_name", "start_time", "end_time", "tags", "params", "inputs"]
 METRIC_COLUMNS = ["run_id", "key", "value", "step", "timestamp"]
-#: The tags an imported run carries of where it comes from: the run id in the store that first ran it
-#: (the report shows this id) and the id of the bundle it was imported from.
 #: Parquet compression of the tables (zstd: about a third of snappy's size on metric tables).
 COMPRESSION = "zstd"
-_MANIFEST_KEYS = {
-    "format": str,
-    "format_version": int,
-    "id": str,
-    "experiment": str,
-    "bncbench_version": str,
-    "created": str,
-    "counts": dict,
-    "files": dict,
-}
+_MANIFEST_KEYS = {"format": str, "format_version": int, "id": str, "experiment": str, "bncbench_version": str,
+                  "created": str, "counts": dict, "files": dict}
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -107,6 +99,11 @@ class Bundle:
     def experiment(self) -> str:
         return self.manifest["experiment"]
 
+    @cached_property
+    def logged(self) -> dict[str, pd.DataFrame]:
+        """Each run's rows of ``metrics`` by its original run id, grouped once (no rows: an empty table)."""
+        return defaultdict(lambda: self.metrics.iloc[:0], tuple(self.metrics.groupby("run_id", sort=False)))
+
 
 def file_sha256(path: Path) -> str:
     with open(path, "rb") as file:
@@ -119,14 +116,8 @@ def bundle_id(files: dict[str, str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def write_bundle(
-    folder: Path,
-    experiment: str,
-    runs: pd.DataFrame,
-    metrics: pd.DataFrame,
-    predictions: dict[str, Path],
-    artifacts: dict[str, dict[str, bytes]],
-) -> dict:
+def write_bundle(folder: Path, experiment: str, runs: pd.DataFrame, metrics: pd.DataFrame, predictions: dict[str, Path],
+                 artifacts: dict[str, dict[str, bytes]]) -> dict:
     """Write a bundle's files into the empty ``folder``, its manifest last, and return the manifest.
 
     Parameters
@@ -153,13 +144,8 @@ def write_bundle(
     for run_id, source in sorted(predictions.items()):
         names.append(f"{PREDICTIONS_DIR}/{run_id}.parquet")
         shutil.copyfile(source, folder / names[-1])
-    carried = [
-        (run_id, name, content)
-        for run_id, found in sorted(artifacts.items())
-        for name, content in sorted(found.items())
-    ]
-    table = pd.DataFrame(carried, columns=ARTIFACT_COLUMNS)
-    table.to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
+    rows = [(run_id, *item) for run_id, found in sorted(artifacts.items()) for item in sorted(found.items())]
+    pd.DataFrame(rows, columns=ARTIFACT_COLUMNS).to_parquet(folder / ARTIFACTS, index=False, compression=COMPRESSION)
     names.append(ARTIFACTS)
     files = {name: file_sha256(folder / name) for name in names}
     manifest = {
@@ -169,12 +155,7 @@ def write_bundle(
         "experiment": experiment,
         "bncbench_version": metadata.version("bncbench"),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "counts": {
-            "runs": len(runs),
-            "metrics": len(metrics),
-            "predictions": len(predictions),
-            "artifacts": len(carried),
-        },
+        "counts": {"runs": len(runs), "metrics": len(metrics), "predictions": len(predictions), "artifacts": len(rows)},
         "files": files,
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -209,8 +190,7 @@ def read_bundle(path: str | Path) -> Bundle:
     if bundle_id(manifest["files"]) != manifest["id"]:
         _refuse(path, f"its manifest's id {manifest['id']!r} does not match its files")
     runs, found = parse_runs(_table(path, RUNS, RUN_COLUMNS))
-    if found:
-        _refuse_runs(path, found)
+    _refuse_runs(path, found)
     metrics = _table(path, METRICS, METRIC_COLUMNS)
     predictions = {
         Path(name).stem: path / name for name in manifest["files"] if name.startswith(f"{PREDICTIONS_DIR}/")
@@ -221,18 +201,16 @@ def read_bundle(path: str | Path) -> Bundle:
             if not (isinstance(run_id, str) and isinstance(name, str) and isinstance(content, bytes)):
                 _refuse(path, f"{ARTIFACTS} holds a row ({run_id!r}, {name!r}, {type(content).__name__}), not "
                         "(run id, name, bytes)")
-            if name in artifacts.get(run_id, {}) or not _carried(name):
+            if name in artifacts.get(run_id, {}) or not carried(name):
                 _refuse(path, f"{ARTIFACTS} holds {name!r} of run {run_id} twice, or a name that is not one of the "
                         f"artifacts a bundle carries ({', '.join(CARRIED_ARTIFACTS)}, a plain file name)")
             artifacts.setdefault(run_id, {})[name] = bytes(content)
     _check_tables(path, manifest, runs, metrics, predictions, artifacts)
-    found = problems(runs, metrics)
-    if found:
-        _refuse_runs(path, found)
+    _refuse_runs(path, problems(runs, metrics))
     return Bundle(path, manifest, runs, metrics, predictions, artifacts)
 
 
-def _carried(name: str) -> bool:
+def carried(name: str) -> bool:
     """Whether ``name`` is that of an artifact a bundle carries: a plain file name (no folder, no hidden file,
     no control character, which MLflow's artifact store would refuse half-way) of ``CARRIED_ARTIFACTS``."""
     plain = "/" not in name and "\\" not in name and not name.startswith(".") and name.isprintable()
@@ -301,10 +279,11 @@ def _check_tables(path: Path, manifest: dict, runs, metrics, predictions, artifa
         _refuse(path, f"it holds metrics or predictions of runs not in {RUNS}: {sorted(strays)[:3]}")
 
 
-def _refuse_runs(path: Path, found: list[str]) -> NoReturn:
-    """Refuse a bundle whose runs are not what the format and their own numbers say (``verify``)."""
-    more = f" (and {len(found) - 1} more problem{'s' * (len(found) > 2)})" if len(found) > 1 else ""
-    _refuse(path, f"{found[0]}{more}")
+def _refuse_runs(path: Path, found: list[str]) -> None:
+    """Refuse a bundle whose runs have the problems ``found`` (``verify``), if any."""
+    if found:
+        more = f" (and {len(found) - 1} more problem{'s' * (len(found) > 2)})" if len(found) > 1 else ""
+        _refuse(path, f"{found[0]}{more}")
 
 
 def _refuse(path: Path, problem: str) -> NoReturn:

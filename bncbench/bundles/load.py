@@ -15,13 +15,13 @@ cell two runs.
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from bncbench import tracking
-from bncbench.bundles.format import PREDICTIONS_ARTIFACT, Bundle, read_bundle
+from bncbench.bundles.format import METRIC_COLUMNS, PREDICTIONS_ARTIFACT, Bundle, read_bundle
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.data.digest import dataset_digest
 from bncbench.tracking import lease, provenance
@@ -29,8 +29,6 @@ from bncbench.tracking import tags as tag
 from bncbench.tracking.record import CellRecord, cell_records, timing, write_record
 
 _SHORT = 8
-#: The fields of a logged metric value (``mlflow.entities.Metric``) in the bundle's metrics table.
-_METRIC_FIELDS = ["key", "value", "step", "timestamp"]
 #: Which of two runs of a cell with other numbers an import keeps (``import_bundles``'s ``keep``).
 KEEP = ("store", "bundle")
 #: Conflicts named in a refusal, at most.
@@ -102,12 +100,9 @@ class ImportSummary:
         )
         lines.append(f"bncbench: code of the bundles' runs: {versions}; this checkout: {self.this_code}.")
         if self.other_data:
-            shown = "; ".join(f"{run} ({digests})" for run, digests in list(self.other_data.items())[:5])
-            more = f" and {len(self.other_data) - 5} more" if len(self.other_data) > 5 else ""
-            lines.append(
-                f"bncbench: warning: {len(self.other_data)} runs read another version of their dataset than "
-                f"the data directory holds; the report leaves them out: {shown}{more}."
-            )
+            shown = _listed([f"{run} ({digests})" for run, digests in self.other_data.items()], "; ")
+            lines.append(f"bncbench: warning: {len(self.other_data)} runs read another version of their dataset "
+                         f"than the data directory holds; the report leaves them out: {shown}.")
         if self.data_not_checked:
             lines.append(
                 "bncbench: data digests not checked (datasets absent from the data directory): "
@@ -125,6 +120,12 @@ class _Held:
     model: str | None
     numbers: tuple
 
+    @classmethod
+    def of(cls, record: CellRecord, numbers: tuple) -> "_Held":
+        origin = record.tags.get(tag.ORIGIN_BUNDLE)
+        source = f"{record.name} (store run {record.run_id}{f', from bundle {origin}' if origin else ''})"
+        return cls(source, record.run_id, record.tags.get(tag.MODEL), numbers)
+
 
 def import_bundles(
     tracking_uri: str,
@@ -140,19 +141,15 @@ def import_bundles(
 ) -> ImportSummary:
     """Load bundles into a store as ordinary FINISHED MLflow runs, leaving alone the cells it has.
 
-    Every bundle is read, checked and verified whole (:func:`bncbench.bundles.format.read_bundle`)
-    and compared with the others and with the store's runs (see the module) before anything is
-    written: a bad bundle or a conflict refuses the whole import and the store is left untouched.
-    Then each run goes into the MLflow experiment of its bundle (created if absent) with its name,
-    original start and end times, tags, params, dataset inputs, every metric value with its step and
-    time, and its predictions if the bundle has them, tagged with its origin (``tag.ORIGIN_RUN``,
-    ``tag.ORIGIN_BUNDLE``) — unless the experiment has a FINISHED run of the same model name with the
-    same ``cfg_hash``, ``data_digest`` and numbers: importing a bundle twice adds nothing. A cell a
-    sweep copied under a renamed model (same ``cfg_hash``, ``bncbench.tracking.reuse``) comes in under
-    each name, as the sweep left it: the report reads a model's runs by its name. Each run is written
-    under its cell's lease, as a sweep's: a cell a sweep is running is left to it. A run that cannot
-    be written whole is deleted, so that an import stopped halfway leaves no partial run and can
-    simply be repeated.
+    Every bundle is read and verified whole (:func:`bncbench.bundles.format.read_bundle`) and compared with the
+    others and with the store's runs (see the module) before anything is written: a bad bundle or a conflict
+    leaves the store untouched. Then each run goes into its bundle's MLflow experiment (created if absent) as it
+    was logged, with its predictions if the bundle has them (:func:`imported_record`), unless the experiment has
+    a FINISHED run of the same model name with the same ``cfg_hash``, ``data_digest`` and numbers: importing a
+    bundle twice adds nothing. A cell a sweep copied under a renamed model (``bncbench.tracking.reuse``) comes in
+    under each name, as the report reads a model's runs by its name. Each run is written under its cell's lease,
+    as a sweep's: a cell a sweep is running is left to it. A run that cannot be written whole is deleted, so that
+    an import stopped halfway can simply be repeated.
 
     Parameters
     ----------
@@ -161,13 +158,13 @@ def import_bundles(
     bundle_paths : str, Path or iterable of them
         Bundle folders (:func:`bncbench.bundles.export_bundle`).
     keep : {"store", "bundle"}, optional
-        Which run of a cell to keep where the store's and a bundle's have other numbers (see the
-        module); None: refuse the import.
+        Which run of a cell to keep where the store's and a bundle's have other numbers (see the module); None:
+        refuse the import.
     artifact_location : str, optional
         Where a new experiment keeps its artifacts (``bncbench.tracking.artifact_root``).
     artifact_location_given : bool
-        Whether the user set ``artifact_location``: then an experiment the store already has
-        elsewhere refuses the import (``tracking.check_artifact_location``) rather than ignoring it.
+        Whether the user set ``artifact_location``: then an experiment the store already has elsewhere refuses
+        the import (``tracking.check_artifact_location``) rather than ignoring it.
     data_dir : str or Path, optional
         The data directory whose dataset files the runs' data digests are compared with (default:
         ``$BNCBENCH_DATA_DIR``, else ``~/.cache/bncbench/datasets``).
@@ -187,13 +184,13 @@ def import_bundles(
     Raises
     ------
     BundleError
-        A bundle is missing, truncated, changed since export, of an unknown format, or its runs are not
-        consistent (``bncbench.bundles.verify``).
+        A bundle is missing, truncated, changed since export, of an unknown format, or its runs are not consistent
+        (``bncbench.bundles.verify``).
     ConflictError
         Two bundles given disagree on a cell, or a bundle and the store do and ``keep`` is None.
     ConfigError
-        No bundle given, ``keep`` is not one of ``KEEP``, or the store cannot be opened or written (a
-        run being written is then deleted, the runs written before it stay).
+        No bundle given, ``keep`` is not one of ``KEEP``, or the store cannot be opened or written (a run being
+        written is then deleted, the runs written before it stay).
     """
     if keep not in (None, *KEEP):
         raise ConfigError(f"keep must be one of {', '.join(KEEP)} (or not given), got {keep!r}.")
@@ -214,21 +211,18 @@ def import_bundles(
         if artifact_location_given:
             for name in names:
                 tracking.check_artifact_location(client, name, artifact_location)
-        experiments = {  # every experiment checked (e.g. not deleted) before any run is written
-            name: tracking.prepare_experiment(client, name, artifact_location) for name in names
-        }
+        # every experiment checked (e.g. not deleted) before any run is written
+        experiments = {name: tracking.prepare_experiment(client, name, artifact_location) for name in names}
         for name, experiment_id in experiments.items():  # before the first run, so that an import stopped has them
             for key, value in (experiment_tags(name) if experiment_tags else {}).items():
                 client.set_experiment_tag(experiment_id, key, value)
         for position, bundle in enumerate(bundles, 1):
             imported_before = len(summary.imported)
-            metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
             for run in bundle.runs.itertuples(index=False):
                 try:
                     named = run_names and run_names(bundle.experiment, run.run_name, run.tags, run.params)
                     _import_run(client, experiments[bundle.experiment], bundle, run._replace(run_name=named or run.run_name),
-                                metrics.get(run.run_id), numbers[bundle.id][run.run_id], held[bundle.experiment],
-                                keep, summary)
+                                numbers[bundle.id][run.run_id], held[bundle.experiment], keep, summary)
                 except BncbenchError:
                     raise
                 except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
@@ -245,13 +239,12 @@ def import_bundles(
     return summary
 
 
-def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, numbers: tuple,
-                held: dict, keep: str | None, summary: ImportSummary) -> None:
+def _import_run(client, experiment_id: str, bundle: Bundle, run, numbers: tuple, held: dict, keep: str | None,
+                summary: ImportSummary) -> None:
     """Import one run of a bundle under its cell's lease, or say in ``summary`` why not; ``held`` (the
     store's FINISHED runs by ``cfg_hash`` and ``data_digest``) is kept up to date."""
     name = f"{bundle.experiment}/{run.run_name}"
-    digest = run.tags.get(tag.DATA_DIGEST)
-    cell = held.setdefault((run.tags[tag.CFG_HASH], digest), [])
+    cell = held.setdefault((run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST)), [])
     disagreeing = [other for other in cell if other.numbers != numbers]
     if disagreeing and keep == "store":
         summary.kept_store.append(name)
@@ -263,8 +256,13 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
     if any(other.model == run.tags[tag.MODEL] for other in cell):
         summary.already_there.append(name)
         return
-    tags = {**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id}
-    claimed = lease.claim_cell(client, experiment_id, run.run_name, tags, digest, start_time=millis(run.start_time))
+    artifacts = dict(bundle.artifacts.get(run.run_id, {}))
+    if run.run_id in bundle.predictions:
+        artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
+    history = list(bundle.logged[run.run_id][METRIC_COLUMNS[1:]].itertuples(index=False, name=None))
+    record = imported_record(bundle, run, history=history, artifacts=artifacts)
+    claimed = lease.claim_cell(client, experiment_id, record.name, record.tags, record.data_digest,
+                               start_time=record.start_time)
     if claimed.status == "running elsewhere":
         summary.running_elsewhere.append(name)
         return
@@ -280,29 +278,29 @@ def _import_run(client, experiment_id: str, bundle: Bundle, run, metrics, number
         cell.append(finished)
         return
     try:
-        artifacts = dict(bundle.artifacts.get(run.run_id, {}))
-        if run.run_id in bundle.predictions:
-            artifacts[PREDICTIONS_ARTIFACT] = bundle.predictions[run.run_id].read_bytes()
-        record = CellRecord(
-            run_id=run.run_id,
-            name=run.run_name,
-            status="FINISHED",
-            start_time=millis(run.start_time),
-            end_time=millis(run.end_time),
-            tags=tags,
-            params=run.params,
-            inputs=tuple(run.inputs),
-            history=[] if metrics is None else list(metrics[_METRIC_FIELDS].itertuples(index=False, name=None)),
-            artifacts=artifacts,
-        )
         with lease.Heartbeat(client, claimed.run_id):
             write_record(client, claimed.run_id, record)
     except BaseException:  # stopped or failed before the run is whole: none is left half-written or alive
         tracking.delete_run(client, claimed.run_id)
         raise
-    cell.append(_Held(f"{run.run_name} (store run {claimed.run_id}, from bundle {bundle.id})", claimed.run_id,
-                      run.tags[tag.MODEL], numbers))
+    cell.append(_Held.of(replace(record, run_id=claimed.run_id), numbers))
     summary.imported.append(name)
+
+
+def imported_record(bundle: Bundle, run, **logged) -> CellRecord:
+    """The record of a bundle's ``run`` as an import writes it: FINISHED, at its original times, tagged with its
+    origin (``tag.ORIGIN_RUN``, ``tag.ORIGIN_BUNDLE``); ``logged``: its metrics, history or artifacts."""
+    return CellRecord(
+        run_id=run.run_id,
+        name=run.run_name,
+        status="FINISHED",
+        start_time=_millis(run.start_time),
+        end_time=_millis(run.end_time),
+        tags={**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id},
+        params=run.params,
+        inputs=tuple(run.inputs),
+        **logged,
+    )
 
 
 def _numbers(values: pd.DataFrame) -> tuple:
@@ -315,9 +313,7 @@ def _numbers(values: pd.DataFrame) -> tuple:
 
 def bundle_numbers(bundle: Bundle) -> dict[str, tuple]:
     """The numbers (``_numbers``) of each run of a bundle, by its id in the bundle."""
-    groups = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
-    empty = bundle.metrics.iloc[:0]
-    return {run_id: _numbers(groups.get(run_id, empty)) for run_id in bundle.runs["run_id"]}
+    return {run_id: _numbers(bundle.logged[run_id]) for run_id in bundle.runs["run_id"]}
 
 
 def _store_runs(client, experiment: str, bundles: list[Bundle]) -> dict[tuple, list[_Held]]:
@@ -326,7 +322,7 @@ def _store_runs(client, experiment: str, bundles: list[Bundle]) -> dict[tuple, l
     found = client.get_experiment_by_name(experiment)
     if found is None or found.lifecycle_stage != "active":
         return {}
-    wanted = {(tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST)) for bundle in bundles for tags in bundle.runs["tags"]}
+    wanted = {cell for *_, cell in _bundle_cells(bundles)}
     records = [
         run for run in cell_records(client, found.experiment_id)
         if run.status == "FINISHED" and (run.cfg_hash, run.data_digest) in wanted
@@ -341,41 +337,36 @@ def _held(client, records: list[CellRecord]) -> list[_Held]:
     """``records`` of the store with their numbers, read in bulk."""
     keys = sorted({key for record in records for key in record.metrics if not timing(key)})
     values = tracking.metric_values(client, [record.run_id for record in records], keys)
-    groups = dict(tuple(values.groupby("run_id", sort=False)))
-    return [
-        _Held(_store_source(record), record.run_id, record.tags.get(tag.MODEL),
-              _numbers(groups.get(record.run_id, values.iloc[:0])))
-        for record in records
-    ]
+    groups = defaultdict(lambda: values.iloc[:0], tuple(values.groupby("run_id", sort=False)))
+    return [_Held.of(record, _numbers(groups[record.run_id])) for record in records]
 
 
-def _store_source(record: CellRecord) -> str:
-    origin = record.tags.get(tag.ORIGIN_BUNDLE)
-    return f"{record.name} (store run {record.run_id}{f', from bundle {origin}' if origin else ''})"
+def _bundle_cells(bundles: list[Bundle]):
+    """Each run of the bundles as ``(bundle, run id, run name, (cfg_hash, data_digest))``."""
+    for bundle in bundles:
+        for run_id, run_name, tags in zip(bundle.runs["run_id"], bundle.runs["run_name"], bundle.runs["tags"]):
+            yield bundle, run_id, run_name, (tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
 
 
 def conflicts_between(bundles: list[Bundle], numbers: dict) -> list[str]:
     """The cells that two of the bundles given hold with other numbers, each as text naming both."""
     first, found = {}, []
-    for bundle in bundles:
-        for run_id, run_name, tags in zip(bundle.runs["run_id"], bundle.runs["run_name"], bundle.runs["tags"]):
-            key = (bundle.experiment, tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST))
-            other = first.setdefault(key, (bundle.id, run_id, run_name, numbers[bundle.id][run_id]))
-            if other[3] != numbers[bundle.id][run_id]:
-                found.append(f"{bundle.experiment}/{run_name}: bundle {bundle.id} (run {run_id}) and bundle "
-                             f"{other[0]} ({other[2]}, run {other[1]})")
+    for bundle, run_id, run_name, cell in _bundle_cells(bundles):
+        other = first.setdefault((bundle.experiment, *cell), (bundle.id, run_id, run_name, numbers[bundle.id][run_id]))
+        if other[3] != numbers[bundle.id][run_id]:
+            found.append(f"{bundle.experiment}/{run_name}: bundle {bundle.id} (run {run_id}) and bundle "
+                         f"{other[0]} ({other[2]}, run {other[1]})")
     return found
 
 
 def _conflicts_with_store(bundles: list[Bundle], numbers: dict, held: dict) -> list[str]:
     """The bundles' runs whose cell the store holds with other numbers, each as text naming both."""
-    found = []
-    for bundle in bundles:
-        for run_id, run_name, tags in zip(bundle.runs["run_id"], bundle.runs["run_name"], bundle.runs["tags"]):
-            for other in held[bundle.experiment].get((tags[tag.CFG_HASH], tags.get(tag.DATA_DIGEST)), []):
-                if other.numbers != numbers[bundle.id][run_id]:
-                    found.append(f"{bundle.experiment}/{run_name}: bundle {bundle.id} (run {run_id}) and the "
-                                 f"store's {other.source}")
+    found = [
+        f"{bundle.experiment}/{run_name}: bundle {bundle.id} (run {run_id}) and the store's {other.source}"
+        for bundle, run_id, run_name, cell in _bundle_cells(bundles)
+        for other in held[bundle.experiment].get(cell, [])
+        if other.numbers != numbers[bundle.id][run_id]
+    ]
     return list(dict.fromkeys(found))
 
 
@@ -397,11 +388,11 @@ def refuse_conflicts(found: list[str], tracking_uri: str | None) -> None:
     )
 
 
-def _listed(names: list[str]) -> str:
-    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+def _listed(names: list[str], separator: str = ", ") -> str:
+    return separator.join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def millis(value) -> int | None:
+def _millis(value) -> int | None:
     return None if pd.isna(value) else int(value)
 
 

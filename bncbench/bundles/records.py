@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from bncbench.bundles.format import MANIFEST, Bundle, BundleError, read_bundle, read_manifest
-from bncbench.bundles.load import bundle_numbers, conflicts_between, millis, refuse_conflicts
+from bncbench.bundles.load import bundle_numbers, conflicts_between, imported_record, refuse_conflicts
 from bncbench.tracking import tags as tag
 from bncbench.tracking.folds import VALUE_COLUMNS
 from bncbench.tracking.record import CellRecord
@@ -88,30 +88,16 @@ def bundle_runs(folders: Sequence[str | Path], experiment: str) -> BundleRuns:
     refuse_conflicts(conflicts_between(bundles, numbers), None)
     records, values, held = [], [], set()
     for bundle in bundles:
-        metrics = dict(tuple(bundle.metrics.groupby("run_id", sort=False)))
         for run in bundle.runs.itertuples(index=False):
             cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST), run.tags[tag.MODEL])
             if cell in held:  # an import adds it once
                 continue
             held.add(cell)
-            logged = metrics.get(run.run_id, bundle.metrics.iloc[:0])
-            records.append(_record(bundle, run, logged))
-            values.append(logged[VALUE_COLUMNS])
+            rows = bundle.logged[run.run_id]
+            latest = rows.sort_values(["step", "timestamp", "value"], kind="stable").drop_duplicates("key", keep="last")
+            metrics = dict(zip(latest["key"], latest["value"].astype(float)))
+            records.append(imported_record(bundle, run, metrics=metrics))
+            values.append(rows[VALUE_COLUMNS])
     frame = pd.concat(values, ignore_index=True) if values else pd.DataFrame(columns=VALUE_COLUMNS)
     return BundleRuns(experiment, tuple(map(str, folders)), tuple(bundles), tuple(records), frame)
 
-
-def _record(bundle: Bundle, run, logged: pd.DataFrame) -> CellRecord:
-    """The record of a bundle's run as imported (``bncbench.bundles.load._import_run``)."""
-    latest = logged.sort_values(["step", "timestamp", "value"], kind="stable").drop_duplicates("key", keep="last")
-    return CellRecord(
-        run_id=run.run_id,
-        name=run.run_name,
-        status="FINISHED",
-        start_time=millis(run.start_time),
-        end_time=millis(run.end_time),
-        tags={**run.tags, tag.ORIGIN_RUN: run.run_id, tag.ORIGIN_BUNDLE: bundle.id},
-        params=run.params,
-        metrics=dict(zip(latest["key"], latest["value"].astype(float))),
-        inputs=tuple(run.inputs),
-    )

@@ -107,11 +107,9 @@ def _not_of_kind(values: pd.Series, kind: str) -> pd.Series:
         if pd.api.types.is_string_dtype(values.dtype) and kind_of_type != "O":
             return values.isna()
         return ~values.map(lambda value: isinstance(value, str)).astype(bool)
-    if kind_of_type in "iu":
+    if kind_of_type in "iu" or (kind_of_type == "f" and kind == "number"):
         return pd.Series(False, index=values.index)
     if kind_of_type == "f":
-        if kind == "number":
-            return pd.Series(False, index=values.index)
         whole = np.isfinite(values) & (values == np.floor(values))
         return ~(whole | values.isna()) if kind == "time" else ~whole
     return ~values.map(lambda value: _of_kind(value, kind)).astype(bool)

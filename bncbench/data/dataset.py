@@ -11,13 +11,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bncbench.data.sources import DatasetSource, dataset_source
+from bncbench.data.sources import dataset_source
 from bncbench.data.store import data_file, read_manifest, read_schema, resolve_data_dir
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
 
 logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, eq=False)
 class Dataset:
@@ -48,26 +49,11 @@ class Dataset:
 
 @dataclass(frozen=True)
 class DatasetFile:
-    """A store dataset as its file, for reading it a chunk at a time (``bncbench.protocol.out_of_core``).
-
-    Attributes
-    ----------
-    name : str
-        The dataset's name (its config name).
-    path : Path
-        Its ``.csv.gz`` file in the store (class column ``class``, last).
-    numeric : list of str
-        Its numeric attributes.
-    numeric_class : bool
-        Whether its class is declared numeric.
-    drop : list of str
-        The columns its config leaves out.
-    shape : (int, int) or None
-        Its rows and columns (with the class), from the declaration of a synthetic dataset or the store's
-        ``manifest.csv``; None when neither gives them.
-    true_posterior : callable or None
-        As ``Dataset.true_posterior``.
-    """
+    """A store dataset as its file, for reading it a chunk at a time (``bncbench.protocol.out_of_core``): its
+    config name, its ``.csv.gz`` file in the store (class column ``class``, last), its numeric attributes,
+    whether its class is declared numeric, the columns its config drops, its ``shape`` (rows and columns with
+    the class, from the declaration of a synthetic dataset or the store's ``manifest.csv``; None when neither
+    gives it) and ``true_posterior`` as ``Dataset``'s."""
 
     name: str
     path: Path
@@ -81,8 +67,7 @@ class DatasetFile:
 def dataset_file(spec: Mapping, data_dir: str | Path | None = None) -> DatasetFile | None:
     """The file of the dataset ``spec`` describes in the store, fetched or drawn into it when absent, as
     ``load_dataset`` does; None for a source without files (scikit-learn's datasets)."""
-    name, source, drop = _read_spec(spec)
-    store = resolve_data_dir(data_dir)
+    source, store = dataset_source(spec), resolve_data_dir(data_dir)
     stored = source.provide(spec, store)
     if stored is None:
         return None
@@ -92,8 +77,8 @@ def dataset_file(spec: Mapping, data_dir: str | Path | None = None) -> DatasetFi
     shape = ((declared[0], declared[1] + 1) if declared else
              (listed["rows"], len(entry["attributes"]) + 1) if listed else None)
     numeric_class = (entry.get("class") or {}).get("type") == "numeric"
-    return DatasetFile(name, data_file(store, stored), numeric, numeric_class, drop, shape,
-                       source.true_posterior(spec))
+    return DatasetFile(spec["name"], data_file(store, stored), numeric, numeric_class, list(spec.get("drop") or []),
+                       shape, source.true_posterior(spec))
 
 
 def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dataset:
@@ -105,8 +90,7 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
         Keys ``name``; ``source`` (``store`` when absent, or another of ``bncbench.data.sources``) and the
         keys it reads (``openml_id`` and ``openml_target`` of the store, to fetch a dataset absent from it;
         ``synthetic``, the network a synthetic dataset is drawn from); ``drop`` (column names to leave out,
-        e.g. ids). A name alone (``"vote"``) stands for its
-        config, ``conf/dataset/<name>.yaml``.
+        e.g. ids). A name alone (``"vote"``) stands for its config, ``conf/dataset/<name>.yaml``.
     data_dir : str, Path or None
         The store directory; None = :func:`resolve_data_dir`'s default.
 
@@ -124,7 +108,8 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     """
     if isinstance(spec, str):
         spec = dataset_config(spec)
-    name, source, drop = _read_spec(spec)
+    source = dataset_source(spec)
+    name, drop = spec["name"], list(spec.get("drop") or [])
     frame, numeric, class_name = source.read(spec, resolve_data_dir(data_dir))
     unknown = [column for column in drop if column not in frame.columns or column == class_name]
     if unknown:
@@ -137,20 +122,11 @@ def load_dataset(spec: Mapping | str, data_dir: str | Path | None = None) -> Dat
     keep = y.notna()
     if not keep.all():
         if not keep.any():
-            raise DatasetError(
-                f"Every row of dataset '{name}' has a missing class; check its class column."
-            )
-        logger.warning(
-            "Dataset '%s': dropped %d of %d rows whose class is missing",
-            name,
-            int((~keep).sum()),
-            len(keep),
-        )
+            raise DatasetError(f"Every row of dataset '{name}' has a missing class; check its class column.")
+        logger.warning("Dataset '%s': dropped %d of %d rows whose class is missing", name, (~keep).sum(), len(keep))
         X, y = X[keep].reset_index(drop=True), y[keep].reset_index(drop=True)
     if y.empty:
-        raise DatasetError(
-            f"Dataset '{name}' has no rows (a file with a header only?); check its data file."
-        )
+        raise DatasetError(f"Dataset '{name}' has no rows (a file with a header only?); check its data file.")
     classes = pd.unique(y)
     if len(classes) < 2:
         raise DatasetError(
@@ -181,13 +157,8 @@ def _class_labels(y: pd.Series, name: str) -> pd.Series:
 
 
 def dataset_config(name: str) -> dict:
-    """The config of the dataset ``name``: ``conf/dataset/<name>.yaml``.
-
-    Raises
-    ------
-    ConfigError
-        No such file; the message lists the names there are.
-    """
+    """The config of the dataset ``name``: ``conf/dataset/<name>.yaml``; without that file, a ConfigError
+    listing the names there are."""
     folder = config_dir() / "dataset"
     path = folder / f"{check_path_name('dataset', name)}.yaml"
     if not path.is_file():
@@ -196,9 +167,3 @@ def dataset_config(name: str) -> dict:
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise ConfigError(f"unknown dataset {name!r}{hint}; the datasets are those of {folder}: {', '.join(known)}.")
     return yaml.safe_load(path.read_text(encoding="utf-8"))
-
-
-def _read_spec(spec: Mapping) -> tuple[str, DatasetSource, list[str]]:
-    """The name, source and dropped columns of a dataset spec, checked (``dataset_source``)."""
-    source = dataset_source(spec)
-    return spec["name"], source, list(spec.get("drop") or [])

@@ -23,23 +23,11 @@ DIGEST_LENGTH = 32
 
 @dataclass(frozen=True)
 class DataDigest:
-    """What identifies the data of a dataset.
-
-    Attributes
-    ----------
-    name : str
-        The dataset's name.
-    digest : str
-        The first ``DIGEST_LENGTH`` hex digits of the sha256 (see the module docstring).
-    source : str
-        ``"store"``, ``"openml"`` (a store file fetched from OpenML), ``"synthetic"`` (a store file drawn
-        from a declared network) or ``"sklearn"``.
-    details : dict of str to str
-        The store file's ``path`` (and ``openml_id`` and ``openml_version``), or
-        ``sklearn_version``.
-    columns : list of (str, str)
-        The store's columns (attributes, then the class) and their types, numeric or nominal.
-    """
+    """What identifies the data of a dataset: its name; ``digest``, the first ``DIGEST_LENGTH`` hex digits of the
+    sha256 (see the module docstring); ``source``, ``"store"``, ``"openml"`` (a store file fetched from OpenML),
+    ``"synthetic"`` (a store file drawn from a declared network) or ``"sklearn"``; ``details``, the store file's
+    ``path`` (and ``openml_id`` and ``openml_version``), or ``sklearn_version``; ``columns``, the store's columns
+    (attributes, then the class) and their types, numeric or nominal."""
 
     name: str
     digest: str
@@ -50,24 +38,9 @@ class DataDigest:
 
 def dataset_digest(spec: Mapping, data_dir: str | Path | None) -> DataDigest | None:
     """The digest of the dataset a ``conf/dataset/<name>.yaml`` describes, as its source gives it
-    (``bncbench.data.sources``).
-
-    Parameters
-    ----------
-    spec : Mapping
-        The dataset config: ``name`` and ``source`` (``store`` when absent).
-    data_dir : str, Path or None
-        The store directory, as :func:`bncbench.data.load_dataset` takes it.
-
-    Returns
-    -------
-    DataDigest or None
-        None when the store has no file for the dataset yet (it is fetched or drawn when loaded).
-
-    Raises
-    ------
-    ConfigError
-        An unknown source, or a synthetic dataset's declaration malformed.
+    (``bncbench.data.sources``), in the store ``data_dir`` as :func:`bncbench.data.load_dataset` takes it;
+    None when the store has no file for the dataset yet (it is fetched or drawn when loaded). ConfigError:
+    an unknown source, or a synthetic dataset's declaration malformed.
     """
     from bncbench.data.sources import dataset_source
 

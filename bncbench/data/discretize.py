@@ -1,12 +1,9 @@
-"""Supervised discretisation of numeric attributes by Fayyad & Irani's MDL method.
-
-References
-----------
-U. M. Fayyad and K. B. Irani. Multi-interval discretization of continuous-valued attributes
-for classification learning. IJCAI 1993, 1022-1027.
-"""
+"""Supervised discretisation of numeric attributes by Fayyad & Irani's MDL method (IJCAI 1993, see
+:class:`MDLDiscretizer`), and the cut-point transform every discretiser here shares."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -17,23 +14,10 @@ from bncbench.data.mdl_kernels import mdl_cut_indices
 
 
 def mdl_cut_points(values: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
-    """Cut points of one attribute by recursive MDL splitting (Fayyad & Irani 1993, Sect. 3).
-
-    Parameters
-    ----------
-    values : ndarray of float
-        The attribute's training values; NaN (missing) rows take no part.
-    y : ndarray of int
-        Class codes ``0..n_classes-1`` of the same rows.
-    n_classes : int
-        Number of classes.
-
-    Returns
-    -------
-    ndarray of float
-        Ascending cut points, each the midpoint between the two adjacent distinct training
-        values it separates (as Weka and Orange do); empty when no cut passes the criterion.
-    """
+    """Cut points of one attribute by recursive MDL splitting (Fayyad & Irani 1993, Sect. 3), from its training
+    ``values`` (NaN, missing, takes no part) and their class codes ``y`` (``0..n_classes-1``): ascending, each the
+    midpoint between the two adjacent distinct training values it separates (as Weka and Orange do); empty when
+    no cut passes the criterion."""
     present = ~np.isnan(values)
     distinct, value_index = np.unique(values[present], return_inverse=True)
     counts = np.bincount(
@@ -44,15 +28,9 @@ def mdl_cut_points(values: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndar
 
 
 def bin_codes(values: np.ndarray, cut_points: np.ndarray) -> np.ndarray:
-    """Bin codes of values given ascending cut points ``c_1 < ... < c_{B-1}``.
-
-    Returns
-    -------
-    ndarray of int64
-        ``b`` for ``c_b <= value < c_{b+1}`` (``c_0 = -inf``, ``c_B = +inf``), so codes are
-        ``0..B-1`` and values outside the training range fall into the end bins; missing
-        (NaN) is ``B``.
-    """
+    """Bin codes (int64) of values given ascending cut points ``c_1 < ... < c_{B-1}``: ``b`` for
+    ``c_b <= value < c_{b+1}`` (``c_0 = -inf``, ``c_B = +inf``), so codes are ``0..B-1`` and values outside the
+    training range fall into the end bins; missing (NaN) is ``B``."""
     codes = np.searchsorted(cut_points, values, side="right")
     codes[np.isnan(values)] = cut_points.size + 1
     return codes.astype(np.int64)
@@ -65,9 +43,22 @@ class CutPointDiscretizer(TransformerMixin, BaseEstimator):
 
     missing = "bin"
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
+        return tags
+
     def _check_missing(self) -> None:
         if self.missing not in ("bin", "keep"):
             raise ValueError(f"missing must be 'bin' or 'keep', got {self.missing!r}.")
+
+    def _fit_columns(self, X: pd.DataFrame, cut_points: Callable[[str], np.ndarray]) -> CutPointDiscretizer:
+        """Keep ``cut_points(column)`` of every numeric column of ``X``, and the columns of ``X``."""
+        self.cut_points_ = {column: cut_points(column) for column in X.columns if _is_numeric(X[column])}
+        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        self.n_features_in_ = X.shape[1]
+        return self
 
     def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         """Replace each numeric column by its int64 bin codes; other columns unchanged."""
@@ -142,20 +133,12 @@ class MDLDiscretizer(CutPointDiscretizer):
         if labels.isna().any():
             raise ValueError("y has missing labels; drop those rows before fitting.")
         codes, classes = pd.factorize(labels, sort=True)
-        self.cut_points_ = {
-            column: mdl_cut_points(_as_float(X[column]), codes.astype(np.int64), len(classes))
-            for column in X.columns
-            if _is_numeric(X[column])
-        }
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        self.n_features_in_ = X.shape[1]
-        return self
+        return self._fit_columns(X, lambda column: mdl_cut_points(_as_float(X[column]), codes.astype(np.int64),
+                                                                  len(classes)))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
         return tags
 
 

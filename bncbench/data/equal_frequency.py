@@ -9,13 +9,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
-from bncbench.data.discretize import (
-    CutPointDiscretizer,
-    _as_float,
-    _check_frame,
-    _is_numeric,
-    bin_codes,
-)
+from bncbench.data.discretize import CutPointDiscretizer, _as_float, _check_frame, bin_codes
 
 
 def equal_frequency_cut_points(values: np.ndarray, bins: int) -> np.ndarray:
@@ -48,9 +42,6 @@ class EqualFrequencyDiscretizer(CutPointDiscretizer):
 
     Parameters
     ----------
-    bins : int, default 5
-    sample_rows : int, default 100000
-    random_state : int or None
     missing : {"bin", "keep"}, default "bin"
         What a missing value becomes, as for :class:`bncbench.data.MDLDiscretizer`.
 
@@ -66,12 +57,6 @@ class EqualFrequencyDiscretizer(CutPointDiscretizer):
         self.random_state = random_state
         self.missing = missing
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        tags.input_tags.string = True
-        return tags
-
     def fit(self, X: pd.DataFrame, y=None) -> EqualFrequencyDiscretizer:
         """Find the cut points of every numeric column of ``X`` on the sample of its rows."""
         _check_frame(X)
@@ -84,11 +69,4 @@ class EqualFrequencyDiscretizer(CutPointDiscretizer):
             rng = np.random.default_rng(self.random_state)
             self.sample_ = np.sort(rng.choice(len(X), size=self.sample_rows, replace=False))
         sample = X.iloc[self.sample_]
-        self.cut_points_ = {
-            column: equal_frequency_cut_points(_as_float(sample[column]), self.bins)
-            for column in X.columns
-            if _is_numeric(X[column])
-        }
-        self.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        self.n_features_in_ = X.shape[1]
-        return self
+        return self._fit_columns(X, lambda column: equal_frequency_cut_points(_as_float(sample[column]), self.bins))

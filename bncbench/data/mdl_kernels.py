@@ -28,16 +28,6 @@ def _n_entropy(counts):
 
 
 @njit(cache=True)
-def _n_classes(counts):
-    """Number of classes present (k, k1, k2 of the MDL criterion)."""
-    k = 0
-    for c in counts:
-        if c > 0:
-            k += 1
-    return k
-
-
-@njit(cache=True)
 def _single_class(row):
     """The class of a value whose examples all share one class, else -1."""
     found = -1
@@ -55,18 +45,13 @@ def best_cut(counts, lo, hi):
 
     Only boundary points are candidates (Fayyad & Irani 1993, Sect. 2: the minimum lies on
     one): a cut between two values whose examples all share one and the same class is
-    skipped. Ties go to the lowest cut.
-
-    Returns
-    -------
-    int
-        The cut ``j`` (``lo < j < hi``), or -1 when rows ``lo:hi`` have no boundary point.
+    skipped. Ties go to the lowest cut. Returns the cut ``j`` (``lo < j < hi``), or -1 when rows
+    ``lo:hi`` have no boundary point.
     """
-    n_classes = counts.shape[1]
-    total = np.zeros(n_classes)
+    total = np.zeros(counts.shape[1])
     for j in range(lo, hi):
         total += counts[j]
-    left = np.zeros(n_classes)
+    left = np.zeros(counts.shape[1])
     best = -1
     best_entropy = 0.0
     for j in range(lo + 1, hi):
@@ -89,13 +74,8 @@ def mdl_accepts(counts, lo, cut, hi):
     Accept when ``Gain > log2(N - 1) / N + Delta / N`` with
     ``Delta = log2(3^k - 2) - [k Ent(S) - k1 Ent(S1) - k2 Ent(S2)]``.
     """
-    n_classes = counts.shape[1]
-    s1 = np.zeros(n_classes)
-    s2 = np.zeros(n_classes)
-    for j in range(lo, cut):
-        s1 += counts[j]
-    for j in range(cut, hi):
-        s2 += counts[j]
+    s1 = counts[lo:cut].sum(axis=0).astype(np.float64)
+    s2 = counts[cut:hi].sum(axis=0).astype(np.float64)
     n1 = s1.sum()
     n2 = s2.sum()
     n = n1 + n2
@@ -103,9 +83,10 @@ def mdl_accepts(counts, lo, cut, hi):
     ent1 = _n_entropy(s1) / n1
     ent2 = _n_entropy(s2) / n2
     gain = ent - (n1 * ent1 + n2 * ent2) / n
-    k = _n_classes(s1 + s2)
-    k1 = _n_classes(s1)
-    k2 = _n_classes(s2)
+    # the classes present: k, k1, k2 of the criterion
+    k = np.count_nonzero(s1 + s2)
+    k1 = np.count_nonzero(s1)
+    k2 = np.count_nonzero(s2)
     # 3.0 ** k in floating point: an integer 3 ** k overflows int64 from 40 classes on.
     delta = np.log2(3.0**k - 2.0) - (k * ent - k1 * ent1 - k2 * ent2)
     return gain > (np.log2(n - 1.0) + delta) / n
@@ -113,38 +94,15 @@ def mdl_accepts(counts, lo, cut, hi):
 
 @njit(cache=True)
 def mdl_cut_indices(counts):
-    """All accepted cuts of the recursive binary splitting (Fayyad & Irani 1993, Sect. 3).
-
-    Parameters
-    ----------
-    counts : ndarray of shape (n_values, n_classes)
-        Class counts per distinct value, values ascending.
-
-    Returns
-    -------
-    ndarray of int64
-        The accepted cuts, ascending.
-    """
-    n_values = counts.shape[0]
-    cuts = np.empty(n_values, dtype=np.int64)
-    n_cuts = 0
-    # Intervals still to split, as a stack of (lo, hi) row ranges.
-    stack = np.empty((n_values + 1, 2), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = n_values
-    size = 1
-    while size > 0:
-        size -= 1
-        lo = stack[size, 0]
-        hi = stack[size, 1]
+    """All accepted cuts, ascending, of the recursive binary splitting (Fayyad & Irani 1993, Sect. 3) of
+    ``counts`` (n_values x n_classes, values ascending)."""
+    accepted = np.zeros(counts.shape[0], dtype=np.bool_)
+    stack = [(0, counts.shape[0])]  # intervals still to split, as (lo, hi) row ranges
+    while len(stack) > 0:
+        lo, hi = stack.pop()
         cut = best_cut(counts, lo, hi)
-        if cut < 0 or not mdl_accepts(counts, lo, cut, hi):
-            continue
-        cuts[n_cuts] = cut
-        n_cuts += 1
-        stack[size, 0] = lo
-        stack[size, 1] = cut
-        stack[size + 1, 0] = cut
-        stack[size + 1, 1] = hi
-        size += 2
-    return np.sort(cuts[:n_cuts])
+        if cut >= 0 and mdl_accepts(counts, lo, cut, hi):
+            accepted[cut] = True
+            stack.append((lo, cut))
+            stack.append((cut, hi))
+    return np.flatnonzero(accepted)

@@ -30,18 +30,8 @@ _FETCH_ERRORS = (PyOpenMLError, requests.RequestException, OSError, ValueError, 
 
 
 def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_dir: Path) -> None:
-    """Download OpenML dataset ``openml_id`` and write it into the store as dataset ``name``.
-
-    Parameters
-    ----------
-    name : str
-        Name of the dataset in the store (``<data_dir>/<name>.csv.gz``).
-    openml_id : int
-        OpenML dataset id.
-    target : str or None
-        The attribute to use as the class; None = the dataset's default target.
-    data_dir : Path
-        The store directory.
+    """Download OpenML dataset ``openml_id`` and write it into the store ``data_dir`` as dataset ``name``, its
+    class the attribute ``target`` (None: the dataset's default target).
 
     Raises
     ------
@@ -53,10 +43,7 @@ def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_
     config_hint = f"conf/dataset/{name}.yaml"
     with _fetch_errors(name, openml_id, data_dir):
         dataset = openml.datasets.get_dataset(
-            openml_id,
-            download_data=True,
-            download_qualities=False,
-            download_features_meta_data=True,
+            openml_id, download_data=True, download_qualities=False, download_features_meta_data=True
         )
         features = {feature.name: feature for feature in dataset.features.values()}
     target = target or dataset.default_target_attribute
@@ -74,11 +61,9 @@ def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_
             f"the target '{target}'; the store reserves that name for the class. Set "
             f"openml_target: {CLASS_COLUMN} in {config_hint} if it is the class."
         )
-    columns = {}
-    attributes = []
+    columns, attributes = {}, []
     for column in X.columns:
-        values, attribute = _store_column(X[column], features[column])
-        columns[column] = values
+        columns[column], attribute = _store_column(X[column], features[column])
         attributes.append(attribute)
     labels, class_attribute = _store_column(y, features[target])
     if class_attribute["type"] == "numeric":
@@ -118,8 +103,7 @@ def _store_column(values: pd.Series, feature: OpenMLDataFeature) -> tuple[pd.Ser
         tokens = values.astype("str")
     tokens = tokens.where(values.notna())
     undeclared = sorted(set(tokens.dropna()) - set(declared))
-    entry = {"name": feature.name, "type": "nominal", "values": declared + undeclared}
-    return tokens, entry
+    return tokens, {"name": feature.name, "type": "nominal", "values": declared + undeclared}
 
 
 def _number_tokens(values: pd.Series) -> pd.Series:

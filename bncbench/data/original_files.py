@@ -41,6 +41,7 @@ import csv
 import functools
 import gzip
 import io
+import itertools
 import lzma
 import re
 import zlib
@@ -102,8 +103,24 @@ class _Chunk:
     rows x the source's columns."""
 
     path: Path
-    lines: list[int]
+    lines: Sequence[int]
     values: np.ndarray
+
+
+class _Source:
+    """The rows of a dataset's files (``paths``), line number and values as ``_rows`` reads them; its
+    ``columns``, and ``numbered``, the column of each number."""
+
+    def chunks(self, rows: int) -> Iterator[_Chunk]:
+        """The rows of the files, ``rows`` at a time (the last of a file fewer)."""
+        for path in self.paths:
+            numbered_rows = self._rows(path)
+            while batch := list(itertools.islice(numbered_rows, rows)):
+                yield self._chunk(path, batch)
+
+    def _chunk(self, path: Path, batch: list[tuple]) -> _Chunk:
+        lines, values = zip(*batch)
+        return _Chunk(path, lines, np.array(values, dtype=object))
 
 
 def add_original_files(
@@ -122,42 +139,17 @@ def add_original_files(
     replace: bool = False,
     chunk_rows: int | None = None,
 ) -> dict:
-    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir``.
+    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir`` (``<name>.csv.gz``), as
+    the module docstring says; return its ``schema.json`` entry (with its ``rows``).
 
-    Parameters
-    ----------
-    data_dir : Path
-        The store directory.
-    name : str
-        The dataset's name in the store (``<data_dir>/<name>.csv.gz``).
-    files : sequence of str or Path
-        The original files, read one after another as one table (same columns; with a header or
-        ARFF, the same header). ``.gz``, ``.bz2`` and ``.xz`` files are decompressed as read.
-    file_format : {"arff", "libsvm", "csv"} or None
-        None: from the first file's suffix (``.arff``, ``.csv``, ``.libsvm``, ``.svm``, ``.svmlight``).
-    class_column : str or None
-        The class column (name or number); None: the last (libsvm: the label).
-    nominal : sequence of str
-        Columns (names, numbers or ranges) that are nominal, with the values they take.
-    drop : sequence of str
-        Columns (names, numbers or ranges) left out, e.g. ids.
-    missing : sequence of str
-        Tokens that stand for a missing value (``?``, ``NaN``), besides the empty one (and ARFF's ``?``).
-    header : bool
-        csv: the first row names the columns.
-    names : sequence of str or None
-        csv: the names of the columns (instead of the header's, or of ``att1``...).
-    separator : str
-        csv: one character, or ``tab``, or ``whitespace`` (runs of spaces and tabs).
-    replace : bool
-        Whether a dataset ``name`` already in the store is replaced; else it is refused.
-    chunk_rows : int or None
-        Rows converted at a time; None: about ``CHUNK_CELLS`` cells.
-
-    Returns
-    -------
-    dict
-        The dataset's ``schema.json`` entry (with its ``rows``).
+    ``files`` are read one after another as one table (same columns; with a header or ARFF, the same header), a
+    ``.gz``, ``.bz2`` or ``.xz`` one decompressed as read; ``file_format`` (arff, libsvm or csv), when None, is
+    that of the first file's suffix (``SUFFIX_FORMATS``). ``class_column`` names the class (None: the last column,
+    libsvm's label), ``nominal`` the columns that are nominal, ``drop`` those left out (e.g. ids); ``missing``
+    lists the tokens of a missing value (``?``, ``NaN``) besides the empty one (and ARFF's ``?``). ``header``,
+    ``names`` and ``separator`` (one character, ``tab`` or ``whitespace``) are those of csv alone. A dataset
+    ``name`` already in the store is replaced with ``replace``, else refused. ``chunk_rows``: rows converted at a
+    time; None: about ``CHUNK_CELLS`` cells.
 
     Raises
     ------
@@ -178,13 +170,9 @@ def add_original_files(
         refuse_present(data_dir, name)
     file_format = file_format or _format_of(paths[0])
     _check_options(file_format, class_column, header, names, separator)
-    if file_format == "arff":
-        source = _ArffSource(paths)
-    elif file_format == "libsvm":
-        source = _LibsvmSource(paths)
-    else:
-        source = _DelimitedSource(paths, header, names, _separator(separator))
-    plan = _Plan.of(source, class_column, nominal, drop)
+    source = (_ArffSource(paths) if file_format == "arff" else _LibsvmSource(paths) if file_format == "libsvm"
+              else _DelimitedSource(paths, header, names, _separator(separator)))
+    plan = _Plan(source, class_column, nominal, drop)
     rows = chunk_rows or max(1, CHUNK_CELLS // len(source.columns))
     tokens = sorted({"", *missing})
 
@@ -194,7 +182,7 @@ def add_original_files(
             text = io.StringIO()
             writer = csv.writer(text, lineterminator="\n")  # as pandas' to_csv writes, faster
             if written == 0:
-                writer.writerow(plan.store_names())
+                writer.writerow([column.name for column in plan.sources[:-1]] + [CLASS_COLUMN])
             writer.writerows(plan.store_rows(chunk, tokens).tolist())  # None: an empty field
             stream.write(text.getvalue().encode("utf-8"))
             written += len(chunk.lines)
@@ -354,7 +342,7 @@ def _unescape(quoted: str) -> str:
     return re.sub(r"\\(.)", lambda escape: _ARFF_ESCAPES.get(escape.group(1), escape.group(1)), quoted)
 
 
-class _ArffSource:
+class _ArffSource(_Source):
     """The rows of ARFF files (each with the same header)."""
 
     def __init__(self, paths: list[Path]):
@@ -402,22 +390,13 @@ class _ArffSource:
                     )
         raise DatasetError(f"{path} has no @data line, so it is not an ARFF file; give its format (--format).")
 
-    def chunks(self, rows: int) -> Iterator[_Chunk]:
+    def _rows(self, path: Path) -> Iterator[tuple[int, list[str | None]]]:
         omitted = [column.omitted for column in self.columns]
-        for path in self.paths:
-            lines, values = [], []
-            with _text_lines(path) as numbered:
-                for number, line in numbered:
-                    text = line.strip()
-                    if number <= self.data_lines[path] or not text or text.startswith("%"):
-                        continue
-                    lines.append(number)
-                    values.append(self._row(text, omitted, path, number))
-                    if len(values) == rows:
-                        yield _Chunk(path, lines, np.array(values, dtype=object))
-                        lines, values = [], []
-            if values:
-                yield _Chunk(path, lines, np.array(values, dtype=object))
+        with _text_lines(path) as numbered:
+            for number, line in numbered:
+                text = line.strip()
+                if number > self.data_lines[path] and text and not text.startswith("%"):
+                    yield number, self._row(text, omitted, path, number)
 
     def _row(self, text: str, omitted: list[str | None], path: Path, number: int) -> list[str | None]:
         """The values of one data line, dense or sparse."""
@@ -428,8 +407,7 @@ class _ArffSource:
                 pairs = [(int(match.group("index")), _arff_token(match))
                          for match in (_arff_values(inner, _ARFF_SPARSE_VALUE) if inner.strip() else [])]
             elif not any(char in text for char in "'\"{}"):
-                row = [value.strip() for value in text.split(",")]
-                row = [None if value == "?" else value for value in row]
+                row = [None if value == "?" else value for value in map(str.strip, text.split(","))]
             else:
                 row = [_arff_token(match) for match in _arff_values(text)]
         except ValueError as ex:
@@ -488,12 +466,12 @@ def _arff_attribute(text: str, path: Path, number: int) -> _Column:
     )
 
 
-class _DelimitedSource:
+class _DelimitedSource(_Source):
     """The rows of delimited text files (each with the same header, when they have one)."""
 
     def __init__(self, paths: list[Path], header: bool, names: Sequence[str] | None, separator: str | None):
         self.paths, self.header, self.separator = paths, header, separator
-        with contextlib.closing(self._rows(paths[0])) as rows:
+        with contextlib.closing(self._fields(paths[0])) as rows:
             first = next(rows, None)
         if first is None:
             raise DatasetError(f"{paths[0]} is empty; nothing to convert.")
@@ -520,7 +498,7 @@ class _DelimitedSource:
         self.columns = [_Column(name, "numeric") for name in names]
         self.numbered = dict(enumerate(names, start=1))
 
-    def _rows(self, path: Path) -> Iterator[tuple[int, list[str]]]:
+    def _fields(self, path: Path) -> Iterator[tuple[int, list[str]]]:
         """The line number and fields of every row of a file, blank lines left out."""
         with _text_lines(path) as lines:
             if self.separator is None:
@@ -541,60 +519,48 @@ class _DelimitedSource:
                     "the separator is quoted with \", a quote in it doubled)."
                 ) from ex
 
-    def chunks(self, rows: int) -> Iterator[_Chunk]:
+    def _rows(self, path: Path) -> Iterator[tuple[int, list[str]]]:
         width = len(self.columns)
-        for path in self.paths:
-            lines, values = [], []
-            for index, (number, fields) in enumerate(self._rows(path)):
-                if index == 0 and self.header:
-                    if fields != self.header_fields:
-                        raise DatasetError(
-                            f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
-                            "read as one dataset need the same columns (convert them one by one otherwise)."
-                        )
-                    continue
-                if len(fields) != width:
-                    hint = " (is line 1 a header? then give --header)" if number == 1 and not self.header else ""
+        for index, (number, fields) in enumerate(self._fields(path)):
+            if index == 0 and self.header:
+                if fields != self.header_fields:
                     raise DatasetError(
-                        f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
-                        f"{hint}; every row needs one value per column (an empty field for a missing one), "
-                        "or the separator is another (--sep)."
+                        f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
+                        "read as one dataset need the same columns (convert them one by one otherwise)."
                     )
-                lines.append(number)
-                values.append(fields)
-                if len(values) == rows:
-                    yield _Chunk(path, lines, np.array(values, dtype=object))
-                    lines, values = [], []
-            if values:
-                yield _Chunk(path, lines, np.array(values, dtype=object))
+                continue
+            if len(fields) != width:
+                hint = " (is line 1 a header? then give --header)" if number == 1 and not self.header else ""
+                raise DatasetError(
+                    f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
+                    f"{hint}; every row needs one value per column (an empty field for a missing one), "
+                    "or the separator is another (--sep)."
+                )
+            yield number, fields
 
 
-class _LibsvmSource:
+class _LibsvmSource(_Source):
     """The rows of libsvm/svmlight files, dense: a feature a line omits is ``0``."""
 
     label = "label"
 
     def __init__(self, paths: list[Path]):
         self.paths = paths
-        smallest, largest = None, None
+        self.first_index, largest = 1, -1  # the features start at 0 or 1, whichever a line uses
         for path in paths:
             for number, _, features in self._lines(path):
                 if features:
-                    first = self._index(features.split(None, 1)[0], path, number)
-                    last = self._index(features.rsplit(None, 1)[-1], path, number)
-                    smallest = first if smallest is None else min(smallest, first)
-                    largest = last if largest is None else max(largest, last)
-        if largest is None:
+                    self.first_index = min(self.first_index, self._index(features.split(None, 1)[0], path, number))
+                    largest = max(largest, self._index(features.rsplit(None, 1)[-1], path, number))
+        if largest < 0:
             raise DatasetError(f"{_listed(paths)} holds no line with a feature (index:value); nothing to convert.")
-        if largest - min(smallest, 1) >= MAX_FEATURES:
+        if largest - self.first_index >= MAX_FEATURES:
             raise DatasetError(
-                f"{_listed(paths)}: feature index {largest} makes {largest + 1 - min(smallest, 1)} columns, more than "
+                f"{_listed(paths)}: feature index {largest} makes {largest + 1 - self.first_index} columns, more than "
                 f"the {MAX_FEATURES} a dense store file of this size can hold; check the indices of the files."
             )
-        self.first_index = min(smallest, 1)
-        features = [f"f{index}" for index in range(self.first_index, largest + 1)]
-        self.columns = [_Column(name, "numeric") for name in features] + [_Column(self.label, "nominal")]
         self.numbered = {index: f"f{index}" for index in range(self.first_index, largest + 1)}
+        self.columns = [_Column(name, "numeric") for name in self.numbered.values()] + [_Column(self.label, "nominal")]
 
     @staticmethod
     def _lines(path: Path) -> Iterator[tuple[int, str, str]]:
@@ -621,30 +587,21 @@ class _LibsvmSource:
             )
         return int(index)
 
-    def chunks(self, rows: int) -> Iterator[_Chunk]:
-        for path in self.paths:
-            lines, labels, counts, indices, tokens = [], [], [], [], []
-            for number, label, features in self._lines(path):
-                if not _LIBSVM_FEATURES.fullmatch(features):
-                    bad = next(item for item in features.split() if not _LIBSVM_FEATURE.fullmatch(item))
-                    self._index(bad, path, number)  # raises: bad is not index:value
-                pairs = _LIBSVM_FEATURE.findall(features)
-                lines.append(number)
-                labels.append(label)
-                counts.append(len(pairs))
-                indices.extend(index for index, _ in pairs)
-                tokens.extend(token for _, token in pairs)
-                if len(labels) == rows:
-                    yield self._chunk(path, lines, labels, counts, indices, tokens)
-                    lines, labels, counts, indices, tokens = [], [], [], [], []
-            if labels:
-                yield self._chunk(path, lines, labels, counts, indices, tokens)
+    def _rows(self, path: Path) -> Iterator[tuple[int, str, list[tuple[str, str]]]]:
+        """The line number, label and ``(index, value)`` items of every line with a label."""
+        for number, label, features in self._lines(path):
+            if not _LIBSVM_FEATURES.fullmatch(features):
+                bad = next(item for item in features.split() if not _LIBSVM_FEATURE.fullmatch(item))
+                self._index(bad, path, number)  # raises: bad is not index:value
+            yield number, label, _LIBSVM_FEATURE.findall(features)
 
-    def _chunk(self, path, lines, labels, counts, indices, tokens) -> _Chunk:
-        """A chunk of dense rows from the items of ``len(labels)`` lines (label last)."""
+    def _chunk(self, path: Path, batch: list[tuple]) -> _Chunk:
+        """A chunk of dense rows from the items of lines (label last)."""
+        lines, labels, items = zip(*batch)
+        pairs = list(itertools.chain.from_iterable(items))
         width = len(self.columns) - 1
-        rows = np.repeat(np.arange(len(labels)), counts)
-        columns = np.asarray(indices, dtype=np.int64) - self.first_index
+        rows = np.repeat(np.arange(len(labels)), [len(line_items) for line_items in items])
+        columns = np.asarray([index for index, _ in pairs], dtype=np.int64) - self.first_index
         unordered = np.flatnonzero((np.diff(columns) <= 0) & (np.diff(rows) == 0))
         if len(unordered):
             number = lines[rows[unordered[0]]]
@@ -654,7 +611,7 @@ class _LibsvmSource:
                 "once; fix the line."
             )
         values = np.full((len(labels), width + 1), "0", dtype=object)
-        values[rows, columns] = np.asarray(tokens, dtype=object)
+        values[rows, columns] = np.asarray([token for _, token in pairs], dtype=object)
         values[:, width] = labels
         return _Chunk(path, lines, values)
 
@@ -662,20 +619,11 @@ class _LibsvmSource:
 # --- from the files' columns to the store's -------------------------------------------------------------
 
 
-@dataclass
 class _Plan:
-    """Which columns of the files go to the store, in which order, with which type; and the values seen so
-    far of the nominal columns (the class last)."""
+    """Which columns of the files go to the store (``sources``, at ``positions`` among the files' columns), in
+    which order, which are ``nominal``; and the values seen so far of those (``observed``; the class last)."""
 
-    sources: list[_Column]
-    positions: list[int]
-    class_name: str
-    nominal: np.ndarray
-    observed: dict[int, set]
-    headerless: bool
-
-    @classmethod
-    def of(cls, source, class_column: str | None, nominal: Sequence[str], drop: Sequence[str]) -> _Plan:
+    def __init__(self, source: _Source, class_column: str | None, nominal: Sequence[str], drop: Sequence[str]):
         """The plan of ``source``'s columns given the options (checked against its columns)."""
         class_name = (
             source.label if isinstance(source, _LibsvmSource)
@@ -705,20 +653,15 @@ class _Plan:
                 f"ARFF date attributes {dates} cannot be used as they are; drop them (--drop {dates[0]}) or read "
                 f"them as nominal (--nominal {dates[0]})."
             )
-        sources = [*kept, by_name[class_name]]
-        is_nominal = np.array([
+        self.class_name, self.sources = class_name, [*kept, by_name[class_name]]
+        self.nominal = np.array([
             column.kind != "numeric" or column.name in declared_nominal or column.name == class_name
-            for column in sources
+            for column in self.sources
         ])
-        observed = {position: set() for position, flag in enumerate(is_nominal) if flag}
-        headerless = isinstance(source, _DelimitedSource) and not source.header
+        self.observed = {position: set() for position, flag in enumerate(self.nominal) if flag}
+        self.headerless = isinstance(source, _DelimitedSource) and not source.header
         position_of = {column.name: position for position, column in enumerate(source.columns)}
-        positions = [position_of[column.name] for column in sources]
-        return cls(sources, positions, class_name, is_nominal, observed, headerless)
-
-    def store_names(self) -> list[str]:
-        """The store's columns: the attributes kept, then ``class``."""
-        return [column.name for column in self.sources[:-1]] + [CLASS_COLUMN]
+        self.positions = [position_of[column.name] for column in self.sources]
 
     def store_rows(self, chunk: _Chunk, missing: list[str]) -> np.ndarray:
         """The rows of ``chunk`` as the store writes them (None = missing), checking that numeric values
@@ -745,8 +688,14 @@ class _Plan:
             bad = used[~np.isfinite(numbers)]
             if len(bad):
                 rows, columns = np.nonzero(np.isin(codes[:, numeric], bad))
-                position = numeric[columns[0]]
-                self._refuse_number(chunk, chunk.lines[rows[0]], self.sources[position], block[rows[0], position])
+                row, position = rows[0], numeric[columns[0]]
+                line, name, token = chunk.lines[row], self.sources[position].name, block[row, position]
+                hint = " (is line 1 a header? then give --header)" if line == 1 and self.headerless else ""
+                raise DatasetError(
+                    f"{chunk.path}, line {line}: column {name!r} is numeric but holds {_quote(token)}{hint}; "
+                    f"declare it nominal (--nominal {name}), or if {_quote(token)} stands for a missing value, "
+                    "say so (--missing TOKEN)."
+                )
         for position in np.flatnonzero(self.nominal):
             column = self.sources[position]
             used = _present(codes[:, position], is_missing)
@@ -763,24 +712,14 @@ class _Plan:
                 )
         return block
 
-    def _refuse_number(self, chunk: _Chunk, line: int, column: _Column, token: str) -> None:
-        hint = " (is line 1 a header? then give --header)" if line == 1 and self.headerless else ""
-        raise DatasetError(
-            f"{chunk.path}, line {line}: column {column.name!r} is numeric but holds {_quote(token)}{hint}; "
-            f"declare it nominal (--nominal {column.name}), or if {_quote(token)} stands for a missing value, "
-            "say so (--missing TOKEN)."
-        )
-
     def schema(self) -> dict:
         """The ``attributes`` and ``class`` of the schema entry, with the nominal values seen."""
-        entries = []
-        for position, column in enumerate(self.sources):
-            if not self.nominal[position]:
-                entries.append({"name": column.name, "type": "numeric", "values": None})
-                continue
-            values = column.declared if column.declared is not None else _ordered(self.observed[position])
-            entries.append({"name": column.name, "type": "nominal", "values": values})
-        *attributes, label = entries
+        *attributes, label = [
+            {"name": column.name, "type": "numeric", "values": None} if not nominal
+            else {"name": column.name, "type": "nominal",
+                  "values": _ordered(self.observed[position]) if column.declared is None else column.declared}
+            for position, (column, nominal) in enumerate(zip(self.sources, self.nominal))
+        ]
         return {"attributes": attributes, "class": {**label, "name": CLASS_COLUMN}}
 
 

@@ -45,20 +45,9 @@ DATA_DIR_HINT = (
 
 
 def resolve_data_dir(value: str | Path | None) -> Path:
-    """Return the dataset store directory.
-
-    Parameters
-    ----------
-    value : str, Path or None
-        An explicit directory (the ``data_dir`` config option). When None, the environment
-        variable ``BNCBENCH_DATA_DIR``, else ``$XDG_CACHE_HOME/bncbench/datasets`` (default
-        ``~/.cache/bncbench/datasets``).
-
-    Returns
-    -------
-    Path
-        The absolute directory; it need not exist yet.
-    """
+    """The dataset store directory, absolute (it need not exist yet): ``value`` (the ``data_dir`` config
+    option), else ``$BNCBENCH_DATA_DIR``, else ``$XDG_CACHE_HOME/bncbench/datasets`` (default
+    ``~/.cache/bncbench/datasets``)."""
     if value is None or str(value) == "":
         value = os.environ.get(DATA_DIR_ENV) or None
     if value is None:
@@ -82,8 +71,7 @@ def read_schema(data_dir: Path) -> dict:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as ex:
         raise DatasetError(
-            f"{path} is not valid JSON ({ex}); repair it or restore it from the dataset store "
-            "it was copied from."
+            f"{path} is not valid JSON ({ex}); repair it or restore it from the dataset store it was copied from."
         ) from ex
     if not isinstance(schema, dict):
         raise DatasetError(f"{path} must hold a JSON object mapping dataset names to entries.")
@@ -92,12 +80,8 @@ def read_schema(data_dir: Path) -> dict:
 
 def read_manifest(data_dir: Path) -> dict[str, dict]:
     """The rows of a store's ``manifest.csv`` by their ``slug``, with the counts of ``MANIFEST_COUNTS``
-    it has as integers (``class_missing`` 0 when empty or absent); an absent file reads as empty.
-
-    Raises
-    ------
-    DatasetError
-        The file cannot be read as UTF-8 CSV, lacks a column, or a count is not a whole number.
+    it has as integers (``class_missing`` 0 when empty or absent); an absent file reads as empty. A
+    DatasetError when the file cannot be read as UTF-8 CSV, lacks a column, or a count is not a whole number.
     """
     path = data_dir / MANIFEST_FILE
     if not path.is_file():
@@ -126,29 +110,12 @@ def read_manifest(data_dir: Path) -> dict[str, dict]:
 
 
 def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str], str]:
-    """Read and type-check one dataset of the store.
+    """Read and type-check dataset ``name`` of the store ``data_dir`` (its file ``<data_dir>/<name>.csv.gz``).
 
-    Parameters
-    ----------
-    data_dir : Path
-        The store directory.
-    name : str
-        Dataset name; its file is ``<data_dir>/<name>.csv.gz``.
-
-    Returns
-    -------
-    frame : DataFrame
-        Every column of the file in schema order; numeric columns float64 (the class too, when
-        declared numeric: ``1`` and ``1.0`` are one value), nominal columns strings; NaN = missing.
-    numeric : list of str
-        Names of the numeric attributes.
-    class_name : str
-        Name of the class column.
-
-    Raises
-    ------
-    DatasetError
-        When the file does not parse or does not match its schema entry.
+    Returns the frame of every column of the file in schema order (numeric columns float64, the class too when
+    declared numeric: ``1`` and ``1.0`` are one value; nominal columns strings; NaN = missing), the names of the
+    numeric attributes and that of the class column. A DatasetError when the file does not parse or does not
+    match its schema entry.
     """
     path = data_file(data_dir, name)
     entry = read_schema(data_dir).get(name)
@@ -176,19 +143,8 @@ def read_store_table(data_dir: Path, name: str) -> tuple[pd.DataFrame, list[str]
 
 
 def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dict) -> None:
-    """Write a dataset held in memory into the store (:func:`write_store_stream`).
-
-    Parameters
-    ----------
-    data_dir : Path
-        The store directory (created if absent).
-    name : str
-        Dataset name.
-    frame : DataFrame
-        All columns in store order, class last; NaN = missing.
-    entry : dict
-        The schema entry of the dataset.
-    """
+    """Write dataset ``name`` held in memory, ``frame`` (every column in store order, class last; NaN = missing)
+    with its schema ``entry``, into the store (:func:`write_store_stream`)."""
 
     def write(stream: BinaryIO) -> dict:
         stream.write(frame.to_csv(index=False, na_rep="", lineterminator="\n").encode("utf-8"))
@@ -200,7 +156,8 @@ def write_store_table(data_dir: Path, name: str, frame: pd.DataFrame, entry: dic
 def write_store_stream(
     data_dir: Path, name: str, write: Callable[[BinaryIO], dict], replace: bool = True, compresslevel: int = 9
 ) -> dict:
-    """Write a dataset into the store: its ``.csv.gz`` file and its ``schema.json`` entry.
+    """Write dataset ``name`` into the store ``data_dir`` (created if absent): its ``.csv.gz`` file and its
+    ``schema.json`` entry, which it returns.
 
     The data go to a temporary file that is renamed into place only after ``schema.json`` is
     updated, so an interrupted write never leaves a partial data file, and a data file never
@@ -209,25 +166,10 @@ def write_store_stream(
     datasets to one store do not lose each other's entries. New files take the umask's mode, a replaced
     one keeps its own (:func:`_temporary_file`).
 
-    Parameters
-    ----------
-    data_dir : Path
-        The store directory (created if absent).
-    name : str
-        Dataset name.
-    write : callable
-        ``write(stream)`` writes the CSV text (UTF-8 bytes, header row first, class column last)
-        into the binary stream, in as many pieces as it likes, and returns the schema entry.
-    replace : bool
-        Whether a dataset of that name already in the store may be replaced; when False, it is
-        refused (:func:`refuse_present`), checked again under the lock.
-    compresslevel : int
-        gzip's level: 9 (the default, that of the files fetched so far), or lower for speed.
-
-    Returns
-    -------
-    dict
-        The schema entry written.
+    ``write(stream)`` writes the CSV text (UTF-8 bytes, header row first, class column last) into the binary
+    stream, in as many pieces as it likes, and returns the schema entry. Without ``replace``, a dataset of that
+    name already in the store is refused (:func:`refuse_present`), checked again under the lock. ``compresslevel``
+    is gzip's level: 9 (the default, that of the files fetched so far), or lower for speed.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     target = data_file(data_dir, name)
@@ -238,7 +180,7 @@ def write_store_stream(
             filename="", fileobj=raw, mode="wb", compresslevel=compresslevel, mtime=0
         ) as gz:
             entry = write(gz)
-        with _schema_lock(data_dir):
+        with locked(data_dir / f".{SCHEMA_FILE}.lock"):  # released when the process dies
             schema = read_schema(data_dir)
             if not replace:
                 refuse_present(data_dir, name, schema)
@@ -302,13 +244,6 @@ def _umask() -> int:
     return mask
 
 
-@contextlib.contextmanager
-def _schema_lock(data_dir: Path) -> Iterator[None]:
-    """Exclusive advisory lock of a store's ``schema.json`` (released when the process dies)."""
-    with locked(data_dir / f".{SCHEMA_FILE}.lock"):
-        yield
-
-
 def _schema_columns(entry: object, name: str) -> tuple[list[dict], dict]:
     """Validate a schema entry; return its attribute entries and its class entry."""
     problem = None
@@ -364,32 +299,22 @@ def _to_float(values: pd.Series, column: str, path: Path) -> pd.Series:
     import pandas as pd
 
     numbers = pd.to_numeric(values, errors="coerce")
-    bad = numbers.isna() & values.notna()
-    if bad.any():
-        rows = bad[bad].index[:3]
-        examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in rows)
-        raise DatasetError(
-            f"Column '{column}' of {path} is declared numeric in schema.json but holds "
-            f"{int(bad.sum())} non-numeric values ({examples}). Declare it nominal, or fix the "
-            "values (a missing value is an empty field)."
-        )
-    infinite = numbers.isin([float("inf"), float("-inf")])
-    if infinite.any():
-        rows = infinite[infinite].index[:3]
-        examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in rows)
-        raise DatasetError(
-            f"Column '{column}' of {path} holds {int(infinite.sum())} infinite values ({examples}), "
-            "which cannot be discretised. Write an unknown value as missing (an empty field), or "
-            "declare the column nominal in schema.json if these are labels."
-        )
+    for bad, problem in (
+        (numbers.isna() & values.notna(), "is declared numeric in schema.json but holds {} non-numeric values ({}). "
+         "Declare it nominal, or fix the values (a missing value is an empty field)."),
+        (numbers.isin([float("inf"), float("-inf")]), "holds {} infinite values ({}), which cannot be discretised. "
+         "Write an unknown value as missing (an empty field), or declare the column nominal in schema.json if "
+         "these are labels."),
+    ):
+        if bad.any():
+            examples = ", ".join(f"line {row + 2}: {values[row]!r}" for row in bad[bad].index[:3])
+            raise DatasetError(f"Column '{column}' of {path} " + problem.format(int(bad.sum()), examples))
     return numbers.astype("float64")
 
 
 def _check_declared_values(values: pd.Series, declared: list, column: str, path: Path) -> None:
     """Raise when a nominal column holds values its schema entry does not declare."""
-    import pandas as pd
-
-    unknown = pd.unique(values[values.notna() & ~values.isin([str(v) for v in declared])])
+    unknown = values[values.notna() & ~values.isin([str(v) for v in declared])].unique()
     if len(unknown):
         raise DatasetError(
             f"Column '{column}' of {path} holds values not declared in schema.json: "

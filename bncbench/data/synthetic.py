@@ -63,13 +63,8 @@ class Declaration:
 
     @classmethod
     def of(cls, spec: Mapping) -> Declaration:
-        """The declaration of the dataset config ``spec``; a bad one is refused in one line.
-
-        Raises
-        ------
-        ConfigError
-            A key missing or unknown, or a value of the wrong type or range.
-        """
+        """The declaration of the dataset config ``spec``; a bad one (a key missing or unknown, a value of the
+        wrong type or range) is refused in one line, a ConfigError."""
         where = f"conf/dataset/{spec.get('name')}.yaml"
         given = spec.get("synthetic")
         if not isinstance(given, Mapping):
@@ -87,8 +82,7 @@ class Declaration:
         if len(values) != given["attributes"]:
             raise ConfigError(f"{where}: synthetic.values lists {len(values)} cardinalities for "
                               f"{given['attributes']} attributes; give one per attribute, or one integer for all.")
-        fields = {key: given[key] for key in _RULES} | {"values": values, "alpha": float(given["alpha"])}
-        return cls(**fields)
+        return cls(**{key: given[key] for key in _RULES} | {"values": values, "alpha": float(given["alpha"])})
 
     def store_name(self, name: str) -> str:
         """The dataset's name in the store: ``name`` and a hash of the declaration, of ``SAMPLER`` and of
@@ -224,10 +218,8 @@ def write_synthetic(data_dir: Path, spec: Mapping, chunk_rows: int = CHUNK_ROWS)
     tokens += [np.array(value_labels(r), dtype=object) for r in declaration.values]
     columns = [*attribute_names(declaration), CLASS_COLUMN]
     entry = {
-        "attributes": [
-            {"name": column, "type": "nominal", "values": value_labels(r)}
-            for column, r in zip(columns, declaration.values)
-        ],
+        "attributes": [{"name": column, "type": "nominal", "values": value_labels(r)}
+                       for column, r in zip(columns, declaration.values)],
         "class": {"name": CLASS_COLUMN, "type": "nominal", "values": class_labels(declaration)},
         "synthetic": {"sampler": SAMPLER, **asdict(declaration), "values": list(declaration.values)},
     }

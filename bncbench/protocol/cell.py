@@ -16,6 +16,7 @@ parameters never), so that no finished cell runs again; the one model whose pres
 default out, ``aode`` (``frequency_limit: 1``), hashes anew since (no experiment ran it).
 """
 
+import contextlib
 import hashlib
 import json
 import re
@@ -32,8 +33,8 @@ SEMANTIC_KEYS = ("dataset", "model", "cv")
 DERIVED_PARAMS = ("cv.seeds",)
 _INTEGER = re.compile(r"-?\d+")
 _FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?|-?inf|nan")
-
-
+#: Params whose text is a constant's.
+_CONSTANTS = {"True": True, "False": False, "None": None}
 #: How the numeric attributes of a training fold are discretised (``cv.discretisation``).
 DISCRETISATIONS = ("mdl", "equal_frequency")
 
@@ -70,35 +71,20 @@ class CrossValidationSettings:
 
 @dataclass(frozen=True)
 class Cell:
-    """One (dataset, model) cell of an experiment, resolved.
+    """One (dataset, model) cell of an experiment, resolved."""
 
-    Attributes
-    ----------
-    dataset, model : str
-        The names the experiment lists (the dataset's config name, the model's name).
-    dataset_spec, model_spec : Mapping
-        The dataset's config (``conf/dataset/<name>.yaml``) and the model's (structure and
-        estimator, or baseline), resolved.
-    cv : CrossValidationSettings
-    cfg_hash : str
-        ``semantic_hash`` of the three.
-    label : str
-        What tells this cell's run apart from runs of the same cell in other configurations: the
-        experiment settings its model reads and CV settings other than 5x2 with seed 1
-        (``it=50000 cv=1x2,seed=7``); empty when there are none.
-    data_digest : str or None
-        The digest of the dataset file as it is now (``bncbench.data.digest``); None when the data
-        directory has no file for it (it is fetched when loaded, or the report reads the version its
-        latest run read).
-    """
-
-    dataset: str
-    model: str
-    dataset_spec: Mapping = field(repr=False)
-    model_spec: Mapping = field(repr=False)
+    dataset: str  # the names the experiment lists: the dataset's config name
+    model: str  # and the model's name
+    dataset_spec: Mapping = field(repr=False)  # conf/dataset/<name>.yaml, resolved
+    model_spec: Mapping = field(repr=False)  # structure and estimator, or baseline, resolved
     cv: CrossValidationSettings = field(repr=False)
-    cfg_hash: str = ""
+    cfg_hash: str = ""  # semantic_hash of the three
+    #: The digest of the dataset file as it is now (``bncbench.data.digest``); None when the data directory has
+    #: no file for it (it is fetched when loaded, or the report reads the version its latest run read).
     data_digest: str | None = None
+    #: What tells this cell's run apart from runs of the same cell in other configurations: the experiment
+    #: settings its model reads and CV settings other than 5x2 with seed 1 (``it=50000 cv=1x2,seed=7``); empty
+    #: when there are none.
     label: str = ""
 
     @classmethod
@@ -135,38 +121,18 @@ class Cell:
 
 @dataclass(frozen=True)
 class Plan:
-    """The cells of one experiment in one configuration, in the order they run.
+    """The cells of one experiment in one configuration, in the order they run."""
 
-    Attributes
-    ----------
-    experiment : str
-        ``experiment.name``: the MLflow experiment and the report's folder.
-    cells : tuple of Cell
-    datasets, models : tuple of str
-        The experiment's lists, in their order (the report's rows and columns).
-    cv : CrossValidationSettings
-        The protocol of every cell.
-    comparisons : tuple of Mapping
-        ``{a: model, b: model}``, patterns expanded over ``models``.
-    metrics : tuple of str
-        The metrics the report compares.
-    report : Mapping
-        The report's settings (``report.*``).
-    overrides : tuple of str
-        The command-line overrides the plan was composed from (the report says how to regenerate it).
-    settings_read : mapping
-        For each model, the experiment's settings it takes a parameter from (``("hdp.iterations",)``).
-    """
-
-    experiment: str
+    experiment: str  # experiment.name: the MLflow experiment and the report's folder
     cells: tuple[Cell, ...]
-    datasets: tuple[str, ...]
+    datasets: tuple[str, ...]  # the experiment's lists, in their order (the report's rows and columns)
     models: tuple[str, ...]
-    cv: CrossValidationSettings = CrossValidationSettings()
-    comparisons: tuple[Mapping, ...] = ()
-    metrics: tuple[str, ...] = ()
-    report: Mapping = field(default_factory=dict)
-    overrides: tuple[str, ...] = ()
+    cv: CrossValidationSettings = CrossValidationSettings()  # the protocol of every cell
+    comparisons: tuple[Mapping, ...] = ()  # {a: model, b: model}, patterns expanded over the models
+    metrics: tuple[str, ...] = ()  # those the report compares
+    report: Mapping = field(default_factory=dict)  # the report's settings (report.*)
+    overrides: tuple[str, ...] = ()  # those the plan was composed from (the report says how to regenerate it)
+    #: For each model, the experiment's settings it takes a parameter from (``("hdp.iterations",)``).
     settings_read: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def by_key(self) -> dict[tuple[str, str], Cell]:
@@ -189,16 +155,15 @@ def canonical_model(model: Mapping) -> dict:
     """A resolved model config in the form two configs of the same classifier share (see the module).
 
     ``missing`` is left out at its default, ``"value"`` (``BNClassifier(missing=...)``), which every
-    model had before the setting existed. An estimator parameter the estimator declares ``added_later`` (``bncbench.bnc.estimators.Estimator``)
-    is left out where it has the declared value, so that the hash stays the one logged before the
-    parameter existed."""
+    model had before the setting existed. An estimator parameter the estimator declares ``added_later``
+    (``bncbench.bnc.estimators.Estimator``) is left out where it has the declared value, so that the hash
+    stays the one logged before the parameter existed."""
     canonical = {key: _plain(value) for key, value in model.items() if key != "name"}
     if canonical.get("missing") == "value":
         del canonical["missing"]
     structure = canonical.get("structure")
     if isinstance(structure, str) and structure in STRUCTURES:
-        uses_k = structure_uses_k(structure)
-        if not uses_k:
+        if not structure_uses_k(structure):
             canonical["k"] = None
         elif canonical.get("k") is None:
             canonical["k"] = structure_class(structure).defaults()["k"]
@@ -285,19 +250,15 @@ def logged_hashes(params: Mapping[str, str]) -> set[str]:
 
 def _value_of_text(text: str):
     """A param's value from the text ``flatten`` made of it."""
-    if text in ("True", "False"):
-        return text == "True"
-    if text == "None":
-        return None
+    if text in _CONSTANTS:
+        return _CONSTANTS[text]
     if _INTEGER.fullmatch(text):
         return int(text)
     if _FLOAT.fullmatch(text):
         return float(text)
     if text.startswith(("[", "{")):
-        try:
+        with contextlib.suppress(ValueError):
             return json.loads(text)
-        except ValueError:
-            return text
     return text
 
 

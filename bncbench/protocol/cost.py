@@ -36,6 +36,7 @@ its cost. Predictions are means (Duan's smearing of the log residuals), so that 
 import heapq
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from importlib import resources
 
@@ -61,19 +62,9 @@ FORMAT_VERSION = 1
 _GROUP_LEVELS = ("family", "structure", "k", "estimator", "tying")
 
 
-
-
 def wall_seconds(seconds: Iterable[float], workers: int) -> float:
-    """The wall time of cells taking ``seconds`` each, run in this order by ``workers`` processes that
-    each take the next cell as soon as they are free (as the joblib launcher's workers do).
-
-    Parameters
-    ----------
-    seconds : iterable of float
-        Each cell's seconds (``CostModel.predict``), in the order the sweep runs them.
-    workers : int
-        The cells run at once.
-    """
+    """The wall time of cells taking ``seconds`` each (``CostModel.predict``), run in this order by ``workers``
+    processes that each take the next cell as soon as they are free (as the joblib launcher's workers do)."""
     free_at = [0.0] * max(1, int(workers))
     for cell in seconds:
         heapq.heappush(free_at, heapq.heappop(free_at) + float(cell))
@@ -118,7 +109,7 @@ class CostModel:
         self.reference_condition = reference_condition
 
     def fit(self, observed: pd.DataFrame) -> "CostModel":
-        """Fit the law to logged cells.
+        """Fit the law to logged cells; returns ``self``.
 
         Parameters
         ----------
@@ -126,17 +117,8 @@ class CostModel:
             One row per cell: ``FEATURE_COLUMNS``, ``seconds`` (the sum over its folds of fit and
             predict seconds) and, when ``reference_condition`` is set, ``condition``. Rows whose
             seconds are not a positive number are left out.
-
-        Returns
-        -------
-        CostModel
-            ``self``.
         """
-        needed = [
-            *FEATURE_COLUMNS,
-            "seconds",
-            *(["condition"] if self.reference_condition is not None else []),
-        ]
+        needed = [*FEATURE_COLUMNS, "seconds", *(["condition"] if self.reference_condition is not None else [])]
         missing = sorted(set(needed) - set(observed.columns))
         if missing:
             raise ValueError(f"the observed cells lack the columns {missing}.")
@@ -150,9 +132,7 @@ class CostModel:
         design = np.column_stack([np.ones(len(cells)), logs - self.feature_means_])
         target = np.log(cells["seconds"].to_numpy(dtype=float) / cells["folds"].to_numpy(dtype=float))
         iterations = _iterations(cells)
-        problem = Problem(
-            keys, design, self._conditions(cells, keys), self.shrinkage, self.condition_shrinkage
-        )
+        problem = Problem(keys, design, self._conditions(cells, keys), self.shrinkage, self.condition_shrinkage)
         scales = ITERATION_SCALES if np.isfinite(iterations).any() else (UNFITTED_ITERATION_SCALE,)
         self.iteration_scale_ = min(
             scales,
@@ -161,14 +141,9 @@ class CostModel:
         solution, residuals = problem.solve(target - _iteration_offset(iterations, self.iteration_scale_))
         self.coefficients_ = problem.coefficients(solution)
         self.condition_shifts_ = problem.shifts(solution)
-        self.cells_ = dict.fromkeys(problem.nodes, 0)
-        for key in keys:
-            for depth in range(len(key) + 1):
-                self.cells_[key[:depth]] += 1
+        self.cells_ = dict(Counter(key[:depth] for key in keys for depth in range(len(key) + 1)))
         families = np.array([key[0] for key in keys])
-        self.families_ = {
-            str(family): _residual_summary(residuals[families == family]) for family in sorted(set(families))
-        }
+        self.families_ = {str(f): _residual_summary(residuals[families == f]) for f in sorted(set(families))}
         return self
 
     def _conditions(self, cells: pd.DataFrame, keys: list[tuple]) -> list:
@@ -178,9 +153,7 @@ class CostModel:
             return [None] * len(keys)
         labels = cells["condition"].astype(str).to_numpy()
         if self.reference_condition not in set(labels):
-            raise ValueError(
-                f"no observed cell is under the reference condition {self.reference_condition!r}."
-            )
+            raise ValueError(f"no observed cell is under the reference condition {self.reference_condition!r}.")
         anchored = {key[0] for key, label in zip(keys, labels) if label == self.reference_condition}
         return [
             (key[0], label) if key[0] in anchored and label != self.reference_condition else None
@@ -188,7 +161,8 @@ class CostModel:
         ]
 
     def predict(self, features, condition: str | None = None) -> np.ndarray:
-        """The expected CPU seconds of each cell: the sum over its folds of fit and predict seconds.
+        """The expected CPU seconds of each cell, finite and positive: the sum over its folds of fit and predict
+        seconds.
 
         Parameters
         ----------
@@ -197,11 +171,6 @@ class CostModel:
         condition : str or None
             Predict under this fitted condition; None, or a condition not fitted: under the
             reference condition.
-
-        Returns
-        -------
-        ndarray
-            Seconds, one per cell, finite and positive.
         """
         frame = features_frame(features)
         design = np.column_stack([np.ones(len(frame)), _log_sizes(frame) - self.feature_means_])
@@ -224,10 +193,8 @@ class CostModel:
             fit = f"the fit of {self.cells_[group]} cells of {_label(group)}"
             if group != key:
                 fit = f"no cell of {_label(key)}: a guess, {fit}"
-            lines.append(
-                f"{fit}; the fitted cells of its family lie within x{math.exp(family['median_error']):.2f} "
-                f"of their fit for half of them, x{math.exp(family['p90_error']):.2f} for 90%"
-            )
+            lines.append(f"{fit}; the fitted cells of its family lie within x{math.exp(family['median_error']):.2f} "
+                         f"of their fit for half of them, x{math.exp(family['p90_error']):.2f} for 90%")
         return lines
 
     def _fitted_group(self, key: tuple) -> tuple:
@@ -273,20 +240,14 @@ class CostModel:
     def from_dict(cls, data: Mapping) -> "CostModel":
         """A fitted model from ``to_dict``'s data."""
         if data.get("format") != FORMAT or data.get("format_version") != FORMAT_VERSION:
-            raise ValueError(
-                f"not a cost model of format {FORMAT!r} version {FORMAT_VERSION}: "
-                f"{data.get('format')!r} version {data.get('format_version')!r}."
-            )
+            raise ValueError(f"not a cost model of format {FORMAT!r} version {FORMAT_VERSION}: "
+                             f"{data.get('format')!r} version {data.get('format_version')!r}.")
         model = cls(data["shrinkage"], data["condition_shrinkage"], data["reference_condition"])
         model.feature_means_ = np.array(data["feature_means"], dtype=float)
         model.iteration_scale_ = float(data["iteration_scale"])
-        model.coefficients_ = {
-            tuple(g["key"]): np.array(g["coefficients"], dtype=float) for g in data["groups"]
-        }
+        model.coefficients_ = {tuple(g["key"]): np.array(g["coefficients"], dtype=float) for g in data["groups"]}
         model.cells_ = {tuple(g["key"]): int(g["cells"]) for g in data["groups"]}
-        model.condition_shifts_ = {
-            (s["family"], s["condition"]): float(s["shift"]) for s in data["condition_shifts"]
-        }
+        model.condition_shifts_ = {(s["family"], s["condition"]): float(s["shift"]) for s in data["condition_shifts"]}
         model.families_ = {family: dict(summary) for family, summary in data["families"].items()}
         return model
 
@@ -310,19 +271,14 @@ def _residual_summary(residuals: np.ndarray) -> dict:
 
 def _group_keys(frame: pd.DataFrame) -> list[tuple]:
     """``(family, structure, k, estimator, tying)`` of each cell of a frame of ``FEATURE_COLUMNS``."""
-    keys = []
-    for cell in frame[list(FEATURE_COLUMNS)].itertuples(index=False):
-        k, tying = _missing_as_none(cell.k), _missing_as_none(cell.tying)
-        if _missing_as_none(cell.iterations) is not None:
-            family = ITERATIVE
-        else:
-            family = BASELINE if cell.estimator == BASELINE else NON_ITERATIVE
-        keys.append((family, str(cell.structure), None if k is None else int(k), str(cell.estimator), tying))
-    return keys
-
-
-def _missing_as_none(value):
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+    return [
+        (
+            ITERATIVE if pd.notna(cell.iterations) else BASELINE if cell.estimator == BASELINE else NON_ITERATIVE,
+            str(cell.structure), None if pd.isna(cell.k) else int(cell.k), str(cell.estimator),
+            None if pd.isna(cell.tying) else cell.tying,
+        )
+        for cell in frame[list(FEATURE_COLUMNS)].itertuples(index=False)
+    ]
 
 
 def _log_sizes(frame: pd.DataFrame) -> np.ndarray:
@@ -348,5 +304,6 @@ def _iteration_offset(iterations: np.ndarray, scale: float) -> np.ndarray:
 
 
 def _label(group: tuple) -> str:
+    """``family iterative, structure kdb, k 5``: a group by its levels."""
     named = [f"{level} {value}" for level, value in zip(_GROUP_LEVELS, group) if value is not None]
     return ", ".join(named) if named else "every family"

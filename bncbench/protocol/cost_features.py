@@ -40,63 +40,33 @@ SKLEARN_SHAPES = {
 
 @dataclass(frozen=True)
 class DatasetFeatures:
-    """The size of a dataset, as far as it is known before running.
+    """The size of a dataset, as far as it is known before running."""
 
-    Attributes
-    ----------
-    rows : int
-        Rows with a class.
-    attributes : int
-        Attributes, without the class and the columns dropped.
-    values : float
-        The mean number of values of an attribute after discretisation: a nominal attribute's
-        declared values, a numeric attribute's MDL bins by ``numeric_bins``. The mean rather than the
-        geometric mean, since a structure's tables grow with the sum of the attributes' values
-        (``classes * attributes * values`` cells for naive Bayes); it also predicted the logged cells
-        better.
-    classes : int
-        Classes occurring in the data.
-    """
-
-    rows: int
-    attributes: int
+    rows: int  # with a class
+    attributes: int  # without the class and the columns dropped
+    #: The mean number of values of an attribute after discretisation: a nominal attribute's declared values, a
+    #: numeric attribute's MDL bins by ``numeric_bins``. The mean rather than the geometric mean, since a
+    #: structure's tables grow with the sum of the attributes' values (``classes * attributes * values`` cells for
+    #: naive Bayes); it also predicted the logged cells better.
     values: float
-    classes: int
+    classes: int  # occurring in the data
 
 
 @dataclass(frozen=True)
 class CellFeatures:
-    """What a cell's cost depends on, known before it runs.
+    """What a cell's cost depends on, known before it runs."""
 
-    Attributes
-    ----------
-    structure : str
-        The structure (``nb``, ``tan``, ``kdb``, ``skdb``, ``aode``, ``direct``, ...) or, for a
-        baseline, the baseline's name (``random_forest``, ``xgboost``, ...).
-    k : int or None
-        The structure's k (kDB's parents, SkDB's k_max); None where it has none.
-    estimator : str
-        The estimator (``m_estimate``, ``hdp``, ...), ``"baseline"`` for a baseline.
-    tying : str or None
-        HDP's tying of concentrations (``level``, ``single``, ``same_parent``); None for others.
-    iterations : int or None
-        An iterative estimator's iterations (HDP's Gibbs iterations); None for others.
-    rows, attributes, values, classes
-        The dataset's :class:`DatasetFeatures`.
-    folds : int
-        The fits of the cell: repetitions x folds (10 for 5x2 cross-validation). The timings so far
-        are all of 2-fold splits: a fit of another split is predicted as one on half the rows.
-    """
-
-    structure: str
-    k: int | None
-    estimator: str
-    tying: str | None
-    iterations: int | None
-    rows: int
+    structure: str  # nb, tan, kdb, skdb, aode, direct, ... or, for a baseline, its name (random_forest, ...)
+    k: int | None  # the structure's k (kDB's parents, SkDB's k_max); None where it has none
+    estimator: str  # m_estimate, hdp, ...; "baseline" for a baseline
+    tying: str | None  # HDP's tying of concentrations (level, single, same_parent); None for others
+    iterations: int | None  # an iterative estimator's iterations (HDP's Gibbs iterations); None for others
+    rows: int  # then the dataset's DatasetFeatures
     attributes: int
     values: float
     classes: int
+    #: The fits of the cell: repetitions x folds (10 for 5x2 cross-validation). The timings so far are all of
+    #: 2-fold splits: a fit of another split is predicted as one on half the rows.
     folds: int = 10
 
 
@@ -106,17 +76,9 @@ def numeric_bins(rows: int) -> float:
 
 
 def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) -> DatasetFeatures:
-    """The features of dataset ``name`` from its store's ``manifest.csv`` and ``schema.json``.
-
-    Parameters
-    ----------
-    data_dir : str or Path
-        A dataset store (the format of ``bncbench.data.store``) with a ``manifest.csv`` giving each
-        dataset's ``rows``, ``n_classes`` and ``class_missing``; both files are read once per process.
-    name : str
-        The dataset, or one of scikit-learn's (``SKLEARN_SHAPES``), which needs no store.
-    drop : iterable of str
-        Columns the dataset's config drops (``drop`` of ``conf/dataset/<name>.yaml``).
+    """The features of dataset ``name`` (or of one of scikit-learn's, ``SKLEARN_SHAPES``, which needs no store)
+    without the columns ``drop``, from the ``manifest.csv`` (``rows``, ``n_classes`` and ``class_missing``) and
+    ``schema.json`` of the store ``data_dir``, both read once per process.
 
     Raises
     ------
@@ -128,21 +90,16 @@ def dataset_features(data_dir: str | Path, name: str, drop: Iterable[str] = ()) 
         return DatasetFeatures(rows, numeric, numeric_bins(rows), classes)
     manifest, schema = _store_entries(str(Path(data_dir).resolve()))
     if name not in manifest or name not in schema:
-        raise DatasetError(
-            f"the dataset store {data_dir} lists no {name!r} in its manifest.csv and schema.json, so the "
-            "cost of its cells cannot be known before reading it; add its row to manifest.csv (rows, "
-            "n_classes, class_missing) and its entry to schema.json."
-        )
+        raise DatasetError(f"the dataset store {data_dir} lists no {name!r} in its manifest.csv and schema.json, so "
+                           "the cost of its cells cannot be known before reading it; add its row to manifest.csv "
+                           "(rows, n_classes, class_missing) and its entry to schema.json.")
     entry = manifest[name]
     rows = entry["rows"] - entry["class_missing"]
     dropped = set(drop)
     attributes = [a for a in schema[name]["attributes"] if a["name"] not in dropped]
-    values = [
-        len(a["values"]) if a["type"] == "nominal" and a.get("values") else numeric_bins(rows)
-        for a in attributes
-    ]
-    mean_values = float(np.mean(values)) if values else 1.0
-    return DatasetFeatures(rows, len(attributes), mean_values, entry["n_classes"])
+    values = [len(a["values"]) if a["type"] == "nominal" and a.get("values") else numeric_bins(rows)
+              for a in attributes]
+    return DatasetFeatures(rows, len(attributes), float(np.mean(values)) if values else 1.0, entry["n_classes"])
 
 
 def config_features(data_dir: str | Path, spec: Mapping) -> DatasetFeatures:
@@ -173,32 +130,17 @@ def _store_entries(data_dir: str) -> tuple[dict, dict]:
 
 
 def cell_features(model: Mapping, dataset: DatasetFeatures, folds: int = 10) -> CellFeatures:
-    """The features of a cell running ``model`` on ``dataset``.
-
-    Parameters
-    ----------
-    model : Mapping
-        The cell's resolved model config (``cfg.model``), best in its canonical form
-        (``bncbench.protocol.cell.canonical_model``), where an estimator's defaults are written out: an
-        HDP model without its ``tying`` is in another group than one with ``tying: level``.
-    dataset : DatasetFeatures
-    folds : int
-        The fits of the cell (``cv.repetitions * cv.folds``).
-    """
+    """The features of a cell running ``model`` on ``dataset``, fitting ``folds`` times (``cv.repetitions *
+    cv.folds``). ``model`` is best in its canonical form (``bncbench.protocol.cell.canonical_model``), where an
+    estimator's defaults are written out: an HDP model without its ``tying`` is in another group than one
+    with ``tying: level``."""
     sizes = dataclasses.asdict(dataset)
     if "baseline" in model:
         return CellFeatures(str(model["baseline"]), None, BASELINE, None, None, **sizes, folds=folds)
     params = model.get("estimator_params") or {}
-    iterations, k = params.get("iterations"), model.get("k")
-    return CellFeatures(
-        str(model["structure"]),
-        None if k is None else int(k),
-        str(model["estimator"]),
-        params.get("tying"),
-        None if iterations is None else int(iterations),
-        **sizes,
-        folds=folds,
-    )
+    k, tying, iterations = model.get("k"), params.get("tying"), params.get("iterations")
+    return CellFeatures(str(model["structure"]), None if k is None else int(k), str(model["estimator"]), tying,
+                        None if iterations is None else int(iterations), **sizes, folds=folds)
 
 
 def features_frame(features) -> pd.DataFrame:

@@ -35,33 +35,19 @@ class Problem:
         leaf_columns = np.array([node_index[key] for key in keys])[:, None] * p + np.arange(p)
         shifted = np.array([i for i, c in enumerate(conditions) if c is not None], dtype=int)
         shift_columns = [n_beta + self.conditions.index(conditions[i]) for i in shifted]
-        self.cell_rows = sparse.csr_matrix(
-            (
-                np.concatenate([design.ravel(), np.ones(len(shifted))]),
-                (
-                    np.concatenate([np.repeat(np.arange(n), p), shifted]),
-                    np.concatenate([leaf_columns.ravel(), shift_columns]),
-                ),
-            ),
-            shape=(n, n_unknowns),
-        )
+        values = np.concatenate([design.ravel(), np.ones(len(shifted))])
+        rows = np.concatenate([np.repeat(np.arange(n), p), shifted])
+        columns = np.concatenate([leaf_columns.ravel(), shift_columns])
+        self.cell_rows = sparse.csr_matrix((values, (rows, columns)), shape=(n, n_unknowns))
         children = [node_index[node] * p + j for node in self.nodes[1:] for j in range(p)]
         parents = [node_index[node[:-1]] * p + j for node in self.nodes[1:] for j in range(p)]
         difference = sparse.identity(n_unknowns, format="csr") - sparse.csr_matrix(
             (np.ones(len(children)), (children, parents)), shape=(n_unknowns, n_unknowns)
         )
-        weights = np.concatenate(
-            [
-                np.full(p, _ROOT_RIDGE),
-                np.full(n_beta - p, shrinkage),
-                np.full(len(self.conditions), condition_shrinkage),
-            ]
-        )
+        weights = np.repeat([_ROOT_RIDGE, shrinkage, condition_shrinkage], [p, n_beta - p, len(self.conditions)])
         penalty = difference.T @ sparse.diags(weights) @ difference
         self.gram = (self.cell_rows.T @ self.cell_rows + penalty).tocsc()
-        self.slopes = np.concatenate(
-            [np.tile(np.arange(p) > 0, len(self.nodes)), np.zeros(len(self.conditions), bool)]
-        )
+        self.slopes = np.concatenate([np.tile(np.arange(p) > 0, len(self.nodes)), np.zeros(len(self.conditions), bool)])
         self._factors = {}
 
     def solve(self, target: np.ndarray, bounded: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -59,10 +59,12 @@ def cross_validate(
     dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1, discretisation: str = "mdl",
     **discretiser_params,
 ) -> CrossValidation:
-    """``repetitions`` x stratified ``folds``-fold CV of a model (``bncbench.protocol.models``) on ``dataset``.
+    """``repetitions`` x stratified ``folds``-fold CV (``repetition_seeds(seed, repetitions)``) of a model config
+    (``bncbench.protocol.models``: BNClassifier arguments or a baseline) on the ``bncbench.data.Dataset`` ``dataset``.
 
-    Per fold, the discretiser (``discretiser``) is fitted on the training part only and applied to both
-    parts (unless a baseline asks for the raw data); the classifier gets ``random_state`` = the repetition's seed.
+    Per fold, the discretiser (``discretiser(discretisation, **discretiser_params)``) is fitted on the training
+    part only and applied to both parts (unless a baseline asks for the raw data); the classifier gets
+    ``random_state`` = the repetition's seed.
     ``fit_seconds`` times the classifier's ``fit``, ``predict_seconds`` its ``predict_proba`` (the
     predicted class is the arg-max), both by ``time.perf_counter``; discretisation is timed by neither,
     and neither holds numba's compilation (``bncbench.core.timing.timed``, after an untimed warm-up fit on
@@ -72,26 +74,28 @@ def cross_validate(
     from a training fold gets probability 0 for every test row, which ``log_loss`` clips at
     ``bncbench.core.metrics.PROBABILITY_FLOOR`` (1e-15). Each fold also counts the rows so clipped and the
     part of its log loss they make (``bncbench.core.metrics.CLIPPING``).
-
-    Parameters
-    ----------
-    dataset : bncbench.data.Dataset
-    model : dict
-        A model config (``conf/model``): BNClassifier arguments or a baseline.
-    repetitions, folds, seed : int
-        The CV protocol; see ``repetition_seeds``.
-    discretisation : {"mdl", "equal_frequency"}
-        With ``discretiser_params`` (``bins``, ``sample_rows``); see ``discretiser``.
     """
     discretiser(discretisation, 0, **discretiser_params)  # a bad setting fails before any fold
+    classes, y_codes = class_codes(dataset.y)
 
     def fit_predict(train, test, rep_seed, warm_up):
-        return _fit_predict(
-            dataset, train, test, model, rep_seed, classes, warm_up=warm_up,
-            discretise=lambda: discretiser(discretisation, rep_seed, **discretiser_params),
-        )
+        X_train, X_test, y_train = dataset.X.iloc[train], dataset.X.iloc[test], dataset.y.iloc[train]
+        if discretises(model):
+            # a model that ignores missing values reads them as NaN (BNClassifier(missing="ignore"))
+            missing = "keep" if model.get("missing") == "ignore" else "bin"
+            discretizer = discretiser(discretisation, rep_seed, **discretiser_params).set_params(missing=missing)
+            discretizer.fit(X_train, y_train)
+            X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
+        if warm_up:
+            warm_up_fit(model, X_train, y_train, X_test, rep_seed)
+        classifier = make_model(model, rep_seed)
+        _, fit_seconds = timed(lambda: classifier.fit(X_train, y_train), "fit")
+        fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
+        proba = np.zeros((len(test), len(classes)))
+        proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
+        truth = None if dataset.true_posterior is None else dataset.true_posterior(dataset.X.iloc[test])
+        return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
-    classes, y_codes = class_codes(dataset.y)
     return repeated_folds(dataset.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
 
 
@@ -118,9 +122,8 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
                 parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
                 structures.append({"fold": index, "repetition": repetition, "parents": parents})
                 diagnostics.append(classifier.diagnostics())
-    return CrossValidation(
-        seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures, diagnostics
-    )
+    return CrossValidation(seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures,
+                           diagnostics)
 
 
 def truth_distances(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame | None) -> dict:
@@ -170,11 +173,9 @@ def _check_folds(name: str, class_counts: np.ndarray, folds: int) -> None:
     at least ``folds`` rows (classes rarer than that are part of the papers' protocol: they miss from
     some training folds)."""
     if class_counts.max() < folds:
-        raise DatasetError(
-            f"dataset {name!r} has {class_counts.sum()} rows and at most {class_counts.max()} per class "
-            f"({len(class_counts)} classes): stratified {folds}-fold cross-validation needs a class with at "
-            f"least {folds} rows. Use fewer folds (cv.folds=...) or a larger dataset."
-        )
+        raise DatasetError(f"dataset {name!r} has {class_counts.sum()} rows and at most {class_counts.max()} per class "
+                           f"({len(class_counts)} classes): stratified {folds}-fold cross-validation needs a class "
+                           f"with at least {folds} rows. Use fewer folds (cv.folds=...) or a larger dataset.")
 
 
 def discretiser(discretisation: str, random_state: int, **params):
@@ -186,25 +187,6 @@ def discretiser(discretisation: str, random_state: int, **params):
     if discretisation == "equal_frequency":
         return EqualFrequencyDiscretizer(**params, random_state=random_state)
     raise ConfigError(f"cv.discretisation must be mdl or equal_frequency, got {discretisation!r}.")
-
-
-def _fit_predict(dataset, train, test, model, random_state, classes, warm_up, discretise):
-    X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
-    y_train = dataset.y.iloc[train]
-    if discretises(model):
-        # a model that ignores missing values reads them as NaN (BNClassifier(missing="ignore"))
-        missing = "keep" if model.get("missing") == "ignore" else "bin"
-        discretizer = discretise().set_params(missing=missing).fit(X_train, y_train)
-        X_train, X_test = discretizer.transform(X_train), discretizer.transform(X_test)
-    if warm_up:
-        warm_up_fit(model, X_train, y_train, X_test, random_state)
-    classifier = make_model(model, random_state)
-    _, fit_seconds = timed(lambda: classifier.fit(X_train, y_train), "fit")
-    fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
-    proba = np.zeros((len(test), len(classes)))
-    proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
-    truth = None if dataset.true_posterior is None else dataset.true_posterior(dataset.X.iloc[test])
-    return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
 
 def warm_up_model(model: Mapping) -> Mapping:
@@ -237,14 +219,7 @@ def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:
 
 
 def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {
-            "fold": fold,
-            "repetition": repetition,
-            "row": test,
-            "y_true": classes[y_codes].astype(str),
-            "y_pred": classes[np.argmax(proba, axis=1)].astype(str),
-        }
-    )
-    probabilities = pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes])
-    return pd.concat([frame, probabilities], axis=1)
+    """A fold's predictions: a row per test row, its true and predicted class and a probability per class."""
+    true, predicted = classes[y_codes].astype(str), classes[np.argmax(proba, axis=1)].astype(str)
+    frame = pd.DataFrame({"fold": fold, "repetition": repetition, "row": test, "y_true": true, "y_pred": predicted})
+    return frame.join(pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes]))

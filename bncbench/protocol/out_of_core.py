@@ -22,12 +22,14 @@ Memory holds the class column, the model, one chunk, the sample, the test fold's
 nominal file, the training rows' value ids (``bncbench.bnc.out_of_core.CACHE_BYTES`` at most).
 """
 
+import functools
 import logging
 import time
 
 import numpy as np
 import pandas as pd
 
+from bncbench.bnc.distributed import dask_client
 from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import fit_file, predict_codes, read_chunks
 from bncbench.core.errors import NotApplicableError
@@ -60,9 +62,13 @@ def in_memory_bytes(rows: int, columns: int) -> int:
 
 def cross_validate_file(
     data: DatasetFile, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1,
-    discretisation: str = "mdl", chunk_rows: int = 100_000, sample_rows: int = 100_000,
+    discretisation: str = "mdl", chunk_rows: int = 100_000, sample_rows: int = 100_000, scheduler: str | None = None,
+    local_workers: int = 2,
 ) -> CrossValidation:
-    """``cross_validate`` of ``model`` on the dataset of the file ``data``, out of core (module docstring).
+    """``cross_validate`` of ``model`` on the dataset of the file ``data``, out of core (module docstring); the
+    counting passes of each fit on the dask cluster ``scheduler`` names (``bncbench.bnc.distributed.dask_client``:
+    None in this process, "local" a LocalCluster of ``local_workers`` processes started for the call), with the same
+    numbers.
 
     Raises
     ------
@@ -85,14 +91,14 @@ def cross_validate_file(
         selected[file_rows[rows]] = True
         return selected
 
-    def fit_predict(train, test, rep_seed, warm_up):
+    def fit_predict(train, test, rep_seed, warm_up, client):
         started = time.perf_counter()
         if warm_up:
             _warm_up(data, model, mask(train), chunk_rows, rep_seed)
 
         def fit():
             return fit_file(make_model(model, rep_seed), data.path, CLASS_COLUMN, chunk_rows, sample_rows,
-                            discretise=bool(data.numeric), numeric=data.numeric, rows=mask(train))
+                            discretise=bool(data.numeric), numeric=data.numeric, rows=mask(train), client=client)
 
         (classifier, source), fit_seconds = timed(fit, "fit")
         log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
@@ -111,7 +117,12 @@ def cross_validate_file(
         truth = pd.concat(truths, ignore_index=True) if truths else None
         return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
 
-    return repeated_folds(data.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
+    with dask_client(scheduler, local_workers) as client:
+        if client is not None:
+            log.info("%s: counting on the dask scheduler at %s (workers: %d)", name, client.scheduler.address,
+                     len(client.nthreads()))
+        return repeated_folds(data.name, model, classes, y_codes, repetitions, folds, seed,
+                              functools.partial(fit_predict, client=client))
 
 
 def _warm_up(data: DatasetFile, model: dict, train: np.ndarray, chunk_rows: int, random_state) -> None:

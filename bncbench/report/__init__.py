@@ -11,31 +11,13 @@ from bncbench.report.compute import Report, compute_report
 from bncbench.report.options import ReportOptions
 from bncbench.report.published import PUBLISHED, published_tables
 from bncbench.report.published_table import PublishedTable
-from bncbench.report.results import LoggedRuns, load_fold_metrics, load_model_params, load_results, read_runs
+from bncbench.report.results import LoggedRuns, load_fold_metrics, load_results, read_runs
 from bncbench.report.tables import to_frame, to_latex, to_markdown, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 from bncbench.report.writer import plan_runs, unchanged_report, write_files, write_report
 
 __all__ = [
-    "PUBLISHED",
-    "LoggedRuns",
-    "PublishedTable",
-    "Report",
-    "ReportOptions",
-    "WinDrawLoss",
-    "compute_report",
-    "load_fold_metrics",
-    "load_model_params",
-    "load_results",
-    "plan_runs",
-    "published_tables",
-    "read_runs",
-    "to_frame",
-    "to_latex",
-    "to_markdown",
-    "unchanged_report",
-    "wdl_table",
-    "win_draw_loss",
-    "write_files",
-    "write_report",
+    "PUBLISHED", "LoggedRuns", "PublishedTable", "Report", "ReportOptions", "WinDrawLoss", "compute_report",
+    "load_fold_metrics", "load_results", "plan_runs", "published_tables", "read_runs", "to_frame",
+    "to_latex", "to_markdown", "unchanged_report", "wdl_table", "win_draw_loss", "write_files", "write_report",
 ]

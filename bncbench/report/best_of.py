@@ -43,11 +43,8 @@ class Hindsight:
         added under the pick's ``run_id``."""
         if self.picks.empty:
             return folds
-        picked = folds.merge(
-            self.picks.rename(columns={"run_id": "picked_run"}),
-            left_on=["run_id", "metric"],
-            right_on=["picked_run", "metric"],
-        )
+        picks = self.picks.rename(columns={"run_id": "picked_run"})
+        picked = folds.merge(picks, left_on=["run_id", "metric"], right_on=["picked_run", "metric"])
         picked["run_id"] = [_RUN_ID.format(name=n, dataset=d) for n, d in zip(picked["name"], picked["dataset"])]
         return pd.concat([folds, picked[folds.columns]], ignore_index=True)
 
@@ -82,8 +79,7 @@ def best_of(results: pd.DataFrame, models: Mapping[str, Sequence[str]], metrics:
                 counted = COUNTED.get(metric)  # the pick's whole counts, which decide its draws
                 if counted in table.columns:
                     row[counted] = table.loc[chosen, counted]
-                picks.append({"name": name, "dataset": dataset, "metric": metric, "model": chosen,
-                              "run_id": table.loc[chosen, "run_id"]})
+                picks.append([name, dataset, metric, chosen, table.loc[chosen, "run_id"]])
             rows.append(row)
     return Hindsight(
         pd.DataFrame(rows, columns=[*results.columns]).astype({m: float for m in metrics}),
@@ -98,7 +94,5 @@ def check_best_of(models) -> None:
         and len(candidates) >= 2 and all(isinstance(c, str) for c in candidates)
         for name, candidates in models.items()
     ):
-        raise ConfigError(
-            "report.best_of must map a name to a list of two or more models, e.g. "
-            f"{{kdb_best_k: [kdb1_m_estimate, kdb2_m_estimate]}}, got {models!r}."
-        )
+        raise ConfigError("report.best_of must map a name to a list of two or more models, e.g. "
+                          f"{{kdb_best_k: [kdb1_m_estimate, kdb2_m_estimate]}}, got {models!r}.")

@@ -23,21 +23,10 @@ CLIPPED = "clipped_log_loss"
 DOMINATED_SHARE = 0.5
 
 
-def clip_dominated(
-    results: pd.DataFrame, a: str, b: str, datasets: Iterable[str] | None = None
-) -> pd.DataFrame:
-    """The datasets of A vs B on ``log_loss`` where clipped rows make most of A's or B's log loss.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean ``log_loss`` and, for runs that logged it,
-        ``clipped_log_loss`` (:func:`bncbench.report.results.load_results`).
-    a, b : str
-        The models compared.
-    datasets : iterable of str, optional
-        As in :func:`bncbench.report.win_draw_loss.win_draw_loss`: only datasets where both models
-        have a log loss are compared, and only those are looked at.
+def clip_dominated(results: pd.DataFrame, a: str, b: str, datasets: Iterable[str] | None = None) -> pd.DataFrame:
+    """The datasets of A vs B on ``log_loss`` where clipped rows make most of A's or B's log loss (``results``:
+    the mean ``log_loss`` and, for runs that logged it, ``clipped_log_loss``); as in
+    :func:`bncbench.report.win_draw_loss.win_draw_loss`, only the ``datasets`` where both have a log loss.
 
     Returns
     -------
@@ -47,10 +36,8 @@ def clip_dominated(
         order of the compared datasets.
     """
     compared = paired_means(results, a, b, "log_loss", datasets)[0].index
-    shares = pd.DataFrame(
-        {model: _shares(results, model).reindex(compared) for model in (a, b)}, index=compared
-    ).rename_axis("dataset")
-    long = shares.reset_index().melt("dataset", var_name="model", value_name="share")
+    shares = pd.DataFrame({model: _shares(results, model).reindex(compared) for model in (a, b)}, index=compared)
+    long = shares.rename_axis("dataset").reset_index().melt("dataset", var_name="model", value_name="share")
     return long.loc[long["share"] > DOMINATED_SHARE].reset_index(drop=True)
 
 
@@ -78,21 +65,16 @@ def clipping_note(a: str, b: str, dominated: pd.DataFrame) -> str:
         f"- {markdown_text(a)} vs {markdown_text(b)}, log_loss: on {n} dataset{'s' if n > 1 else ''} more than "
         f"{DOMINATED_SHARE:.0%} of the mean log_loss is clipped rows (true class given "
         f"probability below {PROBABILITY_FLOOR:g}): {'; '.join(sides)}. There this comparison measures the "
-        f"{PROBABILITY_FLOOR:g} clip "
-        f"(`{CLIPPED}` in results.csv)."
+        f"{PROBABILITY_FLOOR:g} clip (`{CLIPPED}` in results.csv)."
     )
 
 
-def clipping_notes(
-    results: pd.DataFrame, wdls: Iterable[WinDrawLoss], datasets: Iterable[str] | None = None
-) -> list[str]:
+def clipping_notes(results: pd.DataFrame, wdls: Iterable[WinDrawLoss], datasets: Iterable[str] | None = None
+                   ) -> list[str]:
     """The notes of :func:`clipping_note` for the ``log_loss`` comparisons among ``wdls`` that have
     one, as Markdown lines followed by a blank line; no line when none has."""
     datasets = None if datasets is None else list(datasets)
-    notes = [
-        clipping_note(w.a, w.b, clip_dominated(results, w.a, w.b, datasets))
-        for w in wdls
-        if w.metric == "log_loss"
-    ]
+    notes = [clipping_note(w.a, w.b, clip_dominated(results, w.a, w.b, datasets)) for w in wdls
+             if w.metric == "log_loss"]
     notes = [note for note in notes if note]
     return [*notes, ""] if notes else []

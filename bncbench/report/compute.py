@@ -23,15 +23,9 @@ from bncbench.report.published_table import PublishedTable
 from bncbench.report.results import LoggedRuns
 from bncbench.report.run_settings import run_settings
 from bncbench.report.side_by_side import compare_published
-from bncbench.report.significance import (
-    Ranking,
-    Undefined,
-    dataset_tests,
-    friedman_nemenyi,
-    wilcoxon_across_datasets,
-)
+from bncbench.report.significance import Ranking, Undefined, dataset_tests, friedman_nemenyi, wilcoxon_across_datasets
 from bncbench.report.significant_wdl import check_counting
-from bncbench.report.tables import pair, wdl_table
+from bncbench.report.tables import pair, wdl_legend, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss
 from bncbench.report.win_loss_curves import model_specs, win_loss_curves
 
@@ -65,8 +59,8 @@ class Report:
     ----------
     experiment : str
         The MLflow experiment read.
-    options : dict
-        The report settings (``draws``, ``round``, ``alpha``, ``published``, ``reference_tying``).
+    options : ReportOptions
+        What the report compares and how.
     datasets : list of str or None
         The datasets compared (None: every dataset logged).
     models : list of str
@@ -75,6 +69,8 @@ class Report:
     comparisons : list of (str, str)
     results : pandas.DataFrame
         Mean metrics, one row per cell (:meth:`bncbench.report.results.LoggedRuns.results`).
+    compared_results : pandas.DataFrame
+        ``results`` with the rows of the ``report.best_of`` models, which the comparisons read.
     wdls : list of WinDrawLoss
         Sign tests of every comparison and metric.
     wilcoxon : pandas.DataFrame
@@ -83,6 +79,9 @@ class Report:
         Per-dataset tests of the fold scores, of the comparisons and of the published tables' pairs.
     published : list of (PublishedTable, pandas.DataFrame)
         Each published table and our records beside it.
+    folds : pandas.DataFrame
+        The per-fold values of the compared models' runs (:meth:`bncbench.report.results.LoggedRuns.fold_metrics`,
+        long format), which the per-dataset tests and the sections (:mod:`bncbench.report.sections`) read.
     rankings : list of Ranking
         Friedman-Nemenyi per metric where defined; ``unranked`` says why not elsewhere.
     unranked : list of str
@@ -97,28 +96,23 @@ class Report:
         Settings and versions of the runs read (:func:`bncbench.report.run_settings.run_settings`).
     left_out : pandas.DataFrame or None
         Runs of the cells with other settings or data (None: not checked against cells).
-    compared_results : pandas.DataFrame or None
-        ``results`` with the rows of the ``report.best_of`` models, which the comparisons read (None: ``results``).
-    folds_per_repetition : int
-        ``cv.folds``: the 5x2cv tests are defined for 2 only.
     claims : list of Outcome
         The paper's claims the experiment shows (:mod:`bncbench.report.claims`), each with ours.
-    folds : pandas.DataFrame
-        The per-fold values of the compared models' runs (:meth:`bncbench.report.results.LoggedRuns.fold_metrics`,
-        long format), which the per-dataset tests and the sections (:mod:`bncbench.report.sections`) read.
     """
 
     experiment: str
-    options: dict
+    options: ReportOptions
     datasets: list[str] | None
     models: list[str]
     metrics: list[str]
     comparisons: list[tuple[str, str]]
     results: pd.DataFrame
+    compared_results: pd.DataFrame
     wdls: list[WinDrawLoss]
     wilcoxon: pd.DataFrame
     tests: pd.DataFrame
     published: list[tuple[PublishedTable, pd.DataFrame]]
+    folds: pd.DataFrame
     rankings: list[Ranking] = field(default_factory=list)
     unranked: list[str] = field(default_factory=list)
     scatters: dict[tuple[str, str, str], str] = field(default_factory=dict)
@@ -127,16 +121,12 @@ class Report:
     learning_curves: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEARNING_CURVE_COLUMNS))
     settings: dict[str, dict[str, int]] = field(default_factory=dict)
     left_out: pd.DataFrame | None = None
-    compared_results: pd.DataFrame | None = None
-    folds_per_repetition: int = 2
     claims: list[Outcome] = field(default_factory=list)
-    folds: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["run_id", "metric", "fold", "value"]))
 
-    @property
-    def sign_test_options(self) -> dict:
-        """``draws``, ``round`` and ``alpha``, as :func:`bncbench.report.win_draw_loss.win_draw_loss`
-        takes them."""
-        return {key: self.options[key] for key in ("draws", "round", "alpha")}
+    def legend(self, **style) -> str:
+        """What the report's W-D-L tables count and test (:func:`bncbench.report.tables.wdl_legend`, ``style``
+        its ``dash`` and ``less_equal``)."""
+        return wdl_legend(**self.options.sign_test, counting=self.options.counting, **style)
 
 
 def compute_report(runs: LoggedRuns, options: ReportOptions,
@@ -160,8 +150,7 @@ def compute_report(runs: LoggedRuns, options: ReportOptions,
     ConfigError
         If a metric is missing, the experiment has no finished run, or a setting is invalid.
     """
-    experiment = runs.experiment
-    results = runs.results()
+    experiment, results = runs.experiment, runs.results()
     if results.empty:
         others = 0 if runs.cells is None else len(runs.left_out())
         raise ConfigError(
@@ -172,61 +161,37 @@ def compute_report(runs: LoggedRuns, options: ReportOptions,
     if "zero_one_loss" in results.columns:  # wins and draws on 0-1 loss are on whole errors
         counts = runs.fold_metrics(results["run_id"], ["zero_one_loss", "errors"])
         results = with_total_errors(results, counts, test_rows)
-    sign_test, folds_per_repetition = options.sign_test, options.folds_per_repetition
     check_counting(options.counting)
-    datasets = None if options.datasets is None else list(options.datasets)
-    models = list(options.models) if options.models else sorted(results["model"].unique())
-    metrics = list(options.metrics)
-    comparisons = list(options.comparisons)
-    pairs = [pair(comparison) for comparison in comparisons]
+    sign_test, datasets = options.sign_test, None if options.datasets is None else list(options.datasets)
+    metrics, pairs = list(options.metrics), [pair(comparison) for comparison in options.comparisons]
     tables = published_tables(options.published)
-    test_metrics = list(dict.fromkeys(metrics + [cell.metric for t in tables for cell in t.cells]))
+    test_metrics = dict.fromkeys(metrics + [cell.metric for t in tables for cell in t.cells])
     test_metrics = [metric for metric in test_metrics if metric in results.columns]
     hindsight = hindsight_picks(results, options.best_of, test_metrics)
     compared_results = pd.concat([results, hindsight.rows], ignore_index=True) if options.best_of else results
     logged = set(compared_results["model"])
-
-    published_pairs = [
-        (cell.a, cell.b)
-        for table in tables
-        for cell in table.cells
-        if {cell.a, cell.b} <= logged and cell.metric in results.columns
-    ]
+    published_pairs = [(cell.a, cell.b) for table in tables for cell in table.cells
+                       if {cell.a, cell.b} <= logged and cell.metric in results.columns]
     tested_pairs = list(dict.fromkeys(pairs + published_pairs))
     compared = {model for pair_ in tested_pairs for model in pair_}
     run_ids = compared_results.loc[compared_results["model"].isin(compared), "run_id"]
     folds = hindsight.fold_metrics(runs.fold_metrics([*run_ids, *hindsight.picks["run_id"]], test_metrics))
-    tests = dataset_tests(
-        compared_results,
-        folds,
-        tested_pairs,
-        test_metrics,
-        datasets=datasets,
-        folds_per_repetition=folds_per_repetition,
-    )
+    tests = dataset_tests(compared_results, folds, tested_pairs, test_metrics, datasets=datasets,
+                          folds_per_repetition=options.folds_per_repetition)
     counted_by = tests if options.counting == "wilcoxon" else None
-    wdls = wdl_table(compared_results, comparisons, metrics, datasets=datasets, dataset_tests=counted_by,
-                     **sign_test)
+    models = list(options.models) if options.models else sorted(results["model"].unique())
     report = Report(
-        experiment=experiment,
-        options=options.shown(),
-        datasets=datasets,
-        models=models,
-        metrics=metrics,
-        comparisons=pairs,
-        results=results,
-        wdls=wdls,
+        experiment=experiment, options=options, datasets=datasets, models=models, metrics=metrics, comparisons=pairs,
+        results=results, compared_results=compared_results, tests=tests, folds=folds,
+        wdls=wdl_table(compared_results, options.comparisons, metrics, datasets=datasets, dataset_tests=counted_by,
+                       **sign_test),
         wilcoxon=wilcoxon_across_datasets(compared_results, pairs, metrics, datasets=datasets),
-        tests=tests,
         published=[
             (table, compare_published(table, compared_results, dataset_tests=tests, datasets=datasets, **sign_test))
             for table in tables
         ],
         settings=run_settings(runs.provenance(), experiment),
         left_out=runs.left_out(),
-        compared_results=compared_results,
-        folds_per_repetition=folds_per_repetition,
-        folds=folds,
     )
     ranked = [model for model in models if model in logged]
     for metric in metrics:
@@ -236,21 +201,16 @@ def compute_report(runs: LoggedRuns, options: ReportOptions,
             report.unranked.append(f"{metric}: {why}")
     _scatters(report, tables)
     specs = model_specs(runs.model_params())
-    kinds = {
-        "iterations": (None, "the most iterations", "journal Fig. 4, arXiv Fig. 3"),
-        "tying": (options.reference_tying, f"tying {options.reference_tying}", "journal Fig. 5, arXiv Fig. 4"),
-    }
-    for kind, (tying, reference, paper) in kinds.items():
-        by_metric = {
-            metric: win_loss_curves(
-                results, specs, metric, reference_tying=tying, datasets=datasets, **sign_test
-            )
-            for metric in metrics
-        }
+    for kind, tying, reference, paper in (
+        ("iterations", None, "the most iterations", "journal Fig. 4, arXiv Fig. 3"),
+        ("tying", options.reference_tying, f"tying {options.reference_tying}", "journal Fig. 5, arXiv Fig. 4"),
+    ):
+        by_metric = {metric: win_loss_curves(results, specs, metric, reference_tying=tying, datasets=datasets,
+                                             **sign_test) for metric in metrics}
         report.curves.append(Curves(kind, reference, paper, by_metric))
     report.learning_curves = learning_curves(results, runs.dataset_params(), metrics)
     report.claims = evaluate_claims(experiment, compared_results, datasets, sign_test,
-                                    _dataset_rows(test_rows, folds_per_repetition), counted_by)
+                                    _dataset_rows(test_rows, options.folds_per_repetition), counted_by)
     return report
 
 
@@ -269,6 +229,5 @@ def _scatters(report: Report, tables: list[PublishedTable]) -> None:
             if {scatter.a, scatter.b} <= set(report.results["model"]):
                 report.scatters[(scatter.a, scatter.b, scatter.metric)] = f"{table.key}: {scatter.figure}"
             else:
-                report.missing_scatters.append(
-                    f"{table.paper.split('.')[0]} {scatter.figure}: needs models {scatter.a} and {scatter.b}"
-                )
+                needs = f"needs models {scatter.a} and {scatter.b}"
+                report.missing_scatters.append(f"{table.paper.split('.')[0]} {scatter.figure}: {needs}")

@@ -63,18 +63,11 @@ class ProtocolRow:
         return self.status == SAME
 
 
-def protocol_rows(
-    table: PublishedTable, comparison: pd.DataFrame, settings: Mapping[str, Mapping[str, int]] | None = None
-) -> list[ProtocolRow]:
-    """The settings of ``table.protocol``, the paper's beside ours.
-
-    Parameters
-    ----------
-    table : PublishedTable
-    comparison : pandas.DataFrame
-        :func:`bncbench.report.side_by_side.compare_published` of ``table``.
-    settings : mapping, optional
-        The settings of the runs read (:func:`bncbench.report.run_settings.run_settings`).
+def protocol_rows(table: PublishedTable, comparison: pd.DataFrame,
+                  settings: Mapping[str, Mapping[str, int]] | None = None) -> list[ProtocolRow]:
+    """The settings of ``table.protocol``, the paper's beside ours: those of the runs read (``settings``,
+    :func:`bncbench.report.run_settings.run_settings`) and of our records beside the table (``comparison``,
+    :func:`bncbench.report.side_by_side.compare_published`).
 
     Returns
     -------
@@ -93,9 +86,8 @@ def protocol_rows(
     return rows
 
 
-def _ours(
-    setting: str, table: PublishedTable, compared: pd.DataFrame, settings: Mapping[str, Mapping[str, int]]
-) -> list[str]:
+def _ours(setting: str, table: PublishedTable, compared: pd.DataFrame, settings: Mapping[str, Mapping[str, int]]
+          ) -> list[str]:
     """Our values of ``setting``: the datasets as the compared cells count them (the runs read may cover
     more, e.g. while a protocol's slices go in), the discretisation of the models its cells name, the table's
     forest, else the values the runs logged."""
@@ -130,29 +122,15 @@ def protocol_lines(rows: Sequence[ProtocolRow]) -> list[str]:
         "The paper's protocol and ours (from the runs' logged params and the table's models; datasets: "
         "those where both models of a cell have runs):",
         "",
-        markdown_table(
-            ["setting", "paper", "ours", ""],
-            [[row.setting, row.paper, row.ours, row.status] for row in rows],
-        ),
+        markdown_table(["setting", "paper", "ours", ""], [[r.setting, r.paper, r.ours, r.status] for r in rows]),
     ]
 
 
-def differences_section(
-    published: Sequence[tuple[PublishedTable, pd.DataFrame]],
-    settings: Mapping[str, Mapping[str, int]],
-    command: str,
-) -> list[str]:
-    """The README section "What differs from the paper, and why", over every published table.
-
-    Parameters
-    ----------
-    published : sequence of (PublishedTable, pandas.DataFrame)
-        The report's tables and our records beside them (``Report.published``).
-    settings : mapping
-        The settings of the runs read (``Report.settings``).
-    command : str
-        The command that regenerates the report: an override in it that sets a setting that differs
-        is named as the reason.
+def differences_section(published: Sequence[tuple[PublishedTable, pd.DataFrame]],
+                        settings: Mapping[str, Mapping[str, int]], command: str) -> list[str]:
+    """The README section "What differs from the paper, and why", over every published table (``Report.published``
+    and ``Report.settings``); an override of the report's ``command`` that sets a setting that differs is named
+    as the reason.
 
     Returns
     -------
@@ -173,41 +151,34 @@ def differences_section(
                 readings.setdefault((row.setting, row.paper), {}).setdefault(row.ours, []).append(table.heading)
             else:
                 differing.setdefault((row.setting, row.paper, row.ours), []).append(table.heading)
+    def where(tables: list[str]) -> str:
+        return "" if len(tables) == len(published) else f" in {', '.join(tables)}"
+
     lines = ["## What differs from the paper, and why", ""]
     if differing:
+        rows = [[setting, paper, ours, _why(setting, command), "; ".join(tables)]
+                for (setting, paper, ours), tables in differing.items()]
         lines += [
             "Each published table's protocol beside ours, where they differ (all settings per table: "
             "[published.md](published.md)):",
             "",
-            markdown_table(
-                ["setting", "paper", "ours", "why ours", "tables"],
-                [
-                    [setting, paper, ours, _why(setting, command), "; ".join(tables)]
-                    for (setting, paper, ours), tables in differing.items()
-                ],
-            ),
+            markdown_table(["setting", "paper", "ours", "why ours", "tables"], rows),
         ]
     else:
         lines += ["Nothing, in the settings the published tables state ([published.md](published.md)).", ""]
     if same:
-        every = len(published)
-        shown = "; ".join(
-            f"{setting} ({paper})" + ("" if len(tables) == every else f" in {', '.join(tables)}")
-            for (setting, paper), tables in same.items()
-        )
+        shown = "; ".join(f"{setting} ({paper}){where(tables)}" for (setting, paper), tables in same.items())
         lines += [f"The same as the paper: {shown}.", ""]
     for (setting, paper), read in readings.items():
-        shown = "; ".join(f"{ours}" + ("" if len(tables) == len(published) else f" in {', '.join(tables)}")
-                          for ours, tables in read.items())
+        shown = "; ".join(f"{ours}{where(tables)}" for ours, tables in read.items())
         lines += [f"Left partly open by the paper, {setting}: {paper}. Read here as: {shown}.", ""]
     return lines
 
 
 def _why(setting: str, command: str) -> str:
     """The overrides of ``command`` that set ``setting``, else where ours comes from."""
-    overrides = [
-        word for word in command.split() if word.partition("=")[0].lstrip("+~") in CONFIG_KEYS.get(setting, ())
-    ]
+    keys = CONFIG_KEYS.get(setting, ())
+    overrides = [word for word in command.split() if word.partition("=")[0].lstrip("+~") in keys]
     if overrides:
         return ", ".join(f"`{override}`" for override in overrides) + " in this report's command"
     return SOURCES.get(setting, "")

@@ -23,9 +23,8 @@ COUNTED = {"zero_one_loss": TOTAL_ERRORS}
 _WHOLE_TOLERANCE = 1e-6
 
 
-def with_total_errors(
-    results: pd.DataFrame, folds: pd.DataFrame, test_rows: Callable[[str], np.ndarray] | None
-) -> pd.DataFrame:
+def with_total_errors(results: pd.DataFrame, folds: pd.DataFrame, test_rows: Callable[[str], np.ndarray] | None
+                      ) -> pd.DataFrame:
     """``results`` with a column ``total_errors``: each run's errors summed over its folds.
 
     Parameters

@@ -1,5 +1,4 @@
-"""Figures as PNG: per-dataset scatter of two models, win-loss curves, CD diagram (a report's), and
-the heat map of a run's loss grid.
+"""A report's figures as PNG: per-dataset scatter of two models, win-loss curves, learning curves, CD diagram.
 
 Drawn on :class:`matplotlib.figure.Figure` objects (no pyplot state, no GUI backend), so they can be
 written from any process or thread.
@@ -31,14 +30,9 @@ DRAW = "#808080"
 PALETTE = tuple(
     colour
     for colour in (
-        *map(to_hex, matplotlib.colormaps["tab10"].colors),
-        *map(to_hex, matplotlib.colormaps["Dark2"].colors),
-        *(
-            to_hex(matplotlib.colormaps[name].colors[4 * hue + shade])
-            for name in ("tab20b", "tab20c")
-            for shade in range(4)
-            for hue in range(5)
-        ),
+        *map(to_hex, matplotlib.colormaps["tab10"].colors + matplotlib.colormaps["Dark2"].colors),
+        *(to_hex(matplotlib.colormaps[name].colors[4 * hue + shade])
+          for name in ("tab20b", "tab20c") for shade in range(4) for hue in range(5)),
     )
     if len(set(to_rgb(colour))) > 1
 )
@@ -81,31 +75,20 @@ def scatter_plot(results: pd.DataFrame, a: str, b: str, metric: str, path: Path,
     return _save(scatter_figure(results, a, b, metric, **options), path)
 
 
-def scatter_figure(
-    results: pd.DataFrame,
-    a: str,
-    b: str,
-    metric: str,
-    *,
-    datasets: Iterable[str] | None = None,
-    colours: Colours | None = None,
-    total: int | None = None,
-) -> Figure:
-    """Mean loss of A (y) against that of B (x), one point per dataset: A wins below the diagonal.
+def scatter_figure(results: pd.DataFrame, a: str, b: str, metric: str, *, datasets: Iterable[str] | None = None,
+                   colours: Colours | None = None, total: int | None = None) -> Figure:
+    """Mean ``metric`` of A (y) against that of B (x) in ``results``, one point per dataset: A wins below the
+    diagonal.
 
     A point takes the colour of the model that wins there (grey: a draw). The title gives A's wins,
     draws (equal means; on 0-1 loss, equal errors) and losses, unrounded, on how many datasets, and
-    which side of the diagonal each model wins. The axes are logarithmic only where the losses span more than a decade (as log
-    loss may) and that spreads them better than linear axes; where linear axes leave the middle 80%
-    of the losses within :data:`CROWDED` of the axis, an inset zooms on them. The
-    ``OUTLIERS`` datasets furthest from the diagonal (in the axes' scale) are named, placed by
-    adjustText so that no two names overlap.
+    which side of the diagonal each model wins. The axes are logarithmic only where the losses span more than a
+    decade (as log loss may) and that spreads them better than linear axes; where linear axes leave the middle 80%
+    of the losses within :data:`CROWDED` of the axis, an inset zooms on them. The ``OUTLIERS`` datasets furthest
+    from the diagonal (in the axes' scale) are named, placed by adjustText so that no two names overlap.
 
     Parameters
     ----------
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean ``metric``.
-    a, b, metric : str
     datasets : iterable of str, optional
         Datasets to plot (default: every dataset with a mean for both).
     colours : Colours, optional
@@ -133,11 +116,8 @@ def scatter_figure(
     wins, losses = ~tie & (decided_a < decided_b), ~tie & (decided_a > decided_b)
     title = f"{wins.sum()}–{tie.sum()}–{losses.sum()}"
     wins, losses, tie = wins[drawn], losses[drawn], tie[drawn]
-    groups = [
-        (wins, colours(a), f"{a} wins ({wins.sum()})"),
-        (losses, colours(b), f"{b} wins ({losses.sum()})"),
-        (tie, DRAW, f"draw ({tie.sum()})"),
-    ]
+    groups = [(wins, colours(a), f"{a} wins ({wins.sum()})"), (losses, colours(b), f"{b} wins ({losses.sum()})"),
+              (tie, DRAW, f"draw ({tie.sum()})")]
     _square(ax, values, scale)
     _points(ax, x, y, groups, size=14)
     ax.set(xlabel=f"{b}: {metric}", ylabel=f"{a}: {metric}")
@@ -147,13 +127,9 @@ def scatter_figure(
     distance = np.abs(_scaled(y, scale) - _scaled(x, scale))
     named = [i for i in np.argsort(-distance, kind="stable")[:OUTLIERS] if distance[i] > 0]
     _name_points(axes, [str(means.index[i]) for i in named], x[named], y[named], x, y)
-    shown = f"{counted} of {total}" if total and total > counted else str(counted)
     hidden = f" ({counted - len(means)} of infinite mean not drawn)" if counted > len(means) else ""
-    ax.set_title(
-        f"{a} vs {b}: {title} on {shown} datasets{hidden}\n"
-        f"below the diagonal {a} wins, above it {b}",
-        fontsize=9,
-    )
+    ax.set_title(f"{a} vs {b}: {title} on {_of_total(counted, total)} datasets{hidden}\n"
+                 f"below the diagonal {a} wins, above it {b}", fontsize=9)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=7, frameon=False)
     return figure
 
@@ -221,20 +197,13 @@ def _name_points(axes: list[Axes], names: list[str], x, y, every_x, every_y) -> 
 
     for place, ax in enumerate(axes):
         inner = axes[place + 1 :]
-        held = [
-            i for i in range(len(names)) if _holds(ax, x[i], y[i]) and not any(_holds(a, x[i], y[i]) for a in inner)
-        ]
+        held = [i for i in range(len(names))
+                if _holds(ax, x[i], y[i]) and not any(_holds(a, x[i], y[i]) for a in inner)]
         if not held:
             continue
         texts = [ax.text(x[i], y[i], names[i], fontsize=7, color="dimgrey") for i in held]
-        adjust_text(
-            texts,
-            x=every_x,
-            y=every_y,
-            ax=ax,
-            iter_lim=LABEL_PLACEMENT_STEPS,
-            arrowprops={"arrowstyle": "-", "color": DRAW, "linewidth": 0.5},
-        )
+        adjust_text(texts, x=every_x, y=every_y, ax=ax, iter_lim=LABEL_PLACEMENT_STEPS,
+                    arrowprops={"arrowstyle": "-", "color": DRAW, "linewidth": 0.5})
 
 
 def _holds(ax: Axes, x: float, y: float) -> bool:
@@ -273,14 +242,8 @@ def win_loss_plot(curves: pd.DataFrame, path: Path, **options) -> Path:
     return _save(win_loss_figure(curves, **options), path)
 
 
-def win_loss_figure(
-    curves: pd.DataFrame,
-    *,
-    title: str,
-    reference: str,
-    colours: Colours | None = None,
-    total: int | None = None,
-) -> Figure:
+def win_loss_figure(curves: pd.DataFrame, *, title: str, reference: str, colours: Colours | None = None,
+                    total: int | None = None) -> Figure:
     """Wins minus losses of each line against its reference, by iterations (log scale); the legend
     names each line by its models (:func:`line_names`).
 
@@ -289,13 +252,12 @@ def win_loss_figure(
     curves : pandas.DataFrame
         :func:`bncbench.report.win_loss_curves.win_loss_curves`.
     title : str
-        The first line of the title; the second says on how many datasets.
+        The first line of the title; the second says on how many datasets (of ``total``, the experiment's, when
+        fewer are compared).
     reference : str
         What the lines are compared with, for the axis label (e.g. "the most iterations").
     colours : Colours, optional
         The report's colour of each line, by its label (:func:`line_names`).
-    total : int, optional
-        How many datasets the experiment has: "on n of total datasets" when fewer are compared.
 
     Raises
     ------
@@ -312,18 +274,11 @@ def win_loss_figure(
         label = labels[line]
         ax.plot(points["iterations"], points["wins"] - points["losses"], marker="o", label=label, color=colours(label))
     ax.axhline(0, color=DRAW, linewidth=0.8)
-    ax.set_xscale("log")
-    ticks = sorted(curves["iterations"].unique())
-    ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
-    ax.minorticks_off()
+    _log_ticks(ax, curves["iterations"])
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set(
-        xlabel=f"iterations (below 0: {reference} wins more often)",
-        ylabel=f"wins − losses against {reference}",
-    )
+    ax.set(xlabel=f"iterations (below 0: {reference} wins more often)", ylabel=f"wins − losses against {reference}")
     compared = int((curves["wins"] + curves["draws"] + curves["losses"]).max())
-    shown = f"{compared} of {total}" if total and total > compared else str(compared)
-    ax.set_title(f"{title}\non {shown} datasets", fontsize=10)
+    ax.set_title(f"{title}\non {_of_total(compared, total)} datasets", fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return figure
 
@@ -349,16 +304,13 @@ def learning_curve_plot(curve: pd.DataFrame, path: Path, *, title: str) -> Path:
     rows = -(-len(metrics) // CURVE_COLUMNS)
     figure = Figure(figsize=(4.4 * CURVE_COLUMNS, 3.3 * rows + 1.2), layout="constrained")
     axes = figure.subplots(rows, CURVE_COLUMNS, squeeze=False).ravel()
-    ticks = sorted(curve["training_rows"].unique())
     for ax, metric in zip(axes, metrics):
         for model, points in curve[curve["metric"] == metric].groupby("model", sort=False):
             family, _, variant = model.partition("_")
             style, marker = variants[variant]
             ax.plot(points["training_rows"], points["value"], style, marker=marker, markersize=4, label=model,
                     color=families(family), linewidth=1.4)
-        ax.set_xscale("log")
-        ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
-        ax.minorticks_off()
+        _log_ticks(ax, curve["training_rows"])
         ax.set(xlabel="training rows (log scale)", ylabel="mean over the folds", title=metric)
         ax.grid(True, alpha=0.3)
     for ax in axes[len(metrics):]:
@@ -373,24 +325,12 @@ def learning_curve_plot(curve: pd.DataFrame, path: Path, *, title: str) -> Path:
 
 
 def critical_difference_plot(ranking: Ranking, path: Path, *, total: int | None = None) -> Path:
-    """Demsar's critical-difference diagram of a :class:`Ranking` (autorank's drawing).
+    """Demsar's critical-difference diagram of a :class:`Ranking` (autorank's drawing) written to ``path`` (a PNG),
+    which is returned; ``total``: how many datasets the experiment has ("on n of total datasets" when fewer are
+    ranked).
 
     Models whose mean ranks differ by less than Nemenyi's critical difference are joined by a bar;
     drawn also when Friedman's test is not significant (its title says so).
-
-    Parameters
-    ----------
-    ranking : Ranking
-        :func:`bncbench.report.significance.friedman_nemenyi`.
-    path : pathlib.Path
-        The PNG to write.
-    total : int, optional
-        How many datasets the experiment has: "on n of total datasets" when fewer are ranked.
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
     """
     n_models = len(ranking.mean_ranks)
     # autorank numbers every rank on the axis: a wider figure for many models keeps the numbers apart.
@@ -400,14 +340,23 @@ def critical_difference_plot(ranking: Ranking, path: Path, *, total: int | None 
 
     plot_stats(ranking.result, allow_insignificant=True, ax=ax)
     significance = "" if ranking.p_value <= ranking.alpha else ", not significant"
-    shown = f"{ranking.datasets} of {total}" if total and total > ranking.datasets else str(ranking.datasets)
-    ax.set_title(
-        f"{ranking.metric}: mean ranks on {shown} datasets "
-        f"(Friedman p = {ranking.p_value:.3g}{significance}; "
-        f"CD = {ranking.critical_difference:.2f})",
-        fontsize=9,
-    )
+    ax.set_title(f"{ranking.metric}: mean ranks on {_of_total(ranking.datasets, total)} datasets "
+                 f"(Friedman p = {ranking.p_value:.3g}{significance}; CD = {ranking.critical_difference:.2f})",
+                 fontsize=9)
     return _save(figure, path)
+
+
+def _of_total(shown: int, total: int | None) -> str:
+    """``"n of total"`` where a figure shows fewer datasets than the experiment's ``total``, else ``"n"``."""
+    return f"{shown} of {total}" if total and total > shown else str(shown)
+
+
+def _log_ticks(ax: Axes, values: pd.Series) -> None:
+    """A log-scaled x axis with a tick at each of ``values``, thousands separated."""
+    ticks = sorted(values.unique())
+    ax.set_xscale("log")
+    ax.set_xticks(ticks, [f"{tick:,}" for tick in ticks])
+    ax.minorticks_off()
 
 
 def _save(figure: Figure, path: Path) -> Path:

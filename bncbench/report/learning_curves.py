@@ -17,15 +17,9 @@ COLUMNS = ["network", "dataset", "training_rows", "model", "metric", "value"]
 
 
 def learning_curves(results: pd.DataFrame, dataset_params: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """The points of the learning curves of ``metrics`` (those of them the runs logged).
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        Mean metrics, one row per cell (``LoggedRuns.results``).
-    dataset_params : pandas.DataFrame
-        Per dataset (the index), its runs' params ``dataset.*`` and ``cv.folds`` (``LoggedRuns.dataset_params``).
-    metrics : list of str
+    """The points of the learning curves of ``metrics`` (those of them the runs logged), from the mean metrics of
+    ``results`` (``LoggedRuns.results``) and each dataset's params ``dataset.*`` and ``cv.folds``
+    (``dataset_params``, ``LoggedRuns.dataset_params``).
 
     Returns
     -------

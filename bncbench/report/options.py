@@ -105,20 +105,16 @@ class ReportOptions:
                 raise ConfigError(f"comparison {dict(comparison)} compares a model with itself.")
         known_metrics = list(known_metrics)
         if not self.metrics:
-            raise ConfigError(
-                f"experiment.metrics is empty, so the report would compare nothing; name at least one of "
-                f"{', '.join(known_metrics)}."
-            )
+            raise ConfigError("experiment.metrics is empty, so the report would compare nothing; name at least one "
+                              f"of {', '.join(known_metrics)}.")
         unknown = [metric for metric in self.metrics if metric not in known_metrics]
         if unknown:
-            raise ConfigError(
-                f"experiment.metrics names {unknown}; the metrics of every run are {', '.join(known_metrics)}."
-            )
+            raise ConfigError(f"experiment.metrics names {unknown}; the metrics of every run are "
+                              f"{', '.join(known_metrics)}.")
         check_options(self.draws, self.round, self.alpha)
         check_counting(self.counting)
         check_best_of(self.best_of)
         published_tables(self.published)
         if self.reference_tying not in HDP_TYINGS:
-            raise ConfigError(
-                f"report.reference_tying must be one of {', '.join(HDP_TYINGS)}, got {self.reference_tying!r}."
-            )
+            raise ConfigError(f"report.reference_tying must be one of {', '.join(HDP_TYINGS)}, "
+                              f"got {self.reference_tying!r}.")

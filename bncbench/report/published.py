@@ -34,9 +34,8 @@ SKDB_PAPER = (
 )
 SKDB_SOURCE = "selective-kdb-jmlr.txt"
 
-def _comparisons_by_metric(
-    rows: Mapping[str, tuple[tuple[str, str], Sequence[str]]], columns: Mapping[str, str]
-) -> tuple[PublishedCell, ...]:
+def _comparisons_by_metric(rows: Mapping[str, tuple[tuple[str, str], Sequence[str]]], columns: Mapping[str, str]
+                           ) -> tuple[PublishedCell, ...]:
     """Cells of a table whose rows are comparisons ``(a, b)`` and whose columns are metrics."""
     return tuple(
         PublishedCell(row, column, metric, printed, a, b)
@@ -66,11 +65,14 @@ _PAPER_M_ESTIMATE = (
 )
 
 
-def _hdp_table(key: str, table: str, journal: str, **fields) -> PublishedTable:
-    """A table of the HDP paper, ``table`` as numbered in arXiv, ``journal`` in the journal."""
+def _hdp_table(key: str, table: str, journal: str, protocol: Mapping[str, str] | None = None, **fields
+               ) -> PublishedTable:
+    """A table of the HDP paper, ``table`` as numbered in arXiv, ``journal`` in the journal; its protocol
+    ``_HDP_SETTINGS`` and ``protocol``, its m-estimate open (``_PAPER_M_ESTIMATE``)."""
     return PublishedTable(
         key=key, paper=HDP_PAPER, source=HDP_SOURCE, table=table, paper_short="HDP paper",
-        also_numbered=_HDP_ARXIV.format(journal), **fields,
+        also_numbered=_HDP_ARXIV.format(journal), open_settings=frozenset({"m-estimate"}),
+        protocol={**_HDP_SETTINGS, **(protocol or {}), "m-estimate": _PAPER_M_ESTIMATE}, **fields,
     )
 
 
@@ -88,15 +90,11 @@ def _hdp_table1(key: str, suffix: str, reading: str, reading_note: str) -> Publi
         "SkDB": ("skdb", ("45–4–19", "54–0–14")),
     }
     return _hdp_table(
-        key,
-        "Table 1",
-        "Table 4",
-        competitor=reading,
+        key, "Table 1", "Table 4", competitor=reading, row_header="Classifier",
         caption=(
             "Win/Draw/Loss for 8 BNCs for our HDP estimate vs m-estimate. Stat. sig. (p < 0.05) "
             "results are depicted in boldface."
         ),
-        row_header="Classifier",
         cells=_comparisons_by_metric(
             {row: ((f"{s}_hdp", f"{s}_{suffix}"), records) for row, (s, records) in rows.items()}, _HDP_COLUMNS
         ),
@@ -104,14 +102,10 @@ def _hdp_table1(key: str, suffix: str, reading: str, reading_note: str) -> Publi
             _HDP_PROTOCOL,
             reading_note,
             _HDP_BOLD,
-            (
-                "Sect. 6.3 of the paper quotes a win-loss of 60 to 8 on RMSE for SkDB where the table "
-                "prints 54–0–14; the table's record is the one transcribed."
-            ),
+            "Sect. 6.3 of the paper quotes a win-loss of 60 to 8 on RMSE for SkDB where the table "
+            "prints 54–0–14; the table's record is the one transcribed.",
         ),
         scatters=(PublishedScatter("Fig. 6a (journal; arXiv Fig. 5a)", "kdb5_hdp", f"kdb5_{suffix}", "rmse"),),
-        protocol={**_HDP_SETTINGS, "m-estimate": _PAPER_M_ESTIMATE},
-        open_settings=frozenset({"m-estimate"}),
     )
 
 
@@ -145,11 +139,9 @@ _READINGS = {
     "_java": (
         "m_java",
         "m-estimates with m chosen as the authors' Java code does (*_m_java)",
-        (
-            "Ours here: as *_m_estimate, but m chosen as the authors' Java code chooses it (selection="
-            "authors_java): RMSE over all classes, held-out rows that every class gives probability 0 skipped, "
-            "the first strictly best m of the grid."
-        ),
+        "Ours here: as *_m_estimate, but m chosen as the authors' Java code chooses it (selection="
+        "authors_java): RMSE over all classes, held-out rows that every class gives probability 0 skipped, "
+        "the first strictly best m of the grid.",
     ),
     "_m1": ("m1", "m-estimates with m = 1 (*_m1)", "Ours here: as *_m_estimate, but m = 1 fixed, no holdout."),
     "_class_kept_normalised": (
@@ -165,11 +157,9 @@ _READINGS = {
     "_node": (
         "m_node",
         "m-estimates backing off whole contexts only (*_m_node)",
-        (
-            "Ours here: as *_m_class_kept, but only a context with no count at all backs off, whole, to its "
-            "deepest ancestor with data (backoff=context), as the authors' m-estimate on the HDP tree does "
-            "(fpetitjean/HDP, ProbabilityNode.convertCountToProbsBackOff, 2018): every row sums to one."
-        ),
+        "Ours here: as *_m_class_kept, but only a context with no count at all backs off, whole, to its "
+        "deepest ancestor with data (backoff=context), as the authors' m-estimate on the HDP tree does "
+        "(fpetitjean/HDP, ProbabilityNode.convertCountToProbsBackOff, 2018): every row sums to one.",
     ),
 }
 (HDP_TABLE1_CLASS_KEPT, HDP_TABLE1, HDP_TABLE1_JAVA, HDP_TABLE1_M1, HDP_TABLE1_CLASS_KEPT_NORMALISED,
@@ -192,17 +182,13 @@ def _hdp_table2(key: str, forest: str, described: str, forest_note: str, reading
         + reading_note
     )
     return _hdp_table(
-        key,
-        "Table 2",
-        "Table 5",
-        forest=described,
-        competitor=competitor,
+        key, "Table 2", "Table 5", {"forest": _WEKA_FOREST}, forest=described, competitor=competitor,
+        row_header="Compared classifiers",
         caption=(
             "Win/Draw/Loss m-estimates and our HDP estimates, as compared with Random Forest. We use "
             "our 2 flagship classifiers TAN and SkDB. Stat. sig. results (p < 0.05) are depicted in "
             "boldface."
         ),
-        row_header="Compared classifiers",
         cells=_comparisons_by_metric(
             {
                 "TAN-m vs RF": ((f"tan_{suffix}", forest), ("26–3–39", "25–0–43")),
@@ -222,29 +208,21 @@ def _hdp_table2(key: str, forest: str, described: str, forest_note: str, reading
             _HDP_BOLD,
         ),
         scatters=(PublishedScatter("Fig. 8 (journal; arXiv Fig. 7)", "skdb_hdp", forest, "zero_one_loss"),),
-        protocol={**_HDP_SETTINGS, "forest": _WEKA_FOREST, "m-estimate": _PAPER_M_ESTIMATE},
-        open_settings=frozenset({"m-estimate"}),
     )
 
 
 HDP_TABLE2 = _hdp_table2(
-    "hdp_table2",
-    "random_forest",
-    "scikit-learn's random forest (random_forest)",
+    "hdp_table2", "random_forest", "scikit-learn's random forest (random_forest)",
     "Ours here: scikit-learn's forest set as Weka's, splitting the bin codes two ways as ordered numbers.",
 )
 HDP_TABLE2_WEKA, HDP_TABLE2_WEKA_CLASS_KEPT, HDP_TABLE2_WEKA_JAVA, HDP_TABLE2_WEKA_M1 = (
     _hdp_table2(
-        f"hdp_table2_weka{reading}",
-        "weka_random_forest",
-        _WEKA_FOREST,
-        "Ours here: Weka's own RandomForest (weka_random_forest), the bin codes as nominal attributes.",
-        reading,
+        f"hdp_table2_weka{reading}", "weka_random_forest", _WEKA_FOREST,
+        "Ours here: Weka's own RandomForest (weka_random_forest), the bin codes as nominal attributes.", reading,
     )
     for reading in ("", "_class_kept", "_java", "_m1")  # bnc_vs_rf runs these four readings
 )
 
-_KDB_COLUMNS = tuple(f"k={k}" for k in range(1, 6))
 #: Per row of the SkDB paper's Tables 2-3: the bncbench model of each column ``k`` where it has one, else
 #: None and why not (as the skdb and kdb experiments run them: SkDB with k_max = 5 only).
 _SKDB_ROWS = {
@@ -273,6 +251,14 @@ _SKDB_ZERO_ONE = {
     "SKDB_k": ("5-10-1", "5-11-0", "6-10-0", "6-9-1", "6-9-1"),
     "SKDB": ("16-0-0", "14-2-0", "13-3-0", "10-5-1", "6-9-1"),
 }
+#: Per metric, the SkDB paper's table of it: its number, the loss as its caption names it, its records by row (the
+#: columns k=1, k=2, ...), the record of SKDB k_max = 5 against the best k, and the paper's footnote to that one.
+_SKDB_TABLES = {
+    "rmse": ("Table 2", "RMSE", _SKDB_RMSE, "6-10-0",
+             "The result is 6-9-1 (shift in uscensus) if SKDB is optimized with 0-1 loss."),
+    "zero_one_loss": ("Table 3", "0-1 loss", _SKDB_ZERO_ONE, "5-11-0",
+                      "The result is 6-10-0 if SKDB is optimized with 0-1 loss."),
+}
 _SKDB_PROTOCOL = (
     "Not our datasets: the paper's 16 datasets have more than 100,000 instances each, "
     "10-fold cross-validation, 5-bin equal-frequency discretisation; ours are the "
@@ -280,91 +266,46 @@ _SKDB_PROTOCOL = (
 )
 
 
-def _skdb_table(
-    key: str,
-    number: str,
-    metric: str,
-    loss: str,
-    records: Mapping[str, Sequence[str]],
-    best_k: str,
-    footnote: str,
-    rows: Mapping = _SKDB_ROWS,
-    best_k_model: str | None = None,
-    ours: str = "5x2 cross-validation, MDL discretisation",
-    cv: str = "10-fold",
-    folds: str = "the 10 folds of 5x2 CV",
-    in_layout: bool = False,
-    more_notes: tuple[str, ...] = (),
-    competitor: str = "",
-) -> PublishedTable:
-    """SkDB paper Table 2 or 3: ``rows`` against the kDB-k columns, then SKDB vs best k (``best_k_model``,
-    or not compared)."""
-    cells = []
-    for row, printed in records.items():
-        model_of, unmapped = rows[row]
-        for column, record in zip(_KDB_COLUMNS, printed, strict=False):
-            k = int(column.removeprefix("k="))
-            if model_of(k) is not None:
-                cells.append(PublishedCell(row, column, metric, record, model_of(k), f"kdb{k}_m_estimate"))
-            else:
-                cells.append(PublishedCell(row, column, metric, record, unmapped=unmapped))
-    cells.append(
-        PublishedCell("SKDB k_max = 5", "best k", metric, best_k, "skdb_m_estimate", best_k_model)
-        if best_k_model
-        else PublishedCell(
-            "SKDB k_max = 5",
-            "best k",
-            metric,
-            best_k,
-            unmapped="compared with the kDB of lowest error per dataset, chosen a posteriori",
-        )
-    )
+def _skdb_table(key: str, metric: str, rows: Mapping = _SKDB_ROWS, best_k_model: str | None = None,
+                ours: str = "5x2 cross-validation, MDL discretisation", cv: str = "10-fold",
+                folds: str = "the 10 folds of 5x2 CV", in_layout: bool = False, more_notes: tuple[str, ...] = (),
+                competitor: str = "") -> PublishedTable:
+    """The SkDB paper's table of ``metric`` (``_SKDB_TABLES``): ``rows`` against the kDB-k columns, then SKDB vs
+    best k (``best_k_model``, or not compared)."""
+    number, loss, records, best_k, footnote = _SKDB_TABLES[metric]
+    cells = [
+        PublishedCell(row, f"k={k}", metric, record, model, f"kdb{k}_m_estimate") if (model := rows[row][0](k))
+        else PublishedCell(row, f"k={k}", metric, record, unmapped=rows[row][1])
+        for row, printed in records.items()
+        for k, record in enumerate(printed, start=1)
+    ]
+    unmapped = "compared with the kDB of lowest error per dataset, chosen a posteriori"
+    best = ("skdb_m_estimate", best_k_model, "") if best_k_model else (None, None, unmapped)
+    cells.append(PublishedCell("SKDB k_max = 5", "best k", metric, best_k, *best))
     return PublishedTable(
-        key=key,
-        paper=SKDB_PAPER,
-        source=SKDB_SOURCE,
-        table=number,
-        paper_short="SkDB paper",
+        key=key, paper=SKDB_PAPER, source=SKDB_SOURCE, table=number, paper_short="SkDB paper",
         caption=f"Win-draw-loss records when comparing the {loss} of different out-of-core BNCs.",
-        row_header="",
-        cells=tuple(cells),
-        per_dataset_significance=True,
-        in_layout=in_layout,
-        competitor=competitor,
-        protocol={
-            "datasets": "16 (other than ours, > 100,000 rows each)",
-            "CV": cv,
-            "discretisation": "5-bin equal frequency",
-        },
+        row_header="", cells=tuple(cells), per_dataset_significance=True, in_layout=in_layout, competitor=competitor,
+        protocol={"datasets": "16 (other than ours, > 100,000 rows each)", "CV": cv,
+                  "discretisation": "5-bin equal frequency"},
         notes=(
             _SKDB_PROTOCOL.format(ours=ours),
-            (
-                "Cell [i, j] is the row's classifier against the column's kDB. A win is a dataset "
-                "where the row's error is significantly lower (Wilcoxon signed-rank test on the fold "
-                "errors), a draw one where the difference is not significant; ours are counted the "
-                f"same way on {folds}. SKDB_k and SKDB are compared with the kDB of "
-                "the same k."
-            ),
-            (
-                "The paper gives no significance for its records; bold here: the sign test of the "
-                "record at 0.05, draws left out."
-            ),
-            (
-                "The text file holds two records in the TAN and AODE rows, transcribed under k=1 "
-                "and k=2; LaTeX math delimiters and spacing are dropped from the records."
-            ),
+            "Cell [i, j] is the row's classifier against the column's kDB. A win is a dataset "
+            "where the row's error is significantly lower (Wilcoxon signed-rank test on the fold "
+            "errors), a draw one where the difference is not significant; ours are counted the "
+            f"same way on {folds}. SKDB_k and SKDB are compared with the kDB of "
+            "the same k.",
+            "The paper gives no significance for its records; bold here: the sign test of the "
+            "record at 0.05, draws left out.",
+            "The text file holds two records in the TAN and AODE rows, transcribed under k=1 "
+            "and k=2; LaTeX math delimiters and spacing are dropped from the records.",
             f"Paper's footnote to SKDB k_max = 5: {footnote}",
             *more_notes,
         ),
     )
 
 
-_RMSE_FOOTNOTE = "The result is 6-9-1 (shift in uscensus) if SKDB is optimized with 0-1 loss."
-_ZERO_ONE_FOOTNOTE = "The result is 6-10-0 if SKDB is optimized with 0-1 loss."
-SKDB_TABLE2 = _skdb_table("skdb_table2", "Table 2", "rmse", "RMSE", _SKDB_RMSE, "6-10-0", _RMSE_FOOTNOTE)
-SKDB_TABLE3 = _skdb_table(
-    "skdb_table3", "Table 3", "zero_one_loss", "0-1 loss", _SKDB_ZERO_ONE, "5-11-0", _ZERO_ONE_FOOTNOTE
-)
+SKDB_TABLE2, SKDB_TABLE3 = _skdb_table("skdb_table2", "rmse"), _skdb_table("skdb_table3", "zero_one_loss")
 #: Tables 2-3 with every cell compared, under the paper's protocol (experiment skdb_paper).
 _SKDB_PAPER_SETTINGS = {
     "rows": _SKDB_PAPER_ROWS,
@@ -378,23 +319,16 @@ _SKDB_PAPER_SETTINGS = {
     "in_layout": True,
     "competitor": "every model of the table, under the paper's protocol (experiment skdb_paper)",
     "more_notes": (
-        (
-            "Our m-estimates choose m on a holdout from {0, 0.05, 0.2, 1, 5, 20} (every *_m_estimate) and back off "
-            "as the paper's Appendix B (backoff=value); the paper fixes m = 1 (Eq. 4). SkDB's leave-one-out "
-            "selection uses m = 1, as the paper."
-        ),
-        (
-            "Our SkDB chooses k' among 0..k_max (k' = 0: naive Bayes), the paper's Algorithm 4 among 1..k_max; "
-            "SKDB_k keeps k' = k (skdb_fixed<k>_m_estimate, structure_params select_k=false)."
-        ),
+        "Our m-estimates choose m on a holdout from {0, 0.05, 0.2, 1, 5, 20} (every *_m_estimate) and back off "
+        "as the paper's Appendix B (backoff=value); the paper fixes m = 1 (Eq. 4). SkDB's leave-one-out "
+        "selection uses m = 1, as the paper.",
+        "Our SkDB chooses k' among 0..k_max (k' = 0: naive Bayes), the paper's Algorithm 4 among 1..k_max; "
+        "SKDB_k keeps k' = k (skdb_fixed<k>_m_estimate, structure_params select_k=false).",
     ),
 }
-SKDB_PAPER_TABLE2 = _skdb_table(
-    "skdb_paper_table2", "Table 2", "rmse", "RMSE", _SKDB_RMSE, "6-10-0", _RMSE_FOOTNOTE, **_SKDB_PAPER_SETTINGS
-)
-SKDB_PAPER_TABLE3 = _skdb_table(
-    "skdb_paper_table3", "Table 3", "zero_one_loss", "0-1 loss", _SKDB_ZERO_ONE, "5-11-0", _ZERO_ONE_FOOTNOTE,
-    **_SKDB_PAPER_SETTINGS,
+SKDB_PAPER_TABLE2, SKDB_PAPER_TABLE3 = (
+    _skdb_table(f"skdb_paper_table{number}", metric, **_SKDB_PAPER_SETTINGS)
+    for number, metric in ((2, "rmse"), (3, "zero_one_loss"))
 )
 
 #: Every published table, by the key an experiment names in ``report.published``.

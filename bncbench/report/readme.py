@@ -1,7 +1,7 @@
 """The README of a report: its sections, the record of the figures it shows, and the sections left out.
 
 Each section function returns a :class:`Section`; :func:`render_sections` writes those with content
-and lists the others, with why, for the end of the README (:func:`left_out_lines`): a section the
+and lists the others, with why, for the end of the README (its second list): a section the
 experiment does not define (no comparison, no published table, no two models told apart by their
 iterations) is not shown empty.
 """
@@ -15,7 +15,8 @@ import pandas as pd
 from bncbench.core.names import check_path_name
 from bncbench.report.compute import Report
 from bncbench.report.significance import Undefined
-from bncbench.report.tables import markdown_table, markdown_text, wdl_legend
+from bncbench.report.significant_wdl import fold_p_values
+from bncbench.report.tables import markdown_table, markdown_text
 from bncbench.report.win_draw_loss import win_draw_loss
 
 FIGURES = "figures"
@@ -46,7 +47,8 @@ def render_sections(sections: list[Section]) -> tuple[list[str], list[str]]:
     lines : list of str
         Each section with a body: its heading, its body, then each reason as a "not drawn" item.
     left_out : list of str
-        One item per section without a body: its title and its reasons (:func:`left_out_lines`).
+        For the end of the README (none when every section has a body): one item per section without a body,
+        its title and its reasons.
     """
     lines, left_out = [], []
     for section in sections:
@@ -55,14 +57,7 @@ def render_sections(sections: list[Section]) -> tuple[list[str], list[str]]:
             lines += [f"## {section.title}", "", *section.body, *reasons, *([""] if reasons else [])]
         else:
             left_out.append(f"- {section.title}: {'; '.join(section.reasons) or 'nothing to show'}.")
-    return lines, left_out
-
-
-def left_out_lines(left_out: list[str]) -> list[str]:
-    """The sections left out (:func:`render_sections`), for the end of the README."""
-    if not left_out:
-        return []
-    return ["Sections left out, which these runs do not define:", "", *left_out, ""]
+    return lines, (["Sections left out, which these runs do not define:", "", *left_out, ""] if left_out else [])
 
 
 @dataclass
@@ -73,91 +68,58 @@ class Figures:
     drawn: list[tuple[str, str, str]] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
-    def draw(self, section: str, caption: str, name: str, plot) -> None:
-        """``plot(path)`` into ``directory / name``, or record why it is undefined; in ``name`` (made
-        of model and metric names) a path separator or control character becomes ``_``."""
+    def draw(self, section: str, caption: str, name: str, plot, *data, **options) -> None:
+        """``plot(*data, path, **options)`` into ``path = directory / name``, or record why it is undefined; in
+        ``name`` (made of model and metric names) a path separator or control character becomes ``_``."""
         name = check_path_name("figure", re.sub(r"[/\\\x00-\x1f\x7f]", "_", name))
         try:
-            plot(self.directory / name)
+            plot(*data, self.directory / name, **options)
         except Undefined as why:
             self.skipped.append((section, markdown_text(f"{caption}: {why}")))
         else:
             self.drawn.append((section, markdown_text(caption), name))
 
+    def reasons(self, section: str) -> list[str]:
+        """Why figures of ``section`` were not drawn."""
+        return [why for drawn_in, why in self.skipped if drawn_in == section]
+
 
 def significance_section(report: Report, clipped: list[str]) -> Section:
     """W-D-L by the sign test, the Wilcoxon test across datasets and the per-dataset tests, and the
     comparisons' ``clipped`` notes (:func:`bncbench.report.clipping.clipping_notes`)."""
-    wdls, tests, options = report.wdls, report.tests, report.sign_test_options
-    title = "Win–draw–loss and significance"
-    if not wdls:
+    options, title = report.options.sign_test, "Win–draw–loss and significance"
+    if not report.wdls:
         return Section(title, [], ["the experiment declares no comparison (experiment.comparisons)"])
     wilcoxon = report.wilcoxon.set_index(["a", "b", "metric"])["wilcoxon_p_value"]
+    per_repetition = report.options.folds_per_repetition
     rows = []
-    for w in wdls:
-        record = f"{w.wins}–{w.draws}–{w.losses}"
-        per_dataset = tests.loc[
-            (tests["a"] == w.a) & (tests["b"] == w.b) & (tests["metric"] == w.metric)
-        ].set_index("dataset")
+    for w in report.wdls:
         counts = [
-            win_draw_loss(
-                report.results if report.compared_results is None else report.compared_results,
-                w.a,
-                w.b,
-                w.metric,
-                datasets=report.datasets,
-                dataset_p_values=per_dataset[column],
-                **options,
-            )
+            win_draw_loss(report.compared_results, w.a, w.b, w.metric, datasets=report.datasets, **options,
+                          dataset_p_values=fold_p_values(report.tests, w.a, w.b, w.metric, column)).record()
+            if per_repetition == 2 or column == "wilcoxon_p_value" else "—"
             for column in FOLD_TESTS
         ]
-        rows.append(
-            [
-                f"{w.a} vs {w.b}",
-                w.metric,
-                f"**{record}**" if w.significant else record,
-                f"{w.p_value:.3g}",
-                _p(wilcoxon.get((w.a, w.b, w.metric))),
-                *(
-                    "—" if column != "wilcoxon_p_value" and report.folds_per_repetition != 2
-                    else f"{c.wins}–{c.draws}–{c.losses}"
-                    for column, c in zip(FOLD_TESTS, counts, strict=True)
-                ),
-                _missing(w.missing),
-            ]
-        )
-    header = [
-        "comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values(), "datasets left out"
-    ]
-    return Section(
-        title,
-        [
-            (
-                "[wdl.md](wdl.md) · [wdl.tex](wdl.tex) · [wdl.csv](wdl.csv) · [tests.csv](tests.csv) · "
-                "[results.csv](results.csv)"
-            ),
-            "",
-            wdl_legend(**options, counting=report.options.get("counting", "means")),
-            "",
-            (
-                f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three "
-                f"columns after it count as wins or losses only the datasets where a test of the fold scores "
-                f"gives p ≤ {options['alpha']} (Dietterich's 5x2cv t-test, Alpaydin's combined 5x2cv "
-                f"F-test, Wilcoxon signed-rank on the fold differences); per-dataset statistics in "
-                f"tests.csv."
-                + (
-                    f" The 5x2cv tests need 2-fold CV repetitions (cv.folds = {report.folds_per_repetition} "
-                    "here): —."
-                    if report.folds_per_repetition != 2
-                    else ""
-                )
-            ),
-            "",
-            markdown_table(header, rows),
-            *clipped,
-            *([""] if clipped else []),
-        ],
-    )
+        record = f"**{w.record()}**" if w.significant else w.record()
+        rows.append([f"{w.a} vs {w.b}", w.metric, record, f"{w.p_value:.3g}", _p(wilcoxon.get((w.a, w.b, w.metric))),
+                     *counts, _missing(w.missing)])
+    header = ["comparison", "metric", "W–D–L", "sign test p", "Wilcoxon p", *FOLD_TESTS.values(), "datasets left out"]
+    not_two_fold = f" The 5x2cv tests need 2-fold CV repetitions (cv.folds = {per_repetition} here): —."
+    return Section(title, [
+        "[wdl.md](wdl.md) · [wdl.tex](wdl.tex) · [wdl.csv](wdl.csv) · [tests.csv](tests.csv) · "
+        "[results.csv](results.csv)",
+        "",
+        report.legend(),
+        "",
+        f"Wilcoxon p: signed-rank test of the mean losses across datasets. The three columns after it count as wins or "
+        f"losses only the datasets where a test of the fold scores gives p ≤ {options['alpha']} (Dietterich's 5x2cv "
+        f"t-test, Alpaydin's combined 5x2cv F-test, Wilcoxon signed-rank on the fold differences); per-dataset "
+        f"statistics in tests.csv." + ("" if per_repetition == 2 else not_two_fold),
+        "",
+        markdown_table(header, rows),
+        *clipped,
+        *([""] if clipped else []),
+    ])
 
 
 def _missing(datasets, shown: int = 5) -> str:
@@ -180,10 +142,8 @@ def published_section(report: Report) -> Section:
     lines = ["[published.md](published.md) · [published.csv](published.csv)", ""]
     for table, comparison in report.published:
         compared = comparison.loc[comparison["status"] == ""]
-        lines.append(
-            f"- {table.heading} (`{table.key}`): {compared['agree'].sum()} of {len(compared)} compared "
-            f"cells agree ({len(comparison) - len(compared)} of {len(comparison)} not compared)"
-        )
+        lines.append(f"- {table.heading} (`{table.key}`): {compared['agree'].sum()} of {len(compared)} compared "
+                     f"cells agree ({len(comparison) - len(compared)} of {len(comparison)} not compared)")
     return Section(title, lines + [""])
 
 
@@ -196,22 +156,18 @@ def claims_section(report: Report) -> Section:
         [f"{o.claim.where}: “{o.claim.quote}”", o.claim.published, o.measured.ours if o.measured else o.why, o.verdict]
         for o in report.claims
     ]
-    return Section(
-        "The paper's claims beside ours",
-        [
-            "[claims.csv](claims.csv). Each qualitative claim of the paper's text, the paper's figure, ours from these "
-            "runs (mean losses over the folds, counted as above"
-            + ("; an m-estimate is the class-kept reading, "
-               "[docs/m_estimate_readings.md](../../docs/m_estimate_readings.md)"
-               if any(o.claim.against_m_estimate for o in report.claims) else "")
-            + "), and whether they agree.",
-            "",
-            f"**{agree} of {len(measured)} measured claims agree** ({len(report.claims) - len(measured)} not measured).",
-            "",
-            markdown_table(["claim", "the paper", "ours", "verdict"], rows),
-            "",
-        ],
-    )
+    reading = ("; an m-estimate is the class-kept reading, "
+               "[docs/m_estimate_readings.md](../../docs/m_estimate_readings.md)")
+    return Section("The paper's claims beside ours", [
+        "[claims.csv](claims.csv). Each qualitative claim of the paper's text, the paper's figure, ours from these "
+        "runs (mean losses over the folds, counted as above"
+        + (reading if any(o.claim.against_m_estimate for o in report.claims) else "") + "), and whether they agree.",
+        "",
+        f"**{agree} of {len(measured)} measured claims agree** ({len(report.claims) - len(measured)} not measured).",
+        "",
+        markdown_table(["claim", "the paper", "ours", "verdict"], rows),
+        "",
+    ])
 
 
 def ranking_section(report: Report, figures: Figures) -> Section:
@@ -219,36 +175,29 @@ def ranking_section(report: Report, figures: Figures) -> Section:
     rankings = report.rankings
     unlogged = [model for model in report.models if model not in set(report.results["model"])]
     title = "Ranks of all models: Friedman test, Nemenyi critical difference"
-    reasons = [why for section, why in figures.skipped if section == "ranks"]
+    reasons = figures.reasons("ranks")
     unranked = f"Not ranked, no finished cell: {', '.join(unlogged)}." if unlogged else ""
     if not rankings:
         return Section(title, [], reasons + [unranked.rstrip(".")] * bool(unranked))
-    models = list(rankings[0].mean_ranks.index)
-    lines = [unranked, ""] if unranked else []
-    lines += [
-        (
-            "[ranks.csv](ranks.csv). Mean rank over the datasets where every model has a value "
-            "(1 = lowest loss); two models differ significantly when their mean ranks are more "
-            "than the critical difference (CD) apart."
-        ),
-        "",
-        markdown_table(
-            ["model", *(r.metric for r in rankings)],
-            ([model, *(f"{r.mean_ranks.get(model, float('nan')):.2f}" for r in rankings)] for model in models),
-        ),
-        markdown_table(
-            ["", *(r.metric for r in rankings)],
-            [
-                ["datasets", *(str(r.datasets) for r in rankings)],
-                ["left out: a model has no value", *(str(len(r.dropped)) for r in rankings)],
-                ["Friedman χ²", *(f"{r.statistic:.3g}" for r in rankings)],
-                ["Friedman p", *(f"{r.p_value:.3g}" for r in rankings)],
-                [f"Nemenyi CD (α = {rankings[0].alpha})"] + [f"{r.critical_difference:.3g}" for r in rankings],
-            ],
-        ),
-        *_images(figures, "ranks"),
+    metrics = [r.metric for r in rankings]
+    ranks = [[model, *(f"{r.mean_ranks.get(model, float('nan')):.2f}" for r in rankings)]
+             for model in rankings[0].mean_ranks.index]
+    statistics = [
+        ["datasets", *(str(r.datasets) for r in rankings)],
+        ["left out: a model has no value", *(str(len(r.dropped)) for r in rankings)],
+        ["Friedman χ²", *(f"{r.statistic:.3g}" for r in rankings)],
+        ["Friedman p", *(f"{r.p_value:.3g}" for r in rankings)],
+        [f"Nemenyi CD (α = {rankings[0].alpha})"] + [f"{r.critical_difference:.3g}" for r in rankings],
     ]
-    return Section(title, lines, reasons)
+    return Section(title, [
+        *([unranked, ""] if unranked else []),
+        "[ranks.csv](ranks.csv). Mean rank over the datasets where every model has a value (1 = lowest loss); two "
+        "models differ significantly when their mean ranks are more than the critical difference (CD) apart.",
+        "",
+        markdown_table(["model", *metrics], ranks),
+        markdown_table(["", *metrics], statistics),
+        *_images(figures, "ranks"),
+    ], reasons)
 
 
 def figure_sections(figures: Figures) -> list[Section]:
@@ -260,7 +209,7 @@ def figure_sections(figures: Figures) -> list[Section]:
     ):
         images = _images(figures, section)
         body = [f"Data: {data}.", "", *images] if images else []
-        sections.append(Section(title, body, [why for s, why in figures.skipped if s == section]))
+        sections.append(Section(title, body, figures.reasons(section)))
     curves = _images(figures, "learning curves")
     if curves:  # on synthetic datasets alone: other experiments have no such section, not even left out
         sections.append(Section("Learning curves", ["Data: [learning_curves.csv](learning_curves.csv).", "", *curves]))

@@ -122,19 +122,22 @@ class LoggedRuns:
             ...; string values; ``model.name`` left out), taken from the model's latest cell read;
             NaN where a model's config has no such key.
         """
-        params = self._latest(_params_row)
-        if params.empty:
-            return pd.DataFrame(index=pd.Index([], name="model"))
-        return params.drop_duplicates("model").set_index("model").drop(columns="dataset").sort_index()
+        name = MODEL_PARAM_PREFIX + "name"
+        return self._params_by("model", lambda key: key.startswith(MODEL_PARAM_PREFIX) and key != name)
 
     def dataset_params(self) -> pd.DataFrame:
         """The logged config of each dataset (``dataset.source``, ``dataset.synthetic.rows``, ...) and the
         cross-validation's ``cv.folds``, from the dataset's latest cell read; indexed by dataset name,
         string values, NaN where a dataset's config has no such key."""
-        params = self._latest(_dataset_params_row)
+        return self._params_by("dataset", lambda key: key.startswith("dataset.") or key == "cv.folds")
+
+    def _params_by(self, index: str, kept: Callable[[str], bool]) -> pd.DataFrame:
+        """The run params ``kept`` of the latest cell read of each dataset or model (``index``), indexed by it."""
+        params = self._latest(lambda run: {key: value for key, value in run.params.items() if kept(key)})
         if params.empty:
-            return pd.DataFrame(index=pd.Index([], name="dataset"))
-        return params.drop_duplicates("dataset").set_index("dataset").drop(columns="model").sort_index()
+            return pd.DataFrame(index=pd.Index([], name=index))
+        other = "dataset" if index == "model" else "model"
+        return params.drop_duplicates(index).set_index(index).drop(columns=other).sort_index()
 
     def provenance(self) -> pd.DataFrame:
         """What produced the runs :meth:`results` reads: their settings and code and data versions.
@@ -159,16 +162,8 @@ class LoggedRuns:
         """
         if self.cells is None:
             return None
-        rows = [
-            {
-                "dataset": run.tags[tag.DATASET],
-                "model": run.tags[tag.MODEL],
-                "run_id": run.shown_id,
-                "differs": _difference(run, self.cells[run.key]),
-            }
-            for run in self.runs
-            if run.key in self.cells and not _belongs(run, self.cells)
-        ]
+        rows = [[run.tags[tag.DATASET], run.tags[tag.MODEL], run.shown_id, _difference(run, self.cells[run.key])]
+                for run in self.runs if run.key in self.cells and not _belongs(run, self.cells)]
         return pd.DataFrame(rows, columns=["dataset", "model", "run_id", "differs"])
 
     def fold_metrics(self, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
@@ -192,18 +187,8 @@ class LoggedRuns:
         """
         counted = [run for run in self.runs if self.cells is None or _belongs(run, self.cells)]
         _check_one_result_per_cell(counted)
-        frame = pd.DataFrame(
-            [
-                {
-                    "dataset": run.tags[tag.DATASET],
-                    "model": run.tags[tag.MODEL],
-                    "_start": run.start_time,
-                    "_end": run.end_time,
-                    **row(run),
-                }
-                for run in counted
-            ]
-        )
+        frame = pd.DataFrame([{"dataset": run.tags[tag.DATASET], "model": run.tags[tag.MODEL], "_start": run.start_time,
+                               "_end": run.end_time, **row(run)} for run in counted])
         if frame.empty:
             return frame
         return (
@@ -260,11 +245,6 @@ def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = 
     return read_runs(tracking_uri, experiment_name, cells).results()
 
 
-def load_model_params(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
-    """:meth:`LoggedRuns.model_params` of :func:`read_runs`."""
-    return read_runs(tracking_uri, experiment_name, cells).model_params()
-
-
 def load_fold_metrics(tracking_uri: str, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
     """Per-fold values ``fold/<metric>`` of some runs of a store (:func:`bncbench.tracking.folds.fold_frame`), e.g.
     for a 5x2cv t-test per dataset."""
@@ -297,21 +277,14 @@ def _belongs(run: "CellRecord", cells: Cells) -> bool:
     """Whether a run is one of its cell's expected runs: its ``cfg_hash``, and its ``data_digest``
     unless the dataset's is unknown here."""
     cell = cells.get(run.key)
-    tags = run.tags
-    return (
-        cell is not None
-        and tags.get(tag.CFG_HASH) == cell.cfg_hash
-        and cell.data_digest in (None, tags.get(tag.DATA_DIGEST))
-    )
+    return (cell is not None and run.tags.get(tag.CFG_HASH) == cell.cfg_hash
+            and cell.data_digest in (None, run.tags.get(tag.DATA_DIGEST)))
 
 
 def _difference(run: "CellRecord", cell: "Cell") -> str:
     """How a run differs from its cell's expected run, briefly."""
-    logged = {
-        key: value
-        for key, value in run.params.items()
-        if key.split(".")[0] in SEMANTIC_KEYS and key not in DERIVED_PARAMS
-    }
+    logged = {key: value for key, value in run.params.items()
+              if key.split(".")[0] in SEMANTIC_KEYS and key not in DERIVED_PARAMS}
     keys = logged.keys() | cell.params.keys()
     changed = sorted(key for key in keys if logged.get(key) != cell.params.get(key))
     if changed:
@@ -331,21 +304,6 @@ def _metric_row(run: "CellRecord") -> dict:
     return {"run_id": run.shown_id, "cfg_hash": run.cfg_hash, **means}
 
 
-def _params_row(run: "CellRecord") -> dict:
-    return {
-        key: value
-        for key, value in run.params.items()
-        if key.startswith(MODEL_PARAM_PREFIX) and key != MODEL_PARAM_PREFIX + "name"
-    }
-
-
-def _dataset_params_row(run: "CellRecord") -> dict:
-    return {key: value for key, value in run.params.items() if key.startswith("dataset.") or key == "cv.folds"}
-
-
 def _provenance_row(run: "CellRecord") -> dict:
     found = {"params": run.params, "tags": run.tags}
-    return {
-        "run_id": run.shown_id,
-        **{column: found[kind].get(key) for column, (kind, key) in PROVENANCE.items()},
-    }
+    return {"run_id": run.shown_id, **{column: found[kind].get(key) for column, (kind, key) in PROVENANCE.items()}}

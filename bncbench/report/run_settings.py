@@ -64,49 +64,27 @@ def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dic
 
 
 def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame | None) -> list[str]:
-    """The README section stating ``settings`` (:func:`run_settings`) and the runs left out.
-
-    Parameters
-    ----------
-    settings : dict
-        As :func:`run_settings` returns it.
-    left_out : pandas.DataFrame or None
-        :meth:`bncbench.report.results.LoggedRuns.left_out`; None when the runs were not checked against
-        the configuration.
-    """
-    lines = ["## Settings and code of the runs read", ""]
-    if left_out is None:
-        lines += [
-            "Not checked against a configuration: each cell's latest finished run is read, whatever its "
-            "settings.",
-            "",
-        ]
-    else:
-        lines += [
-            "Each cell's latest finished run with the `cfg_hash` of this configuration and the "
-            "`data_digest` of the dataset file as it is now (where the data directory holds it; elsewhere, the "
-            "one the dataset's latest run read).",
-            "",
-        ]
-    total = sum(settings.get("CV", {}).values())
-    lines.append(f"From the params and tags of the {total} runs read:")
-    lines += [
-        markdown_text(f"- {setting}: {_counts(settings[setting])}") for setting in SETTINGS if setting in settings
-    ]
+    """The README section stating ``settings`` (:func:`run_settings`) and the runs ``left_out``
+    (:meth:`bncbench.report.results.LoggedRuns.left_out`; None when the runs were not checked against the
+    configuration)."""
+    read = (
+        "Not checked against a configuration: each cell's latest finished run is read, whatever its settings."
+        if left_out is None
+        else "Each cell's latest finished run with the `cfg_hash` of this configuration and the `data_digest` of the "
+        "dataset file as it is now (where the data directory holds it; elsewhere, the one the dataset's latest run "
+        "read)."
+    )
+    read_from = f"From the params and tags of the {sum(settings.get('CV', {}).values())} runs read:"
+    lines = ["## Settings and code of the runs read", "", read, "", read_from,
+             *(markdown_text(f"- {name}: {_counts(settings[name])}") for name in SETTINGS if name in settings)]
     digests = {s.removeprefix(DIGEST_PREFIX): v for s, v in settings.items() if s.startswith(DIGEST_PREFIX)}
     if digests:
         shown = [f"{dataset} {_counts(values, short=True)}" for dataset, values in digests.items()]
         lines.append(markdown_text(f"- data digests: {'; '.join(shown)}"))
     if left_out is not None and not left_out.empty:
-        reasons = left_out["differs"].value_counts()
-        lines += [
-            "",
-            markdown_text(
-                f"Left out: {len(left_out)} finished runs of these cells with other settings or data: "
-                + "; ".join(f"{n} with {reason}" for reason, n in reasons.items())
-                + "."
-            ),
-        ]
+        reasons = "; ".join(f"{n} with {reason}" for reason, n in left_out["differs"].value_counts().items())
+        lines += ["", markdown_text(f"Left out: {len(left_out)} finished runs of these cells with other settings or "
+                                    f"data: {reasons}.")]
     return lines + [""]
 
 

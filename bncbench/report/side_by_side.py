@@ -22,60 +22,20 @@ from bncbench.report.win_draw_loss import WinDrawLoss, paired_means, win_draw_lo
 
 NOT_COMPARED = "—"
 _COLUMNS = [
-    "paper",
-    "source",
-    "table",
-    "row",
-    "column",
-    "metric",
-    "printed",
-    "published_wins",
-    "published_draws",
-    "published_losses",
-    "published_p_value",
-    "published_significant",
-    "published_distance",
-    "a",
-    "b",
-    "status",
-    "wins",
-    "draws",
-    "losses",
-    "missing",
-    "p_value",
-    "significant",
-    "distance",
-    "mean_difference",
-    "wilcoxon_p_value",
-    "same_winner",
-    "same_significance",
-    "agree",
+    "paper", "source", "table", "row", "column", "metric", "printed", "published_wins", "published_draws",
+    "published_losses", "published_p_value", "published_significant", "published_distance", "a", "b", "status",
+    "wins", "draws", "losses", "missing", "p_value", "significant", "distance", "mean_difference", "wilcoxon_p_value",
+    "same_winner", "same_significance", "agree",
 ]
 
 
-def compare_published(
-    table: PublishedTable,
-    results: pd.DataFrame,
-    *,
-    dataset_tests: pd.DataFrame | None = None,
-    datasets: Iterable[str] | None = None,
-    **options,
-) -> pd.DataFrame:
-    """Our win-draw-loss record for every cell of a published table.
-
-    Parameters
-    ----------
-    table : PublishedTable
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean metrics.
-    dataset_tests : pandas.DataFrame, optional
-        Per-dataset fold tests (:func:`bncbench.report.significance.dataset_tests`) covering the
-        table's comparisons; needed when ``table.per_dataset_significance``, whose wins are the
-        datasets where the Wilcoxon test of the folds is significant.
-    datasets : iterable of str, optional
-        Datasets to count on (the experiment's).
-    **options
-        ``draws``, ``round``, ``alpha`` of :func:`bncbench.report.win_draw_loss.win_draw_loss`.
+def compare_published(table: PublishedTable, results: pd.DataFrame, *, dataset_tests: pd.DataFrame | None = None,
+                      datasets: Iterable[str] | None = None, **options) -> pd.DataFrame:
+    """Our win-draw-loss record for every cell of a published table, from the mean metrics of ``results`` on
+    ``datasets`` (the experiment's) with ``options`` (``draws``, ``round``, ``alpha``) as in
+    :func:`bncbench.report.win_draw_loss.win_draw_loss`; where ``table.per_dataset_significance``, the datasets
+    where the Wilcoxon test of the folds is significant are the wins (``dataset_tests``, covering the table's
+    comparisons: :func:`bncbench.report.significance.dataset_tests`).
 
     Returns
     -------
@@ -95,41 +55,21 @@ def compare_published(
     for cell in table.cells:
         wins, draws, losses = cell.record
         row = {
-            "paper": table.paper,
-            "source": table.source,
-            "table": table.table,
-            "row": cell.row,
-            "column": cell.column,
-            "metric": cell.metric,
-            "printed": cell.printed,
-            "published_wins": wins,
-            "published_draws": draws,
-            "published_losses": losses,
-            "published_p_value": cell.p_value,
-            "published_significant": cell.significant,
-            "published_distance": wins - losses,
-            "a": cell.a,
-            "b": cell.b,
-            "status": _status(cell, results),
+            "paper": table.paper, "source": table.source, "table": table.table, "row": cell.row, "column": cell.column,
+            "metric": cell.metric, "printed": cell.printed, "published_wins": wins, "published_draws": draws,
+            "published_losses": losses, "published_p_value": cell.p_value, "published_significant": cell.significant,
+            "published_distance": wins - losses, "a": cell.a, "b": cell.b, "status": _status(cell, results),
         }
         if not row["status"]:
-            p_values = _fold_p_values(table, cell, dataset_tests)
-            w = win_draw_loss(
-                results,
-                cell.a,
-                cell.b,
-                cell.metric,
-                datasets=datasets,
-                dataset_p_values=p_values,
-                **options,
-            )
+            tested = table.per_dataset_significance
+            p_values = fold_p_values(dataset_tests, cell.a, cell.b, cell.metric) if tested else None
+            w = win_draw_loss(results, cell.a, cell.b, cell.metric, datasets=datasets, dataset_p_values=p_values,
+                              **options)
             row |= _ours(w, cell) | _difference(results, cell, datasets)
         rows.append(row)
     counts = {column: "Int64" for column in ("wins", "draws", "losses", "missing", "distance")}
-    flags = {column: "boolean" for column in ("significant", "same_winner", "same_significance")}
-    return (
-        pd.DataFrame(rows).reindex(columns=_COLUMNS).astype(counts | flags | {"agree": "boolean"})
-    )
+    flags = {column: "boolean" for column in ("significant", "same_winner", "same_significance", "agree")}
+    return pd.DataFrame(rows).reindex(columns=_COLUMNS).astype(counts | flags)
 
 
 def _status(cell: PublishedCell, results: pd.DataFrame) -> str:
@@ -141,28 +81,13 @@ def _status(cell: PublishedCell, results: pd.DataFrame) -> str:
     return f"not run: {', '.join(absent)}" if absent else ""
 
 
-def _fold_p_values(
-    table: PublishedTable, cell: PublishedCell, dataset_tests: pd.DataFrame | None
-) -> pd.Series | None:
-    return fold_p_values(dataset_tests, cell.a, cell.b, cell.metric) if table.per_dataset_significance else None
-
-
 def _ours(w: WinDrawLoss, cell: PublishedCell) -> dict:
     wins, _, losses = cell.record
     same_winner = bool(np.sign(w.wins - w.losses) == np.sign(wins - losses))
     same_significance = w.significant == cell.significant
-    return {
-        "wins": w.wins,
-        "draws": w.draws,
-        "losses": w.losses,
-        "missing": len(w.missing),
-        "p_value": w.p_value,
-        "significant": w.significant,
-        "distance": w.wins - w.losses,
-        "same_winner": same_winner,
-        "same_significance": same_significance,
-        "agree": same_winner and same_significance,
-    }
+    return {"wins": w.wins, "draws": w.draws, "losses": w.losses, "missing": len(w.missing), "p_value": w.p_value,
+            "significant": w.significant, "distance": w.wins - w.losses, "same_winner": same_winner,
+            "same_significance": same_significance, "agree": same_winner and same_significance}
 
 
 def _difference(results: pd.DataFrame, cell: PublishedCell, datasets: list[str] | None) -> dict:
@@ -173,42 +98,19 @@ def _difference(results: pd.DataFrame, cell: PublishedCell, datasets: list[str] 
     return {"mean_difference": difference, "wilcoxon_p_value": float(test["wilcoxon_p_value"].iloc[0])}
 
 
-def published_markdown(
-    table: PublishedTable, comparison: pd.DataFrame, settings: Mapping[str, Mapping[str, int]] | None = None
-) -> str:
-    """The paper's table cell by cell: the paper's record, ours, how far apart, and agreement.
-
-    Parameters
-    ----------
-    table : PublishedTable
-    comparison : pandas.DataFrame
-        :func:`compare_published` of ``table``.
-    settings : mapping, optional
-        The settings of the runs read (:func:`bncbench.report.run_settings.run_settings`), set beside
-        the paper's protocol (:func:`bncbench.report.differences.protocol_rows`).
-
-    Returns
-    -------
-    str
-        A Markdown section: the table's heading (:attr:`PublishedTable.heading`) and caption, the
-        paper cited, the protocols side by side, one line per cell in the paper's order (significant
-        records in bold) with the distances, totals, the models of each row and the table's notes.
-    """
-    header = [
-        table.row_header or "row", "column", "paper", "ours", "W−L: ours / paper", "mean A − B", "Wilcoxon p",
-        "agreement",
-    ]
+def published_markdown(table: PublishedTable, comparison: pd.DataFrame,
+                       settings: Mapping[str, Mapping[str, int]] | None = None) -> str:
+    """The paper's table cell by cell beside ours (``comparison``, :func:`compare_published`), as a Markdown
+    section: the table's heading (:attr:`PublishedTable.heading`) and caption, the paper cited, its protocol beside
+    the ``settings`` of the runs read (:func:`bncbench.report.differences.protocol_rows`), one line per cell in the
+    paper's order (significant records in bold) with the distances and agreement, totals, the models of each row
+    and the table's notes."""
+    header = [table.row_header or "row", "column", "paper", "ours", "W−L: ours / paper", "mean A − B", "Wilcoxon p",
+              "agreement"]
     rows = [
-        [
-            cell["row"],
-            cell["column"],
-            _published_record(cell),
-            _our_record(cell),
-            f"{_signed(cell['distance'])} / {_signed(cell['published_distance'])}",
-            _number(cell["mean_difference"], "+.3g"),
-            _number(cell["wilcoxon_p_value"], ".3g"),
-            _agreement(cell),
-        ]
+        [cell["row"], cell["column"], _record(cell, "published_"), _our_record(cell),
+         f"{_signed(cell['distance'])} / {_signed(cell['published_distance'])}",
+         _number(cell["mean_difference"], "+.3g"), _number(cell["wilcoxon_p_value"], ".3g"), _agreement(cell)]
         for _, cell in comparison.iterrows()
     ]
     compared = comparison.loc[comparison["status"] == ""]
@@ -223,22 +125,18 @@ def published_markdown(
         *protocol_lines(protocol_rows(table, comparison, settings)),
         *(paper_layout(comparison) if table.in_layout else []),
         markdown_table(header, rows),
-        (
-            "Records are wins–draws–losses of the row's classifier A against B; bold: significant (sign test, "
-            "draws left out). W−L: wins minus losses, ours / the paper's. Mean A − B: the mean over the "
-            "datasets of A's mean loss minus B's (below 0: A's losses are lower); Wilcoxon p: signed-rank "
-            "test of those differences across the datasets. Agreement: ✓ when the winner (sign of W−L) and "
-            "the significance are the same as the paper's, else ✗ and what differs; "
-            f"{NOT_COMPARED}: not compared (see below)."
-        ),
+        "Records are wins–draws–losses of the row's classifier A against B; bold: significant (sign test, "
+        "draws left out). W−L: wins minus losses, ours / the paper's. Mean A − B: the mean over the "
+        "datasets of A's mean loss minus B's (below 0: A's losses are lower); Wilcoxon p: signed-rank "
+        "test of those differences across the datasets. Agreement: ✓ when the winner (sign of W−L) and "
+        "the significance are the same as the paper's, else ✗ and what differs; "
+        f"{NOT_COMPARED}: not compared (see below).",
         "",
-        (
-            f"**Totals: the paper's winner in {compared['same_winner'].sum()} of {len(compared)} compared "
-            f"cells; significant where the paper is in {_significant_too(significant)} of "
-            f"{len(significant)}; same winner and significance (✓) in {compared['agree'].sum()} of "
-            f"{len(compared)}.** {_gaps(compared)}Not compared: {len(comparison) - len(compared)} of "
-            f"{len(comparison)} cells."
-        ),
+        f"**Totals: the paper's winner in {compared['same_winner'].sum()} of {len(compared)} compared "
+        f"cells; significant where the paper is in {_significant_too(significant)} of "
+        f"{len(significant)}; same winner and significance (✓) in {compared['agree'].sum()} of "
+        f"{len(compared)}.** {_gaps(compared)}Not compared: {len(comparison) - len(compared)} of "
+        f"{len(comparison)} cells.",
         "",
         "The models each row compares (A vs B), and why a cell is not compared:",
         "",
@@ -256,7 +154,7 @@ def paper_layout(comparison: pd.DataFrame) -> list[str]:
     columns = list(dict.fromkeys(comparison["column"]))
     grid = {row: dict.fromkeys(columns, "") for row in dict.fromkeys(comparison["row"])}
     for _, cell in comparison.iterrows():
-        grid[cell["row"]][cell["column"]] = f"{_published_record(cell)} / {_our_record(cell)}"
+        grid[cell["row"]][cell["column"]] = f"{_record(cell, 'published_')} / {_our_record(cell)}"
     return [
         "In the paper's layout, each cell the paper's record / ours (wins–draws–losses of the row against the "
         "column; bold: significant by the sign test):",
@@ -288,31 +186,22 @@ def _number(value, spec: str) -> str:
     return "" if pd.isna(value) else format(float(value), spec)
 
 
-def _published_record(cell: pd.Series) -> str:
-    record = f"{cell['published_wins']}–{cell['published_draws']}–{cell['published_losses']}"
-    return f"**{record}**" if cell["published_significant"] else record
+def _record(cell: pd.Series, side: str = "") -> str:
+    """Our record of a cell (``side`` ``published_``: the paper's), bold where significant."""
+    record = f"{cell[side + 'wins']}–{cell[side + 'draws']}–{cell[side + 'losses']}"
+    return f"**{record}**" if cell[side + "significant"] else record
 
 
 def _our_record(cell: pd.Series) -> str:
     if cell["status"]:
         return NOT_COMPARED
-    record = f"{cell['wins']}–{cell['draws']}–{cell['losses']}"
-    if cell["significant"]:
-        record = f"**{record}**"
-    return record + (f" ({cell['missing']} missing)" if cell["missing"] else "")
+    return _record(cell) + (f" ({cell['missing']} missing)" if cell["missing"] else "")
 
 
 def _agreement(cell: pd.Series) -> str:
     if cell["status"]:
         return ""
-    differs = [
-        what
-        for what, same in (
-            ("winner", cell["same_winner"]),
-            ("significance", cell["same_significance"]),
-        )
-        if not same
-    ]
+    differs = [what for what in ("winner", "significance") if not cell[f"same_{what}"]]
     return "✗ " + ", ".join(differs) if differs else "✓"
 
 

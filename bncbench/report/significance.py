@@ -18,12 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import friedmanchisquare
 
-from bncbench.report.paired_tests import (
-    five_by_two_f_test,
-    five_by_two_t_test,
-    wilcoxon_signed_rank,
-)
-from bncbench.report.win_draw_loss import paired_means, same_mean
+from bncbench.report.paired_tests import five_by_two_f_test, five_by_two_t_test, wilcoxon_signed_rank
+from bncbench.report.win_draw_loss import model_means, paired_means, same_mean
 
 if TYPE_CHECKING:
     from autorank.autorank import RankResult
@@ -37,33 +33,15 @@ class Undefined(Exception):
 
 
 DATASET_TEST_COLUMNS = [
-    "a",
-    "b",
-    "metric",
-    "dataset",
-    "mean_a",
-    "mean_b",
-    "folds",
-    "t_statistic",
-    "t_p_value",
-    "f_statistic",
-    "f_p_value",
-    "wilcoxon_statistic",
-    "wilcoxon_p_value",
-    "note",
+    "a", "b", "metric", "dataset", "mean_a", "mean_b", "folds", "t_statistic", "t_p_value", "f_statistic",
+    "f_p_value", "wilcoxon_statistic", "wilcoxon_p_value", "note",
 ]
 
 
-def dataset_tests(
-    results: pd.DataFrame,
-    folds: pd.DataFrame,
-    pairs: Iterable[tuple[str, str]],
-    metrics: Iterable[str],
-    *,
-    datasets: Iterable[str] | None = None,
-    folds_per_repetition: int = 2,
-) -> pd.DataFrame:
-    """Paired tests of A and B on each dataset's fold scores.
+def dataset_tests(results: pd.DataFrame, folds: pd.DataFrame, pairs: Iterable[tuple[str, str]], metrics: Iterable[str],
+                  *, datasets: Iterable[str] | None = None, folds_per_repetition: int = 2) -> pd.DataFrame:
+    """Paired tests of each comparison (A, B) of ``pairs`` on each dataset's fold scores of ``metrics`` (lower is
+    better).
 
     Parameters
     ----------
@@ -73,10 +51,6 @@ def dataset_tests(
     folds : pandas.DataFrame
         Fold scores of those runs, columns ``run_id``, ``metric``, ``fold``, ``value``
         (:func:`bncbench.report.results.load_fold_metrics`); fold index = 2 * repetition + fold.
-    pairs : iterable of (str, str)
-        The comparisons (A, B).
-    metrics : iterable of str
-        Metrics to test; lower is better.
     datasets : iterable of str, optional
         Datasets to cover (default: every dataset in ``results``); a dataset where A or B has no
         mean is left out, as in the win-draw-loss tables.
@@ -117,9 +91,7 @@ def _fold_differences(scores: pd.DataFrame, metric: str, a: str, b: str, dataset
     return of(a) - of(b)
 
 
-def _fold_tests(
-    frame: pd.DataFrame, differences: pd.DataFrame, folds_per_repetition: int
-) -> pd.DataFrame:
+def _fold_tests(frame: pd.DataFrame, differences: pd.DataFrame, folds_per_repetition: int) -> pd.DataFrame:
     """``frame`` (one dataset per row, as ``differences``) with the fold tests and a note."""
     logged = differences.notna()
     frame["folds"] = logged.sum(axis=1).to_numpy()
@@ -145,27 +117,13 @@ def _fold_tests(
     return frame
 
 
-def wilcoxon_across_datasets(
-    results: pd.DataFrame,
-    pairs: Iterable[tuple[str, str]],
-    metrics: Iterable[str],
-    *,
-    datasets: Iterable[str] | None = None,
-) -> pd.DataFrame:
-    """Wilcoxon signed-rank test of each comparison across datasets, on the mean losses.
+def wilcoxon_across_datasets(results: pd.DataFrame, pairs: Iterable[tuple[str, str]], metrics: Iterable[str], *,
+                             datasets: Iterable[str] | None = None) -> pd.DataFrame:
+    """Wilcoxon signed-rank test of each comparison (A, B) of ``pairs`` across ``datasets`` (as in
+    :func:`bncbench.report.win_draw_loss.win_draw_loss`), on the mean losses of ``results``.
 
     Means equal but for floating-point summation order count as zero differences, which the test
     drops (as the sign test drops draws); means are not rounded.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean metrics.
-    pairs : iterable of (str, str)
-        The comparisons (A, B).
-    metrics : iterable of str
-    datasets : iterable of str, optional
-        As in :func:`bncbench.report.win_draw_loss.win_draw_loss`.
 
     Returns
     -------
@@ -181,9 +139,7 @@ def wilcoxon_across_datasets(
             mean_a, mean_b = means[a].to_numpy(), means[b].to_numpy()
             test = wilcoxon_signed_rank(np.where(same_mean(mean_a, mean_b), 0.0, mean_a - mean_b))
             rows.append([a, b, metric, len(means), test.statistic, test.p_value])
-    return pd.DataFrame(
-        rows, columns=["a", "b", "metric", "datasets", "wilcoxon_statistic", "wilcoxon_p_value"]
-    )
+    return pd.DataFrame(rows, columns=["a", "b", "metric", "datasets", "wilcoxon_statistic", "wilcoxon_p_value"])
 
 
 @dataclass(frozen=True)
@@ -220,31 +176,10 @@ class Ranking:
     result: "RankResult"
 
 
-def friedman_nemenyi(
-    results: pd.DataFrame,
-    models: Sequence[str],
-    metric: str,
-    *,
-    alpha: float = 0.05,
-    datasets: Iterable[str] | None = None,
-) -> Ranking:
-    """Rank the models on each dataset, test with Friedman, post-hoc Nemenyi (autorank).
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean ``metric``; lower is better.
-    models : sequence of str
-        Models to rank (the experiment's ``models``).
-    metric : str
-    alpha : float
-        Level of the Nemenyi critical difference.
-    datasets : iterable of str, optional
-        Datasets to rank on (default: every dataset in ``results``).
-
-    Returns
-    -------
-    Ranking
+def friedman_nemenyi(results: pd.DataFrame, models: Sequence[str], metric: str, *, alpha: float = 0.05,
+                     datasets: Iterable[str] | None = None) -> Ranking:
+    """Rank ``models`` (the experiment's) on each of ``datasets`` (default: every dataset of ``results``) by
+    their mean ``metric``, lower better; test with Friedman, post-hoc Nemenyi at level ``alpha`` (autorank).
 
     Raises
     ------
@@ -254,23 +189,13 @@ def friedman_nemenyi(
     """
     models = list(models)
     if len(models) < 3:
-        raise Undefined(
-            f"the Friedman test ranks at least 3 models, the experiment has {len(models)} "
-            f"(the Wilcoxon test of a comparison covers two)"
-        )
-    means = results.loc[results["model"].isin(models)].pivot(
-        index="dataset", columns="model", values=metric
-    )
-    means = means.reindex(
-        index=sorted(results["dataset"].unique()) if datasets is None else list(datasets),
-        columns=models,
-    )
+        raise Undefined(f"the Friedman test ranks at least 3 models, the experiment has {len(models)} "
+                        "(the Wilcoxon test of a comparison covers two)")
+    means = model_means(results, models, metric, datasets)
     complete = means.notna().all(axis=1)
     if complete.sum() < MIN_FRIEDMAN_DATASETS:
-        raise Undefined(
-            f"the Friedman test needs at least {MIN_FRIEDMAN_DATASETS} datasets where every model "
-            f"has a {metric}, there are {int(complete.sum())}"
-        )
+        raise Undefined(f"the Friedman test needs at least {MIN_FRIEDMAN_DATASETS} datasets where every model "
+                        f"has a {metric}, there are {int(complete.sum())}")
     table = means.loc[complete].astype(float)
     statistic, p_value = friedmanchisquare(*table.to_numpy().T)
     from autorank import autorank  # here: it imports matplotlib.pyplot, which only a ranking needs
@@ -278,20 +203,8 @@ def friedman_nemenyi(
     # autorank prints its choice of test and warns on ties; the report states both.
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = autorank(
-            table.rename_axis(index=None, columns=None).reset_index(drop=True),
-            alpha=alpha,
-            order="ascending",
-            force_mode="nonparametric",
-        )
-    return Ranking(
-        metric=metric,
-        mean_ranks=result.rankdf["meanrank"].rename_axis("model"),
-        datasets=len(table),
-        dropped=tuple(means.index[~complete]),
-        statistic=float(statistic),
-        p_value=float(p_value),
-        critical_difference=float(result.cd),
-        alpha=alpha,
-        result=result,
-    )
+        result = autorank(table.rename_axis(index=None, columns=None).reset_index(drop=True), alpha=alpha,
+                          order="ascending", force_mode="nonparametric")
+    return Ranking(metric=metric, mean_ranks=result.rankdf["meanrank"].rename_axis("model"), datasets=len(table),
+                   dropped=tuple(means.index[~complete]), statistic=float(statistic), p_value=float(p_value),
+                   critical_difference=float(result.cd), alpha=alpha, result=result)

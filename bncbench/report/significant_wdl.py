@@ -18,14 +18,16 @@ from bncbench.core.errors import ConfigError
 COUNTINGS = ("means", "wilcoxon")
 
 
-def fold_p_values(dataset_tests: pd.DataFrame | None, a: str, b: str, metric: str) -> pd.Series:
-    """The Wilcoxon p-value of A vs B on each dataset's folds, indexed by dataset (empty without tests)."""
+def fold_p_values(dataset_tests: pd.DataFrame | None, a: str, b: str, metric: str,
+                  column: str = "wilcoxon_p_value") -> pd.Series:
+    """The p-value ``column`` (by default the Wilcoxon test's) of A vs B on each dataset's folds, indexed by dataset
+    (empty without tests)."""
     if dataset_tests is None:
         return pd.Series(dtype=float)
     tests = dataset_tests.loc[
         (dataset_tests["a"] == a) & (dataset_tests["b"] == b) & (dataset_tests["metric"] == metric)
     ]
-    return tests.set_index("dataset")["wilcoxon_p_value"]
+    return tests.set_index("dataset")[column]
 
 
 def check_counting(counting) -> None:

@@ -7,6 +7,7 @@ and losses and the sign test's p-value, in bold when significant.
 import html
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,47 +20,20 @@ from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def wdl_table(
-    results: pd.DataFrame,
-    comparisons: Iterable[Mapping[str, str]],
-    metrics: Iterable[str],
-    *,
-    draws: str = "exclude",
-    round: int | None = None,
-    alpha: float = 0.05,
-    datasets: Iterable[str] | None = None,
-    dataset_tests: pd.DataFrame | None = None,
-) -> list[WinDrawLoss]:
-    """Win-draw-loss of every comparison on every metric.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        One row per (dataset, model), see :func:`bncbench.report.results.load_results`.
-    comparisons : iterable of mapping
-        ``{"a": model, "b": model}`` each, as in ``experiment.comparisons``.
-    metrics : iterable of str
-        Metric columns to compare.
-    draws, round, alpha, datasets
-        See :func:`bncbench.report.win_draw_loss.win_draw_loss`.
-    dataset_tests : pandas.DataFrame, optional
-        The per-dataset tests of the folds (:func:`bncbench.report.significance.dataset_tests`): given,
-        a dataset is a win or a loss only where its Wilcoxon test has ``p <= alpha``, as the SkDB paper
-        counts (``report.counting: wilcoxon``, :mod:`bncbench.report.significant_wdl`).
-
-    Returns
-    -------
-    list of WinDrawLoss
-        Comparison-major order.
-    """
-    pairs = [pair(comparison) for comparison in comparisons]
+def wdl_table(results: pd.DataFrame, comparisons: Iterable[Mapping[str, str]], metrics: Iterable[str], *,
+              datasets: Iterable[str] | None = None, dataset_tests: pd.DataFrame | None = None, **options
+              ) -> list[WinDrawLoss]:
+    """Win-draw-loss of every comparison (``{"a": model, "b": model}`` each, as in ``experiment.comparisons``) on
+    every metric, comparison-major; ``datasets`` and ``options`` (``draws``, ``round``, ``alpha``) as in
+    :func:`bncbench.report.win_draw_loss.win_draw_loss`. Given the per-dataset tests of the folds
+    (``dataset_tests``, :func:`bncbench.report.significance.dataset_tests`), a dataset is a win or a loss only
+    where its Wilcoxon test has ``p <= alpha``, as the SkDB paper counts (``report.counting: wilcoxon``,
+    :mod:`bncbench.report.significant_wdl`)."""
     datasets = None if datasets is None else list(datasets)
     return [
-        win_draw_loss(
-            results, a, b, metric, draws=draws, round=round, alpha=alpha, datasets=datasets,
-            dataset_p_values=None if dataset_tests is None else fold_p_values(dataset_tests, a, b, metric),
-        )
-        for a, b in pairs
+        win_draw_loss(results, a, b, metric, datasets=datasets, **options,
+                      dataset_p_values=None if dataset_tests is None else fold_p_values(dataset_tests, a, b, metric))
+        for a, b in map(pair, comparisons)
         for metric in metrics
     ]
 
@@ -106,6 +80,11 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{column: frame[column].map(neutral) for column in text})
 
 
+def write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """``frame`` without its index as a CSV file at ``path``, its text cells :func:`csv_safe`."""
+    csv_safe(frame).to_csv(path, index=False)
+
+
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """A Markdown (GitHub) table of strings, each cell ``markdown_text`` with ``|`` escaped."""
 
@@ -124,17 +103,13 @@ def to_latex(wdls: Iterable[WinDrawLoss], caption: str | None = None) -> str:
         .format_index(escape="latex", axis=1)
         .apply(lambda _: np.where(significant, "font-weight: bold;", ""), axis=None)
     )
-    return styler.to_latex(
-        hrules=True, convert_css=True, column_format="l" + "r" * cells.shape[1], caption=caption
-    )
+    return styler.to_latex(hrules=True, convert_css=True, column_format="l" + "r" * cells.shape[1], caption=caption)
 
 
 def pair(comparison: Mapping[str, str]) -> tuple[str, str]:
     """``{"a": A, "b": B}`` of ``experiment.comparisons`` -> ``(A, B)``, or a ConfigError."""
     if not isinstance(comparison, Mapping) or set(comparison) != {"a", "b"}:
-        raise ConfigError(
-            f"a comparison must be a mapping {{a: model, b: model}}, got {comparison!r}"
-        )
+        raise ConfigError(f"a comparison must be a mapping {{a: model, b: model}}, got {comparison!r}")
     return comparison["a"], comparison["b"]
 
 
@@ -150,21 +125,13 @@ def _cells(wdls: list[WinDrawLoss], dash: str) -> tuple[pd.DataFrame, np.ndarray
     significant = pd.DataFrame(False, index=labels, columns=metrics)
     for w in wdls:
         missing = f", {len(w.missing)} missing" if w.missing else ""
-        cells.loc[_label(w), w.metric] = (
-            f"{w.wins}{dash}{w.draws}{dash}{w.losses} (p = {w.p_value:.3g}{missing})"
-        )
+        cells.loc[_label(w), w.metric] = f"{w.record(dash)} (p = {w.p_value:.3g}{missing})"
         significant.loc[_label(w), w.metric] = w.significant
     return cells, significant.to_numpy(dtype=bool)
 
 
-def wdl_legend(
-    draws: str,
-    round: int | None,
-    alpha: float,
-    dash: str = "–",
-    less_equal: str = "≤",
-    counting: str = "means",
-) -> str:
+def wdl_legend(draws: str, round: int | None, alpha: float, dash: str = "–", less_equal: str = "≤",
+               counting: str = "means") -> str:
     """What a W-D-L table counts and tests, under the report options (``counting``: ``report.counting``)."""
     test = "draws left out" if draws == "exclude" else "draws split evenly between A and B (an odd one dropped)"
     if counting == "wilcoxon":

@@ -54,19 +54,14 @@ class WinDrawLoss:
     significant: bool
     missing: tuple[str, ...]
 
+    def record(self, dash: str = "–") -> str:
+        """``wins–draws–losses``."""
+        return f"{self.wins}{dash}{self.draws}{dash}{self.losses}"
 
-def win_draw_loss(
-    results: pd.DataFrame,
-    a: str,
-    b: str,
-    metric: str,
-    *,
-    draws: str = "exclude",
-    round: int | None = None,
-    alpha: float = 0.05,
-    datasets: Iterable[str] | None = None,
-    dataset_p_values: Mapping[str, float] | None = None,
-) -> WinDrawLoss:
+
+def win_draw_loss(results: pd.DataFrame, a: str, b: str, metric: str, *, draws: str = "exclude",
+                  round: int | None = None, alpha: float = 0.05, datasets: Iterable[str] | None = None,
+                  dataset_p_values: Mapping[str, float] | None = None) -> WinDrawLoss:
     """Count the datasets on which A beats, ties and loses to B, and test the counts.
 
     Parameters
@@ -122,27 +117,12 @@ def win_draw_loss(
     half = n_draws // 2 if draws == "split" else 0
     n = wins + losses + 2 * half
     p_value = binomtest(wins + half, n, 0.5).pvalue if n else 1.0
-    return WinDrawLoss(
-        a=a,
-        b=b,
-        metric=metric,
-        wins=wins,
-        draws=n_draws,
-        losses=losses,
-        n=n,
-        p_value=float(p_value),
-        significant=bool(p_value <= alpha),
-        missing=missing,
-    )
+    return WinDrawLoss(a=a, b=b, metric=metric, wins=wins, draws=n_draws, losses=losses, n=n, p_value=float(p_value),
+                       significant=bool(p_value <= alpha), missing=missing)
 
 
-def paired_means(
-    results: pd.DataFrame,
-    a: str,
-    b: str,
-    metric: str,
-    datasets: Iterable[str] | None = None,
-) -> tuple[pd.DataFrame, tuple[str, ...]]:
+def paired_means(results: pd.DataFrame, a: str, b: str, metric: str, datasets: Iterable[str] | None = None
+                 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """The means of A and B on the datasets where both have one.
 
     Parameters
@@ -164,21 +144,23 @@ def paired_means(
     """
     if metric not in results.columns:
         logged = [c for c in results.columns if c not in KEY_COLUMNS]
-        raise ConfigError(
-            f"no metric {metric!r} in the results; logged metrics: {', '.join(logged) or 'none'}"
-        )
-    pair = results.loc[results["model"].isin([a, b])]
-    means = pair.pivot(index="dataset", columns="model", values=metric).reindex(columns=[a, b])
-    means = means.reindex(
-        sorted(results["dataset"].unique()) if datasets is None else list(datasets)
-    )
+        raise ConfigError(f"no metric {metric!r} in the results; logged metrics: {', '.join(logged) or 'none'}")
+    means = model_means(results, [a, b], metric, datasets)
     complete = means.notna().all(axis=1).to_numpy()
     return means.loc[complete].astype(float), tuple(means.index[~complete])
 
 
-def compared_values(
-    results: pd.DataFrame, means: pd.DataFrame, metric: str, round: int | None
-) -> tuple[np.ndarray, np.ndarray]:
+def model_means(results: pd.DataFrame, models: list[str], metric: str, datasets: Iterable[str] | None = None
+                ) -> pd.DataFrame:
+    """The mean ``metric`` of each of ``models`` (columns) on each dataset (rows: ``datasets``, else every dataset
+    of ``results``, sorted), NaN where a model has none."""
+    means = results.loc[results["model"].isin(models)].pivot(index="dataset", columns="model", values=metric)
+    return means.reindex(index=sorted(results["dataset"].unique()) if datasets is None else list(datasets),
+                         columns=models)
+
+
+def compared_values(results: pd.DataFrame, means: pd.DataFrame, metric: str, round: int | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """What decides A's win, draw or loss on each dataset of ``means`` (from :func:`paired_means`):
     the whole counts of the metric where the results have them (total errors for 0-1 loss,
     ``bncbench.report.error_counts``), else the means, rounded to ``round`` decimals if given."""
@@ -203,9 +185,6 @@ def check_options(draws: str, round: int | None, alpha: float) -> None:
     if draws not in DRAWS:
         raise ConfigError(f"report.draws must be one of {', '.join(DRAWS)}, got {draws!r}")
     if round is not None and (not isinstance(round, int) or isinstance(round, bool) or round < 0):
-        raise ConfigError(
-            f"report.round must be null (exact equality) or a number of decimals >= 0, "
-            f"got {round!r}"
-        )
+        raise ConfigError(f"report.round must be null (exact equality) or a number of decimals >= 0, got {round!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, Real) or not 0 < alpha < 1:
         raise ConfigError(f"report.alpha must be in (0, 1), got {alpha!r}")

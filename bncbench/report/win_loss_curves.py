@@ -32,7 +32,7 @@ def model_specs(params: pd.DataFrame) -> pd.DataFrame:
     ----------
     params : pandas.DataFrame
         Indexed by model, one column per logged ``model.*`` param
-        (:func:`bncbench.report.results.load_model_params`). A config that leaves an estimator
+        (:meth:`bncbench.report.results.LoggedRuns.model_params`). A config that leaves an estimator
         parameter out gets the default of the registered estimator's constructor, as a string
         like the logged values (an HDP model without ``iterations`` ran 5000).
 
@@ -51,32 +51,19 @@ def model_specs(params: pd.DataFrame) -> pd.DataFrame:
     return specs.dropna(axis=1, how="all").fillna("").sort_index(axis=1)
 
 
-def win_loss_curves(
-    results: pd.DataFrame,
-    specs: pd.DataFrame,
-    metric: str,
-    *,
-    reference_tying: str | None = None,
-    datasets: Iterable[str] | None = None,
-    **options,
-) -> pd.DataFrame:
-    """Win-draw-loss of each model against its reference, by number of iterations.
+def win_loss_curves(results: pd.DataFrame, specs: pd.DataFrame, metric: str, *, reference_tying: str | None = None,
+                    datasets: Iterable[str] | None = None, **options) -> pd.DataFrame:
+    """Win-draw-loss on ``metric`` of each model against its reference, by number of iterations; ``datasets`` and
+    ``options`` (``draws``, ``round``, ``alpha``) as in :func:`bncbench.report.win_draw_loss.win_draw_loss`.
 
     Parameters
     ----------
-    results : pandas.DataFrame
-        One row per (dataset, model) with the mean ``metric``.
     specs : pandas.DataFrame
         :func:`model_specs` of the models; only models with an ``iterations`` parameter take part.
-    metric : str
     reference_tying : str, optional
         None: compare each model with the same line's largest number of iterations (Fig. 4).
         A tying (e.g. ``"level"``): compare each model of another tying with the model that
         differs only in tying, which is this one (Fig. 5).
-    datasets : iterable of str, optional
-        As in :func:`bncbench.report.win_draw_loss.win_draw_loss`.
-    **options
-        ``draws``, ``round``, ``alpha`` of :func:`bncbench.report.win_draw_loss.win_draw_loss`.
 
     Returns
     -------
@@ -105,13 +92,9 @@ def win_loss_curves(
         reference = model_of.get(target, model)
         if reference != model:
             w = win_draw_loss(results, model, reference, metric, datasets=datasets, **options)
-            rows.append(
-                [line, model, reference, iterations[model], w.wins, w.draws, w.losses, w.p_value]
-            )
+            rows.append([line, model, reference, iterations[model], w.wins, w.draws, w.losses, w.p_value])
     curves = pd.DataFrame(rows, columns=CURVE_COLUMNS)
-    curves["line"] = _labels(
-        curves["line"], line_columns, [] if reference_tying is None else [TYING]
-    )
+    curves["line"] = _labels(curves["line"], line_columns, [] if reference_tying is None else [TYING])
     return curves.sort_values(["line", "iterations"], ignore_index=True)
 
 
@@ -123,7 +106,4 @@ def _labels(lines: pd.Series, columns: list[str], always: list[str]) -> pd.Serie
     values = pd.DataFrame(lines.tolist(), columns=columns, index=lines.index)
     shown = always + [c for c in columns if c not in always and values[c].nunique() > 1]
     shown = shown or [c for c in columns if c == MODEL_PARAM_PREFIX + "structure"]
-    return values[shown].apply(
-        lambda line: ", ".join(f"{column.rsplit('.', 1)[-1]}={line[column]}" for column in shown),
-        axis=1,
-    )
+    return values[shown].apply(lambda line: ", ".join(f"{c.rsplit('.', 1)[-1]}={line[c]}" for c in shown), axis=1)

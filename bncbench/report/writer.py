@@ -21,28 +21,16 @@ import pandas as pd
 from bncbench.core.errors import ConfigError
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
+from bncbench.report.claims import claims_frame
 from bncbench.report.clipping import clipping_notes
 from bncbench.report.compute import NO_CURVE, Report, compute_report
-from bncbench.report.options import ReportOptions
 from bncbench.report.differences import differences_section
 from bncbench.report.figures import (
-    Colours,
-    critical_difference_plot,
-    learning_curve_plot,
-    line_names,
-    scatter_plot,
-    win_loss_plot,
+    Colours, critical_difference_plot, learning_curve_plot, line_names, scatter_plot, win_loss_plot,
 )
-from bncbench.report.claims import claims_frame
+from bncbench.report.options import ReportOptions
 from bncbench.report.readme import (
-    FIGURES,
-    Figures,
-    claims_section,
-    figure_sections,
-    left_out_lines,
-    published_section,
-    ranking_section,
-    render_sections,
+    FIGURES, Figures, claims_section, figure_sections, published_section, ranking_section, render_sections,
     significance_section,
 )
 from bncbench.report.results import LoggedRuns, read_runs
@@ -50,55 +38,27 @@ from bncbench.report.run_settings import settings_lines
 from bncbench.report.sections import plugins
 from bncbench.report.side_by_side import published_markdown
 from bncbench.report.staging import staged
-from bncbench.report.tables import (
-    csv_safe,
-    markdown_text,
-    to_frame,
-    to_latex,
-    to_markdown,
-    wdl_legend,
-)
+from bncbench.report.tables import markdown_text, to_frame, to_latex, to_markdown, write_csv
 
-#: Settings that say where things are, not what the report shows: left out of its regenerate command,
-#: but for a relative ``report_dir`` (e.g. ``reports/paper_protocol``), without which the command would
-#: write the report into another report's folder.
 #: ``report.*`` settings added after reports were committed, with their defaults: a report states them
 #: only off the default, so that the reports committed before regenerate byte for byte.
 ADDED_LATER = {"counting": "means", "best_of": {}}
+#: Settings that say where things are, not what the report shows: left out of its regenerate command,
+#: but for a relative ``report_dir`` (e.g. ``reports/paper_protocol``), without which the command would
+#: write the report into another report's folder.
 PLACES = ("tracking_uri", "report_dir", "data_dir", "artifact_location", "runs_dir")
 #: Files a report may write besides the figures; removed first, so none is left from an older run.
-OUTPUTS = (
-    "README.md",
-    "results.csv",
-    "wdl.md",
-    "wdl.tex",
-    "wdl.csv",
-    "tests.csv",
-    "published.md",
-    "published.csv",
-    "ranks.csv",
-    "wl_curves.csv",
-    "learning_curves.csv",
-    "claims.csv",
-    "manifest.json",
-)
+OUTPUTS = ("README.md", "results.csv", "wdl.md", "wdl.tex", "wdl.csv", "tests.csv", "published.md", "published.csv",
+           "ranks.csv", "wl_curves.csv", "learning_curves.csv", "claims.csv", "manifest.json")
 #: What a report was made from (``report_inputs``) and the digest of each of its files.
 MANIFEST = "manifest.json"
 #: The libraries whose versions the report's numbers and figures may depend on.
 LIBRARIES = ("numpy", "pandas", "scipy", "matplotlib")
 
 
-def write_report(
-    plan: Plan,
-    runs: LoggedRuns,
-    report_dir: str | Path,
-    replace: bool = False,
-    scratch: bool = False,
-    test_rows: Callable[[str], np.ndarray] | None = None,
-    data_dir: str | None = None,
-    manifest: bool = False,
-    allow_uncommitted: bool = False,
-) -> Path:
+def write_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, replace: bool = False, scratch: bool = False,
+                 test_rows: Callable[[str], np.ndarray] | None = None, data_dir: str | None = None,
+                 manifest: bool = False, allow_uncommitted: bool = False) -> Path:
     """Write the tables, statistics and figures of an experiment from its logged runs.
 
     Parameters
@@ -187,9 +147,7 @@ def uncommitted_runs(runs: LoggedRuns, shown: int = 3) -> str | None:
     ``mlflow.source.git.dirty``), as a phrase, e.g. "22 of its 84 runs were made by code with uncommitted
     changes (git 4f2a0c8b, fbee3a83; synthetic-kdb4-1e5/nb_hdp, ...)"; None when none was."""
     read = runs.provenance()
-    if read.empty:
-        return None
-    dirty = read[read["git_dirty"] == "true"]
+    dirty = read if read.empty else read[read["git_dirty"] == "true"]
     if dirty.empty:
         return None
     commits = ", ".join(sorted({str(commit)[:8] for commit in dirty["git_commit"]}))
@@ -226,8 +184,7 @@ def _code() -> str:
     return digest.hexdigest()
 
 
-def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_dir: str | None = None
-                     ) -> Path | None:
+def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_dir: str | None = None) -> Path | None:
     """The report of ``plan`` in ``report_dir`` if :func:`write_report` would write it as it is: its
     manifest says it was made from the same ``report_inputs`` and every file it lists is there, as
     written; else (no report, or no manifest, e.g. an older report's) None."""
@@ -255,8 +212,7 @@ def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: boo
     found = []
     old = report_cells(place) or None  # none: no readable table, another kind of folder
     if other_cells and (old is None or not cells or not old <= cells):
-        datasets = len({dataset for dataset, _ in old}) if old else 0
-        found.append(f"a report of {len(old)} cells ({datasets} datasets)" if old else "a report")
+        found.append(f"a report of {len(old)} cells ({len({d for d, _ in old})} datasets)" if old else "a report")
     if _tracked_by_git(place):
         found.append("tracked by git")
     if found == ["tracked by git"]:
@@ -295,21 +251,16 @@ def regenerate_command(overrides: list[str] | None, experiment: str, bundles: Se
     return " ".join(["bncbench report", *filter(shown, overrides or [f"experiment={experiment}"]), *read])
 
 
-def write_files(
-    report: Report, report_dir: Path, settings: dict | None = None, command: str | None = None,
-    made_of: str | None = None, reads: str = "the MLflow store of your tracking_uri",
-) -> Path:
-    """Render a report into ``<report_dir>/<experiment>``, replacing the files of an older one.
+def write_files(report: Report, report_dir: Path, settings: dict | None = None, command: str | None = None,
+                made_of: str | None = None, reads: str = "the MLflow store of your tracking_uri") -> Path:
+    """Render ``report`` (:func:`bncbench.report.compute.compute_report`) into ``<report_dir>/<experiment>``,
+    replacing the files of an older one; returns that directory (:func:`write_report` lists its files).
 
     Parameters
     ----------
-    report : Report
-        What :func:`bncbench.report.compute.compute_report` computed.
-    report_dir : pathlib.Path
-        The directory of the reports.
     settings : dict, optional
         The ``report.*`` settings, stated in the README as the overrides that regenerate it;
-        default ``report.options``.
+        default ``report.options.shown()``.
     command : str, optional
         The command that regenerates the report (default ``bncbench report experiment=<name>``), run
         with the user's own ``tracking_uri`` and folders (``PLACES``).
@@ -318,44 +269,13 @@ def write_files(
         file written, which :func:`unchanged_report` checks.
     reads : str
         What ``command`` reads the runs from, as the README says it.
-
-    Returns
-    -------
-    pathlib.Path
-        The directory written; :func:`write_report` lists its files.
     """
     place = Path(report_dir) / check_path_name("experiment.name", report.experiment)
-    options = report.sign_test_options
     command = command or f"bncbench report experiment={report.experiment}"
-    total = len(report.datasets) if report.datasets is not None else report.results["dataset"].nunique()
-    colours = Colours([*_curve_lines(report), *report.models])
     sections = plugins()
     with staged(place, (*OUTPUTS, *(name for section in sections for name in section.files), FIGURES)) as out:
-        csv_safe(report.results).to_csv(out / "results.csv", index=False)
-        csv_safe(
-            to_frame(report.wdls).merge(
-                report.wilcoxon.drop(columns="datasets"), on=["a", "b", "metric"], how="left"
-            )
-        ).to_csv(out / "wdl.csv", index=False)
-        counting = report.options.get("counting", "means")
-        legend = wdl_legend(**options, counting=counting)
-        clipped = clipping_notes(report.results, report.wdls, report.datasets)
-        title = f"# Win–draw–loss: {markdown_text(report.experiment)}"
-        wdl_markdown = f"{title}\n\n{legend}\n\n{to_markdown(report.wdls)}"
-        (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
-        caption = wdl_legend(**options, dash="--", less_equal=r"$\le$", counting=counting)
-        (out / "wdl.tex").write_text(to_latex(report.wdls, caption=caption), encoding="utf-8")
-        csv_safe(report.tests).to_csv(out / "tests.csv", index=False)
-        _write_published(out, report)
-        if report.claims:
-            csv_safe(claims_frame(report.claims)).to_csv(out / "claims.csv", index=False)
-        figures = Figures(out / FIGURES)
-        _write_rankings(out, figures, report, total)
-        _draw_scatters(figures, report, colours, total)
-        _write_curves(out, figures, report, colours, total)
-        _write_learning_curves(out, figures, report)
-
-        results = report.results
+        clipped = _write_tables(out, report)
+        figures = _draw_figures(out, report)
         rendered, left_out = render_sections(
             [
                 significance_section(report, clipped),
@@ -366,20 +286,19 @@ def write_files(
                 *figure_sections(figures),
             ]
         )
+        results = report.results
         readme = [
             f"# Report: {markdown_text(report.experiment)}",
             "",
-            (
-                f"Regenerate with `{command}` (reads {reads}, refits nothing). Report settings of this version: "
-                f"{_overrides(report.options if settings is None else settings)}. "
-                f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
-                f"{results['model'].nunique()} models.{_unfinished(report)}"
-            ),
+            f"Regenerate with `{command}` (reads {reads}, refits nothing). Report settings of this version: "
+            f"{_overrides(report.options.shown() if settings is None else settings)}. "
+            f"{len(results)} finished cells: {results['dataset'].nunique()} datasets, "
+            f"{results['model'].nunique()} models.{_unfinished(report)}",
             "",
             *differences_section(report.published, report.settings, command),
             *rendered,
             *settings_lines(report.settings, report.left_out),
-            *left_out_lines(left_out),
+            *left_out,
         ]
         (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
         if made_of is not None:
@@ -389,20 +308,42 @@ def write_files(
     return place
 
 
+def _write_tables(out: Path, report: Report) -> list[str]:
+    """The report's tables (the W-D-L ones, the per-dataset tests, the published tables, the claims) into ``out``;
+    returns the notes on the log-loss comparisons that measure the clip (``clipping_notes``)."""
+    write_csv(report.results, out / "results.csv")
+    wilcoxon = report.wilcoxon.drop(columns="datasets")
+    write_csv(to_frame(report.wdls).merge(wilcoxon, on=["a", "b", "metric"], how="left"), out / "wdl.csv")
+    clipped = clipping_notes(report.results, report.wdls, report.datasets)
+    title = f"# Win–draw–loss: {markdown_text(report.experiment)}"
+    wdl_markdown = f"{title}\n\n{report.legend()}\n\n{to_markdown(report.wdls)}"
+    (out / "wdl.md").write_text("\n".join([wdl_markdown, *clipped]), encoding="utf-8")
+    caption = report.legend(dash="--", less_equal=r"$\le$")
+    (out / "wdl.tex").write_text(to_latex(report.wdls, caption=caption), encoding="utf-8")
+    write_csv(report.tests, out / "tests.csv")
+    if report.published:
+        shown = [published_markdown(table, comparison, report.settings) for table, comparison in report.published]
+        (out / "published.md").write_text("# Published results beside ours\n\n" + "\n".join(shown), encoding="utf-8")
+        compared = pd.concat([comparison for _, comparison in report.published], ignore_index=True)
+        write_csv(compared, out / "published.csv")
+    if report.claims:
+        write_csv(claims_frame(report.claims), out / "claims.csv")
+    return clipped
+
+
 def _unfinished(report: Report, shown: int = 10) -> str:
     """How many of the experiment's (dataset, model) cells have no finished run, and of which datasets."""
     datasets = report.datasets if report.datasets is not None else sorted(set(report.results["dataset"]))
     done = set(zip(report.results["dataset"], report.results["model"]))
-    lacking = {d: [m for m in report.models if (d, m) not in done] for d in datasets}
-    lacking = {d: models for d, models in lacking.items() if models}
+    lacking = {d: n for d in datasets if (n := sum((d, m) not in done for m in report.models))}
     if not lacking:
         return ""
-    count = sum(map(len, lacking.values()))
-    named = [f"{markdown_text(d)} ({len(models)})" for d, models in lacking.items()][:shown]
+    named = [f"{markdown_text(d)} ({n})" for d, n in lacking.items()][:shown]
     more = f", … ({len(lacking) - shown} more datasets)" if len(lacking) > shown else ""
     return (
-        f" **Cells without a finished run: {count} of the experiment's {len(datasets) * len(report.models)}**, "
-        f"by dataset: {', '.join(named)}{more}; a comparison leaves out the datasets where it lacks a cell."
+        f" **Cells without a finished run: {sum(lacking.values())} of the experiment's "
+        f"{len(datasets) * len(report.models)}**, by dataset: {', '.join(named)}{more}; a comparison leaves out the "
+        "datasets where it lacks a cell."
     )
 
 
@@ -419,72 +360,38 @@ def _overrides(settings: dict) -> str:
     return ", ".join(f"`report.{key}={override(value)}`" for key, value in settings.items())
 
 
-def _write_published(out: Path, report: Report) -> None:
-    if report.published:
-        sections = [published_markdown(table, comparison, report.settings) for table, comparison in report.published]
-        (out / "published.md").write_text(
-            "# Published results beside ours\n\n" + "\n".join(sections), encoding="utf-8"
-        )
-        comparisons = [comparison for _, comparison in report.published]
-        csv_safe(pd.concat(comparisons, ignore_index=True)).to_csv(out / "published.csv", index=False)
-
-
-def _write_rankings(out: Path, figures: Figures, report: Report, total: int) -> None:
+def _draw_figures(out: Path, report: Report) -> Figures:
+    """The report's figures into ``out / FIGURES``, and the data of the curves (``ranks.csv``, ``wl_curves.csv``,
+    ``learning_curves.csv``) into ``out``; each model (or line of models) takes one colour in every figure."""
+    figures = Figures(out / FIGURES)
+    total = len(report.datasets) if report.datasets is not None else report.results["dataset"].nunique()
+    colours = Colours([*_curve_lines(report), *report.models])
     figures.skipped += [("ranks", why) for why in report.unranked]
     for ranking in report.rankings:
-        figures.draw(
-            "ranks",
-            f"critical-difference diagram, {ranking.metric}",
-            f"cd_{ranking.metric}.png",
-            lambda path, ranking=ranking: critical_difference_plot(ranking, path, total=total),
-        )
+        figures.draw("ranks", f"critical-difference diagram, {ranking.metric}", f"cd_{ranking.metric}.png",
+                     critical_difference_plot, ranking, total=total)
     if report.rankings:
-        ranks = pd.concat(
-            [
-                ranking.mean_ranks.rename("mean_rank")
-                .reset_index()
-                .assign(
-                    metric=ranking.metric,
-                    datasets=ranking.datasets,
-                    friedman_statistic=ranking.statistic,
-                    friedman_p_value=ranking.p_value,
-                    critical_difference=ranking.critical_difference,
-                )
-                for ranking in report.rankings
-            ],
-            ignore_index=True,
-        )
-        csv_safe(ranks).to_csv(out / "ranks.csv", index=False)
-
-
-def _draw_scatters(figures: Figures, report: Report, colours: Colours, total: int) -> None:
+        ranks = [
+            ranking.mean_ranks.rename("mean_rank").reset_index().assign(
+                metric=ranking.metric, datasets=ranking.datasets, friedman_statistic=ranking.statistic,
+                friedman_p_value=ranking.p_value, critical_difference=ranking.critical_difference,
+            )
+            for ranking in report.rankings
+        ]
+        write_csv(pd.concat(ranks, ignore_index=True), out / "ranks.csv")
     figures.skipped += [("scatter", why) for why in report.missing_scatters]
     for (a, b, metric), paper in report.scatters.items():
-        figures.draw(
-            "scatter",
-            f"{a} vs {b}, {metric}" + (f" (as {paper})" if paper else ""),
-            f"scatter_{metric}_{a}_vs_{b}.png",
-            lambda path, a=a, b=b, metric=metric: scatter_plot(
-                report.results, a, b, metric, path, datasets=report.datasets, colours=colours, total=total
-            ),
-        )
-
-
-def _write_learning_curves(out: Path, figures: Figures, report: Report) -> None:
-    """A figure per network of the report's learning curves, and their points as ``learning_curves.csv``."""
+        caption = f"{a} vs {b}, {metric}" + (f" (as {paper})" if paper else "")
+        figures.draw("scatter", caption, f"scatter_{metric}_{a}_vs_{b}.png", scatter_plot, report.results, a, b,
+                     metric, datasets=report.datasets, colours=colours, total=total)
+    _draw_curves(out, figures, report, colours, total)
     curves = report.learning_curves
-    if curves.empty:
-        return
-    csv_safe(curves).to_csv(out / "learning_curves.csv", index=False)
+    if not curves.empty:
+        write_csv(curves, out / "learning_curves.csv")
     for number, (network, curve) in enumerate(curves.groupby("network", sort=True), start=1):
-        figures.draw(
-            "learning curves",
-            network,
-            f"learning_curves_{number}.png",
-            lambda path, curve=curve, network=network: learning_curve_plot(
-                curve, path, title=f"Learning curves (as the SkDB paper's Fig. 1): {network}"
-            ),
-        )
+        figures.draw("learning curves", network, f"learning_curves_{number}.png", learning_curve_plot, curve,
+                     title=f"Learning curves (as the SkDB paper's Fig. 1): {network}")
+    return figures
 
 
 def _curve_lines(report: Report) -> list[str]:
@@ -496,23 +403,17 @@ def _curve_lines(report: Report) -> list[str]:
     return sorted(labels)
 
 
-def _write_curves(out: Path, figures: Figures, report: Report, colours: Colours, total: int) -> None:
+def _draw_curves(out: Path, figures: Figures, report: Report, colours: Colours, total: int) -> None:
+    """The win-loss curves against the iterations or a tying, and their points as ``wl_curves.csv``."""
     frames = []
     for curves in report.curves:
         if all(frame.empty for frame in curves.by_metric.values()):
-            why = f"against {curves.reference}: {NO_CURVE[curves.kind]}"
-            figures.skipped.append(("win-loss curves", why))
+            figures.skipped.append(("win-loss curves", f"against {curves.reference}: {NO_CURVE[curves.kind]}"))
             continue
         for metric, frame in curves.by_metric.items():
             frames.append(frame.assign(kind=curves.kind, metric=metric))
-            title = f"{metric}: each model against {curves.reference} (HDP paper, {curves.paper})"
-            figures.draw(
-                "win-loss curves",
-                f"{metric}, against {curves.reference}",
-                f"wl_{curves.kind}_{metric}.png",
-                lambda path, frame=frame, title=title, reference=curves.reference: win_loss_plot(
-                    frame, path, title=title, reference=reference, colours=colours, total=total
-                ),
-            )
+            figures.draw("win-loss curves", f"{metric}, against {curves.reference}", f"wl_{curves.kind}_{metric}.png",
+                         win_loss_plot, frame, reference=curves.reference, colours=colours, total=total,
+                         title=f"{metric}: each model against {curves.reference} (HDP paper, {curves.paper})")
     if frames:
-        csv_safe(pd.concat(frames, ignore_index=True)).to_csv(out / "wl_curves.csv", index=False)
+        write_csv(pd.concat(frames, ignore_index=True), out / "wl_curves.csv")

@@ -11,52 +11,23 @@ run (``tracking.tags``, e.g. the report's computations) does not load MLflow.
 
 import importlib
 
-#: Each public name and the module of this package that defines it.
-_HOME = {
-    "CELL_METRICS": "runs",
-    "MAX_TAG_LENGTH": "runs",
-    "abandon": "runs",
-    "all_runs": "runs",
-    "cell_names": "runs",
-    "cell_runs": "runs",
-    "delete_run": "runs",
-    "download_artifacts": "runs",
-    "end_run": "runs",
-    "fail_runs": "runs",
-    "finished_cell_runs": "runs",
-    "finished_run": "runs",
-    "finished_run_in_other_experiments": "runs",
-    "fold_metrics": "runs",
-    "get_run": "runs",
-    "log_artifacts": "runs",
-    "log_inputs": "runs",
-    "log_metric_history": "runs",
-    "log_params": "runs",
-    "metric_values": "runs",
-    "missing_metrics": "runs",
-    "replace_tags": "runs",
-    "running_runs": "runs",
-    "set_tags": "runs",
-    "start_run": "runs",
-    "CellRecord": "record",
-    "finished_records": "record",
-    "DEFAULT_ARTIFACT_DIR": "store",
-    "DISK_FULL_MESSAGES": "store",
-    "FIRST_REQUEST_TIMEOUT": "store",
-    "SERVER_LIMITS": "store",
-    "SERVER_SCHEMES": "store",
-    "artifact_root": "store",
-    "check_artifact_location": "store",
-    "disk_full": "store",
-    "experiment_id": "store",
-    "experiment_name": "store",
-    "mark_sweep": "store",
-    "open_existing_store": "store",
-    "open_store": "store",
-    "prepare_experiment": "store",
-    "quiet_store": "store",
-    "read_errors": "store",
+#: The public names of each module of this package that it gives.
+_NAMES = {
+    "runs": (
+        "CELL_METRICS", "MAX_TAG_LENGTH", "abandon", "cell_names", "cell_runs", "delete_run",
+        "download_artifacts", "end_run", "fail_runs", "finished_cell_runs", "finished_run",
+        "finished_run_in_other_experiments", "fold_metrics", "get_run", "log_artifacts", "log_inputs",
+        "log_metric_history", "log_params", "metric_values", "missing_metrics", "replace_tags", "running_runs",
+        "set_tags", "start_run",
+    ),
+    "record": ("CellRecord", "finished_records"),
+    "store": (
+        "DEFAULT_ARTIFACT_DIR", "DISK_FULL_MESSAGES", "FIRST_REQUEST_TIMEOUT", "SERVER_LIMITS", "SERVER_SCHEMES",
+        "artifact_root", "check_artifact_location", "disk_full", "experiment_id", "experiment_name", "mark_sweep",
+        "open_existing_store", "open_store", "prepare_experiment", "quiet_store", "read_errors",
+    ),
 }
+_HOME = {name: module for module, names in _NAMES.items() for name in names}
 
 __all__ = sorted(_HOME)
 

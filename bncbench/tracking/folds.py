@@ -20,22 +20,10 @@ def fold_keys(metrics: Iterable[str]) -> list[str]:
 
 
 def fold_frame(values: pd.DataFrame, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
-    """The per-fold values of ``metrics`` of the runs ``run_ids`` among logged ``values``.
-
-    Parameters
-    ----------
-    values : pandas.DataFrame
-        Logged metric values, columns ``VALUE_COLUMNS`` (others' keys and runs are left out).
-    run_ids : iterable of str
-    metrics : iterable of str
-        Metric names without the ``fold/`` prefix, e.g. ``["zero_one_loss", "rmse"]``.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Long format, columns ``FOLD_COLUMNS`` (``fold`` is the step), sorted by run (in the order
-        given), metric and fold; if a step was logged twice the later value counts.
-    """
+    """The per-fold values of ``metrics`` (names without the ``fold/`` prefix, e.g. ``["zero_one_loss", "rmse"]``)
+    of the runs ``run_ids`` among logged ``values`` (columns ``VALUE_COLUMNS``; others' keys and runs are left out),
+    in long format: columns ``FOLD_COLUMNS`` (``fold`` is the step), sorted by run (in the order given), metric and
+    fold; if a step was logged twice the later value counts."""
     run_ids, metrics = list(dict.fromkeys(run_ids)), list(metrics)
     frame = values[values["run_id"].isin(run_ids) & values["key"].isin(fold_keys(metrics))]
     frame = frame.rename(columns={"key": "metric", "step": "fold"}).assign(

@@ -55,13 +55,6 @@ LEASE_SECONDS = 600.0
 ABANDONED = "left RUNNING by an interrupted process (it ended before the run finished); run again"
 
 
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
-    except OSError:
-        return "-"
-
-
 def _start_ticks(pid: int) -> str:
     """The start time of a process in clock ticks since boot (Linux), "-" where unknown."""
     try:
@@ -74,7 +67,11 @@ def _start_ticks(pid: int) -> str:
 @cache
 def host() -> str:
     """This host and its boot, as the first part of an owner."""
-    return f"{socket.gethostname()}/{_boot_id()}"
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8]
+    except OSError:
+        boot = "-"
+    return f"{socket.gethostname()}/{boot}"
 
 
 def owner(pid: int | None = None) -> str:
@@ -110,10 +107,7 @@ def is_live(tags: dict, now: float | None = None) -> bool:
 
 def lease_tags(sweep: str | None = None) -> dict[str, str]:
     """The tags of a run this process starts: its owner, a first heartbeat, and the sweep it is part of."""
-    tags = {OWNER_TAG: owner(), HEARTBEAT_TAG: f"{time.time():.0f}"}
-    if sweep:
-        tags[SWEEP_TAG] = sweep
-    return tags
+    return {OWNER_TAG: owner(), HEARTBEAT_TAG: f"{time.time():.0f}"} | ({SWEEP_TAG: sweep} if sweep else {})
 
 
 def decision(run, rivals) -> str:

@@ -40,16 +40,8 @@ from bncbench.data.digest import DataDigest
 
 #: Packages whose versions each run records as ``version.<name>`` (python too), by their import name:
 #: a package may be installed under another distribution's name (xgboost as ``xgboost-cpu``).
-PACKAGES = {
-    "bncbench": "bncbench",
-    "numpy": "numpy",
-    "numba": "numba",
-    "scikit-learn": "sklearn",
-    "scipy": "scipy",
-    "pandas": "pandas",
-    "mlflow": "mlflow",
-    "xgboost": "xgboost",
-}
+PACKAGES = {"bncbench": "bncbench", "numpy": "numpy", "numba": "numba", "scikit-learn": "sklearn", "scipy": "scipy",
+            "pandas": "pandas", "mlflow": "mlflow", "xgboost": "xgboost"}
 #: The distributions that install a package of ``PACKAGES`` under another name, tried before scanning them all.
 OTHER_DISTRIBUTIONS = {"xgboost": ("xgboost-cpu",)}
 UNKNOWN = "unknown"
@@ -86,10 +78,7 @@ def git_state(package_dir: Path = PACKAGE_DIR) -> GitState:
 
 def versions() -> dict[str, str]:
     """Python's version and the installed version of each of ``PACKAGES``."""
-    found = {"python": platform.python_version()}
-    for name, module in PACKAGES.items():
-        found[name] = _version(name, module)
-    return found
+    return {"python": platform.python_version()} | {name: _version(name, module) for name, module in PACKAGES.items()}
 
 
 def _version(name: str, module: str) -> str:

@@ -18,17 +18,8 @@ import pandas as pd
 from mlflow.entities import Dataset, DatasetInput, InputTag, Metric
 
 from bncbench.tracking import tags as tag
-from bncbench.tracking.runs import (
-    cell_runs,
-    download_artifacts,
-    finished_cell_runs,
-    log_artifacts,
-    log_inputs,
-    log_metric_history,
-    log_params,
-    missing_metrics,
-    replace_tags,
-)
+from bncbench.tracking.runs import (cell_runs, download_artifacts, finished_cell_runs, log_artifacts, log_inputs,
+                                    log_metric_history, log_params, missing_metrics, replace_tags)
 from bncbench.tracking.runs import metric_values as store_metric_values
 from bncbench.tracking.store import experiment_id, open_existing_store, read_errors
 

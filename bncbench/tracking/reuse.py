@@ -15,7 +15,6 @@ report and a bundle know the two runs as one. Only the copy's lease and sweep ta
 """
 
 import dataclasses
-import logging
 
 from mlflow.entities import Run
 
@@ -23,8 +22,6 @@ from bncbench import tracking
 from bncbench.tracking import lease, provenance
 from bncbench.tracking import tags as tag
 from bncbench.tracking.record import CellRecord, metric_history, stored_artifacts, write_record
-
-log = logging.getLogger(__name__)
 
 #: Tags of the copy that stay its own: who runs it, in which sweep, and its cell's names in this
 #: experiment (the source's ``model.name`` param keeps the name it was computed under).

@@ -1,13 +1,10 @@
 """The runs of an experiment's cells: looking them up, logging them, and reading them back in bulk.
 
-Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named
-``experiment.name``; one run per (dataset, model) cell, named ``<dataset>/<model>`` and tagged
-``dataset``, ``model``, ``structure``, ``estimator``, ``cfg_hash`` and ``data_digest``, and with what
-produced it (``bncbench.tracking.provenance``); the mean over the folds of each metric as ``<metric>`` and
-the per-fold values as ``fold/<metric>`` with step = fold index; failed cells have status FAILED and
-an ``error`` tag. A FINISHED run without every metric of ``CELL_METRICS`` (lost since, e.g. deleted
-from the database) is not a finished cell: ``finished_run`` passes it by, and the sweep ends it FAILED
-(``fail_runs``) and runs its cell again.
+Layout (read by ``bncbench.report``): one MLflow experiment per bncbench experiment, named ``experiment.name``;
+one run per (dataset, model) cell, under the names of ``bncbench.tracking.tags`` and with what produced it
+(``bncbench.tracking.provenance``); failed cells have status FAILED and an ``error`` tag. A FINISHED run without
+every metric of ``CELL_METRICS`` (lost since, e.g. deleted from the database) is not a finished cell:
+``finished_run`` passes it by, and the sweep ends it FAILED (``fail_runs``) and runs its cell again.
 """
 
 from collections.abc import Iterable, Mapping
@@ -24,7 +21,6 @@ from bncbench.tracking.store import environment
 
 #: MLflow tag values are limited in length; longer error messages are cut there.
 MAX_TAG_LENGTH = 5000
-#: Prefix of the per-fold values of a metric (step = fold index).
 #: Runs per page of a search, the most an MLflow store returns at once.
 _PAGE = 1000
 #: Metric values per ``log_batch`` request, the most MLflow takes.
@@ -41,14 +37,12 @@ def missing_metrics(metrics: Mapping[str, float]) -> list[str]:
     return [name for name in CELL_METRICS if name not in metrics]
 
 
-def finished_run(
-    client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None, cell: tuple[str, str] | None = None
-):
-    """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None
-    (always None when the digest is unknown, a dataset not fetched yet); with ``cell``, only a run
-    tagged with that ``(dataset, model)`` counts (the hash does not depend on the names). Runs of other
-    code versions count: a cell is not run again for them; a run missing metrics (``missing_metrics``)
-    does not."""
+def finished_run(client: MlflowClient, experiment_id: str, hash_: str, data_digest: str | None,
+                 cell: tuple[str, str] | None = None):
+    """The latest FINISHED run with ``cfg_hash == hash_`` that read the data ``data_digest``, or None (always None
+    when the digest is unknown, a dataset not fetched yet); with ``cell``, only a run tagged with that ``(dataset,
+    model)`` counts (the hash does not depend on the names). Runs of other code versions count: a cell is not run
+    again for them; a run missing metrics (``missing_metrics``) does not."""
     if data_digest is None:
         return None
     runs = _latest_finished(client, [experiment_id], hash_, data_digest)
@@ -66,13 +60,7 @@ def finished_run_in_other_experiments(
     """:func:`finished_run` over the store's other active experiments (``bncbench.tracking.reuse``)."""
     if data_digest is None:
         return None
-    others, token = [], None
-    while True:
-        page = client.search_experiments(max_results=_PAGE, page_token=token)
-        others += [e.experiment_id for e in page if e.experiment_id != experiment_id]
-        token = page.token
-        if not token:
-            break
+    others = [e.experiment_id for e in _every_page(client.search_experiments) if e.experiment_id != experiment_id]
     found = [
         run
         for start in range(0, len(others), _PAGE)
@@ -210,34 +198,27 @@ def end_run(client: MlflowClient, run_id: str, failed: bool = False, status: str
     client.set_terminated(run_id, status=status)
 
 
-def all_runs(
-    client: MlflowClient, experiment_id: str, filter_string: str = "", order_by: list[str] | None = None
-) -> list[Run]:
-    """Every active run of the experiment that matches ``filter_string``, read page after page."""
-    runs, token = [], None
+def _every_page(search, *args, **kwargs) -> list:
+    """Every result of an MLflow search (``search_runs``, ``search_experiments``), read page after page."""
+    found, token = [], None
     while True:
-        page = client.search_runs(
-            [experiment_id], filter_string, order_by=order_by, max_results=_PAGE, page_token=token
-        )
-        runs.extend(page)
+        page = search(*args, max_results=_PAGE, page_token=token, **kwargs)
+        found += page
         token = page.token
         if not token:
-            return runs
+            return found
 
 
 def cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
     """Every run of the experiment (all statuses), oldest first."""
-    return all_runs(client, experiment_id, order_by=["attributes.start_time ASC"])
+    return _every_page(client.search_runs, [experiment_id], order_by=["attributes.start_time ASC"])
 
 
 def finished_cell_runs(client: MlflowClient, experiment_id: str) -> list[Run]:
     """The FINISHED runs of the experiment that are cells (tagged ``dataset`` and ``model``; not, e.g.,
     a parent run), with their params, tags and mean metrics: one search, however many pages."""
-    return [
-        run
-        for run in all_runs(client, experiment_id, "attributes.status = 'FINISHED'")
-        if tag.DATASET in run.data.tags and tag.MODEL in run.data.tags
-    ]
+    runs = _every_page(client.search_runs, [experiment_id], "attributes.status = 'FINISHED'")
+    return [run for run in runs if tag.DATASET in run.data.tags and tag.MODEL in run.data.tags]
 
 
 def fold_metrics(client: MlflowClient, run_ids: Iterable[str], metrics: Iterable[str]) -> pd.DataFrame:
@@ -266,7 +247,4 @@ def metric_values(client: MlflowClient, run_ids: Iterable[str], keys: Iterable[s
         for start in range(0, len(run_ids), _RUNS_PER_QUERY):
             chunk = run_ids[start : start + _RUNS_PER_QUERY]
             logged += [(m.run_id, m) for m in bulk(chunk, key, max_results=None)]
-    return pd.DataFrame(
-        [(run_id, m.key, m.step, m.value, m.timestamp) for run_id, m in logged],
-        columns=VALUE_COLUMNS,
-    )
+    return pd.DataFrame([(run_id, m.key, m.step, m.value, m.timestamp) for run_id, m in logged], columns=VALUE_COLUMNS)

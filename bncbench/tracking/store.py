@@ -1,8 +1,4 @@
-"""The MLflow store of an experiment: opening and checking it, creating the MLflow experiment.
-
-Every function takes or returns an explicit ``MlflowClient``: no fluent-API state (active run, global
-tracking URI) is used, because Hydra's joblib workers run one cell after another in the same process.
-"""
+"""The MLflow store of an experiment: opening and checking it, creating the MLflow experiment."""
 
 import errno
 import logging
@@ -11,7 +7,7 @@ import sqlite3
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import ExitStack, closing, contextmanager, nullcontext
+from contextlib import ExitStack, closing, contextmanager, nullcontext, suppress
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
@@ -41,9 +37,6 @@ SERVER_LIMITS = {
 #: Seconds of the one request that checks a store before anything runs (no retry), or fewer if
 #: ``MLFLOW_HTTP_REQUEST_TIMEOUT`` says so.
 FIRST_REQUEST_TIMEOUT = 10
-#: Logs a failed write to a database store with its traceback, before raising it: where bncbench turns
-#: that error into a message of its own, the log is left out.
-_STORE_LOGGER = "mlflow.store.db.utils"
 _SQLITE_HEADER = b"SQLite format 3\x00"
 #: How SQLite and the C library say that a disk is full, in errors that MLflow and SQLAlchemy wrap.
 DISK_FULL_MESSAGES = ("database or disk is full", "No space left on device", "Disk quota exceeded")
@@ -58,9 +51,9 @@ _STORE_FIX = (
 def open_store(tracking_uri: str, check: bool = True) -> MlflowClient:
     """A client on ``tracking_uri``, creating a SQLite database (and its directory) when absent.
 
-    With ``check``, one request is made at once, without MLflow's retries and limited to
-    ``FIRST_REQUEST_TIMEOUT`` seconds (MLflow's ``MLFLOW_HTTP_REQUEST_TIMEOUT`` if lower), so that a store
-    that cannot be opened (a server down, or one that never answers) is reported before anything runs. With an mlflow server, every later request
+    With ``check``, one request is made at once, without MLflow's retries and limited to ``FIRST_REQUEST_TIMEOUT``
+    seconds (MLflow's ``MLFLOW_HTTP_REQUEST_TIMEOUT`` if lower), so that a store that cannot be opened (a server
+    down, or one that never answers) is reported before anything runs. With an mlflow server, every later request
     of this process and of the workers it starts is bounded by ``SERVER_LIMITS``.
 
     Raises
@@ -118,10 +111,8 @@ def _creation_lock(path: Path):
     """Hold a lock beside a SQLite store while opening it: processes creating one new database at once
     race in MLflow's schema migration (one of them fails); the lock makes the later one find it made."""
     with ExitStack() as lock:
-        try:
+        with suppress(OSError):  # a read-only directory: no process can create the store there, nor race
             lock.enter_context(locked(path.parent / f".{path.name}.lock"))  # never through a planted link
-        except OSError:  # a read-only directory: no process can create the store there, nor race
-            pass
         yield
 
 
@@ -243,14 +234,10 @@ def environment(**variables: str):
                 os.environ[name] = value
 
 
+@contextmanager
 def quiet_store():
     """A block without MLflow's own traceback of each failed database write (bncbench reports it)."""
-    return _silenced(_STORE_LOGGER)
-
-
-@contextmanager
-def _silenced(logger_name: str):
-    logger = logging.getLogger(logger_name)
+    logger = logging.getLogger("mlflow.store.db.utils")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
     try:
@@ -338,9 +325,8 @@ def mark_sweep(client: MlflowClient, experiment_id: str) -> None:
     """
     try:
         with quiet_store():
-            client.set_experiment_tag(
-                experiment_id, "bncbench.last_sweep", datetime.now().isoformat(timespec="seconds")
-            )
+            started = datetime.now().isoformat(timespec="seconds")
+            client.set_experiment_tag(experiment_id, "bncbench.last_sweep", started)
     except Exception as err:  # MLflow raises many types (MlflowException, SQLAlchemy, requests)
         raise ConfigError(
             f"cannot write to the tracking store {masked(client.tracking_uri)!r}: {_reason(err)}. "

@@ -23,15 +23,23 @@ def our_rows(path, chunk_rows, reader=None):
     reader = reader or CsvIds.of_file(path)
     chunks = list(reader.chunks(path, chunk_rows))
     assert all(len(chunk) == chunk_rows for chunk in chunks[:-1])
+    return row_values(reader, chunks)
+
+
+def row_values(reader, chunks):
+    """The rows of chunks of ids as dictionaries of their values (None: missing)."""
     values = [np.array([None, *reader.values(j)], dtype=object) for j in range(len(reader.columns))]
     return [{name: values[j][row[j]] for j, name in enumerate(reader.columns)} for chunk in chunks for row in chunk]
 
 
-@pytest.mark.parametrize("text", [
+TRICKY = [
     'a,b\n"x"y,1\n', 'a,b\nx"y",1\n', 'a,b\n"x\ny",1\n', 'a,b\n"",1\n', 'a,b\n" ",1\n', 'a,b\r\nx,1\r\n\r\ny,2',
     'a,b\rx,1\ry,2\r', 'a,b\nx,1\n\n\ny,2\n', 'a,b\n"x""y",1\n', '\ufeffa,b\nx,1\n', 'a,b\n,\n', 'a\n\n\nx\n',
     'a,b\n"a"",b",1\n', 'a,b\n x ,1\n', 'a,b\nx,1\n,', 'a,b\né,ü\n', 'a,b\nx,1', 'a,b\n', 'a,b\n"x,1\n',
-])
+]
+
+
+@pytest.mark.parametrize("text", TRICKY)
 def test_tricky_files_read_as_pyarrow_reads_them(tmp_path, text):
     path = tmp_path / "tricky.csv"
     path.write_text(text, encoding="utf-8")
@@ -137,3 +145,25 @@ def test_the_class_moved_last_moves_its_ids_and_its_table_column(tmp_path):
     assert reader.table(ids).to_pydict() == {"a": ["x", "y"], "b": [None, "u"], "class": ["p", "q"]}
     with pytest.raises(DatasetError, match="no class column 'label'"):
         CsvIds.of_file(path, last="label")
+
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
+def test_each_chunk_read_from_its_start_is_the_chunk_read_in_turn(tmp_path, monkeypatch, suffix):
+    """``chunk_starts`` splits rows as ``chunks`` does (empty lines, \\r\\n, quotes, a last row without its line's
+    end), across blocks of a few bytes, in a plain file and in a decompressed one."""
+    monkeypatch.setattr(csv_ids, "_BLOCK_BYTES", 3)
+    for i, text in enumerate(TRICKY):
+        path = tmp_path / f"tricky{i}{suffix}"
+        with pa.output_stream(str(path)) as stream:  # compressed by the suffix
+            stream.write((text + "\nx,\n\ny,z\r\nw,v\n" if text.startswith("a,b\n") else text).encode())
+        try:
+            reader = CsvIds.of_file(path)
+            expected = list(reader.chunks(path, 2))
+        except DatasetError:
+            continue
+        starts = csv_ids.chunk_starts(path, 2)
+        assert len(starts) == len(expected), text
+        for start, chunk in zip(starts, expected):
+            alone = CsvIds(reader.header)
+            assert row_values(alone, [next(alone.chunks(path, 2, start))]) == row_values(reader, [chunk]), text

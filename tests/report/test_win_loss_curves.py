@@ -3,17 +3,17 @@
 import pandas as pd
 import pytest
 
-from bncbench.report.results import load_model_params, load_results
+from bncbench.report.results import load_results, read_runs
 from bncbench.report.win_loss_curves import ITERATIONS, TYING, model_specs, win_loss_curves
 
 
 @pytest.fixture(scope="module")
 def logged(hdp_store):
-    return load_results(hdp_store, "hdp"), model_specs(load_model_params(hdp_store, "hdp"))
+    return load_results(hdp_store, "hdp"), model_specs(read_runs(hdp_store, "hdp").model_params())
 
 
 def test_params_per_model(hdp_store):
-    params = load_model_params(hdp_store, "hdp")
+    params = read_runs(hdp_store, "hdp").model_params()
     assert params.loc["h1", ITERATIONS] == "500"
     assert pd.isna(params.loc["h2", ITERATIONS])  # not set: the estimator's default
     assert params.loc["nb_m_estimate", "model.estimator_params"] == "{}"

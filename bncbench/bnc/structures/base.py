@@ -188,14 +188,9 @@ def structure_uses_k(structure) -> bool:
 
 def counted(network: CountedNetwork, data) -> CountedNetwork:
     """``network`` with the counts of one pass over the training data."""
-    for chunk in data.chunks():
-        network.add(chunk)
-    return network
+    return data.accumulate(network, CountedNetwork.add)
 
 
 def statistics(data, cards, n_classes, pairs=True, memory_limit=None) -> StructureStatistics:
     """The mutual-information counts of one pass over the training data."""
-    found = StructureStatistics(cards, n_classes, pairs, memory_limit)
-    for chunk in data.chunks():
-        found.add(chunk)
-    return found
+    return data.accumulate(StructureStatistics(cards, n_classes, pairs, memory_limit), StructureStatistics.add)

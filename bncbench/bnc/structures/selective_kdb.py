@@ -9,6 +9,7 @@ each tree per row and class gives the estimates for every ``k'`` at once, and th
 top-``l`` models are running sums over the attributes. Time O(N * k_max * d * c).
 """
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -175,16 +176,32 @@ def leave_one_out_losses(network, data, order, k_max, m=1.0, loss="rmse") -> np.
         ])  # fmt: skip
     tree_of = {a: 1 + position for position, a in enumerate(network.attributes)}
     tree_order = np.array([tree_of[a] for a in order], dtype=np.int64)
-    total = np.zeros((k_max + 1, len(order) + 1))
-    for chunk in data.chunks():
-        sums = _loocv_sums(
-            np.ascontiguousarray(chunk), _ROWS_PER_BLOCK, tree_order, k_max, float(m),
-            LOSS_CODES[loss], network.n_classes, network.class_column, *packed.walk_arrays(), counts, totals,
-            packed.log_tables, log_removed, network.n_rows,
-        )
-        total += sums.sum(axis=0)  # blocks summed in a fixed order: the same result on any number of threads
+    model = (_ROWS_PER_BLOCK, tree_order, k_max, float(m), LOSS_CODES[loss], network.n_classes, network.class_column,
+             *packed.walk_arrays(), counts, totals, packed.log_tables, log_removed, network.n_rows)
+    total = data.accumulate(_LossSums((k_max + 1, len(order) + 1)), functools.partial(_add_losses, model)).sums
     mean = total / network.n_rows
     return np.sqrt(mean) if loss == "rmse" else mean
+
+
+class _LossSums:
+    """The sums of the row losses of every (k', l) model, added chunk by chunk (``training_data``)."""
+
+    def __init__(self, shape):
+        self.sums = np.zeros(shape)
+
+    def empty_copy(self) -> "_LossSums":
+        return _LossSums(self.sums.shape)
+
+    def merge(self, other: "_LossSums") -> "_LossSums":
+        self.sums += other.sums
+        return self
+
+
+def _add_losses(model: tuple, total: _LossSums, chunk: np.ndarray) -> None:
+    """Add to ``total`` the losses of a chunk's rows; ``model``: the arguments of ``_loocv_sums`` after the codes.
+    A chunk's blocks are summed in a fixed order, and the chunks in theirs (also on a cluster, where each chunk is
+    one partial total): the same sums on any number of threads or workers."""
+    total.sums += _loocv_sums(np.ascontiguousarray(chunk), *model).sum(axis=0)
 
 
 @dataclass

@@ -40,21 +40,8 @@ class SklearnSource(DatasetSource):
 
 
 def read_sklearn_table(name: str) -> tuple[pd.DataFrame, list[str], str]:
-    """Read a bundled scikit-learn dataset.
-
-    Parameters
-    ----------
-    name : str
-        One of ``sklearn-iris``, ``sklearn-wine``, ``sklearn-breast-cancer``.
-
-    Returns
-    -------
-    frame : DataFrame
-        The float64 attributes and a last column ``class`` holding the target names.
-    numeric : list of str
-        Names of the attributes (all numeric).
-    class_name : str
-        ``"class"``.
+    """The bundled scikit-learn dataset ``name`` (a key of ``SKLEARN_LOADERS``): its frame (the float64
+    attributes and a last column ``class`` holding the target names), its attributes (all numeric) and ``"class"``.
     """
     if name not in SKLEARN_LOADERS:
         raise DatasetError(

@@ -19,14 +19,10 @@ class SyntheticSource(DatasetSource):
     drawn = True
 
     def check(self, spec: Mapping, where: str) -> None:
-        from bncbench.data.synthetic import Declaration
-
-        Declaration.of(spec)
+        _declaration(spec)
 
     def store_name(self, spec: Mapping) -> str:
-        from bncbench.data.synthetic import Declaration
-
-        return Declaration.of(spec).store_name(spec["name"])
+        return _declaration(spec).store_name(spec["name"])
 
     def provide(self, spec: Mapping, store: Path) -> str:
         from bncbench.data.synthetic import write_synthetic
@@ -39,7 +35,12 @@ class SyntheticSource(DatasetSource):
         return functools.partial(true_posterior, dict(spec))
 
     def declared_size(self, spec: Mapping) -> tuple[int, int, float, int]:
-        from bncbench.data.synthetic import Declaration
-
-        declaration = Declaration.of(spec)
+        declaration = _declaration(spec)
         return declaration.rows, declaration.attributes, float(np.mean(declaration.values)), declaration.classes
+
+
+def _declaration(spec: Mapping):
+    """The checked declaration of ``spec`` (``bncbench.data.synthetic``, imported here: it loads numba)."""
+    from bncbench.data.synthetic import Declaration
+
+    return Declaration.of(spec)

@@ -23,7 +23,7 @@ from baycomp import CorrelatedTTest, SignedRankTest
 from bncbench.report.compute import Report
 from bncbench.report.readme import Figures, Section
 from bncbench.report.sections import PluginSection
-from bncbench.report.tables import csv_safe, markdown_table
+from bncbench.report.tables import markdown_table, write_csv
 
 #: The region of practical equivalence, on each loss: one point of error rate, 0.01 of RMSE or of log loss.
 ROPE = 0.01
@@ -42,11 +42,11 @@ TITLE = "Bayesian comparison: signed-rank test across datasets, correlated t-tes
 def comparisons(report: Report) -> pd.DataFrame:
     """The posterior probabilities of every comparison and metric (``COLUMNS``), on the datasets where both
     models have a mean and their folds."""
-    results = report.results if report.compared_results is None else report.compared_results
+    results = report.compared_results
     if report.datasets is not None:
         results = results[results["dataset"].isin(report.datasets)]
     folds = report.folds.pivot_table(index=["run_id", "metric"], columns="fold", values="value", aggfunc="last")
-    runs = max(1, folds.shape[1] // report.folds_per_repetition)
+    runs = max(1, folds.shape[1] // report.options.folds_per_repetition)
     paired = results.pivot_table(index="dataset", columns="model", values="run_id", aggfunc="last")
     rows = []
     for metric in [metric for metric in report.metrics if metric in results.columns]:
@@ -83,7 +83,7 @@ def write(report: Report, folder: Path, figures: Figures) -> Section:
     found = comparisons(report)
     if found.empty:
         return Section(TITLE, [], ["no comparison has both models' runs on a dataset"])
-    csv_safe(found).to_csv(folder / FILE, index=False)
+    write_csv(found, folder / FILE)
     rows = [
         [f"{row.a} vs {row.b}", row.metric, str(row.datasets), *(f"{p:.2f}" for p in
          (row.p_a_better, row.p_equivalent, row.p_b_better)),
