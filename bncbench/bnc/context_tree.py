@@ -89,6 +89,9 @@ class ContextTree:
         """Number of conditioning variables (levels below the root)."""
         return len(self.variables)
 
+    def empty_copy(self) -> "ContextTree":
+        return ContextTree(self.child, self.n_values, self.variables, self.cards)
+
     def copy(self) -> "ContextTree":
         return self.truncated(self.depth)
 

@@ -94,6 +94,10 @@ class CountedNetwork:
         """Take back rows added before, e.g. to score them as held-out data."""
         return self.add(codes, weight=-1.0)
 
+    def empty_copy(self) -> "CountedNetwork":
+        return CountedNetwork(self.parents, self.cards, self.n_classes, self.attributes, self.class_parents,
+                              self.memory_limit)
+
     def copy(self) -> "CountedNetwork":
         """The network with copies of its trees (its structure, never changed after ``__init__``, shared)."""
         twin = copy.copy(self)
