@@ -32,10 +32,8 @@ from bncbench.report.win_loss_curves import model_specs, win_loss_curves
 #: Why a kind of win-loss curve is not drawn when no model has a reference.
 NO_CURVE = {
     "iterations": "no two models differ only in `model.estimator_params.iterations`",
-    "tying": (
-        "no model differs from another only in `model.estimator_params.tying`, that one "
-        "having the reference tying (report.reference_tying)"
-    ),
+    "tying": ("no model differs from another only in `model.estimator_params.tying`, that one "
+              "having the reference tying (report.reference_tying)"),
 }
 
 
@@ -153,11 +151,9 @@ def compute_report(runs: LoggedRuns, options: ReportOptions,
     experiment, results = runs.experiment, runs.results()
     if results.empty:
         others = 0 if runs.cells is None else len(runs.left_out())
-        raise ConfigError(
-            f"experiment {experiment!r} has no finished run in {runs.source!r}"
-            + (f" of this configuration ({others} of other settings or data)" if others else "")
-            + "; run it first (python -m bncbench experiment=...)"
-        )
+        raise ConfigError(f"experiment {experiment!r} has no finished run in {runs.source!r}"
+                          + (f" of this configuration ({others} of other settings or data)" if others else "")
+                          + "; run it first (python -m bncbench experiment=...)")
     if "zero_one_loss" in results.columns:  # wins and draws on 0-1 loss are on whole errors
         counts = runs.fold_metrics(results["run_id"], ["zero_one_loss", "errors"])
         results = with_total_errors(results, counts, test_rows)

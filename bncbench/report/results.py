@@ -234,10 +234,8 @@ def _one_version_per_dataset(runs, cells: Cells) -> Cells:
         cell = cells.get(run.key)
         if cell is not None and cell.data_digest is None and run.cfg_hash == cell.cfg_hash:
             logged[run.tags[tag.DATASET]] = run.data_digest
-    return {
-        key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
-        for key, cell in cells.items()
-    }
+    return {key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
+            for key, cell in cells.items()}
 
 
 def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:
