@@ -229,11 +229,8 @@ def _check_options(file_format: str, class_column, header: bool, names, separato
     """Refuse an unknown format, or an option that does not apply to it."""
     if file_format not in FORMATS:
         raise ConfigError(f"unknown format {file_format!r}; the formats are {', '.join(FORMATS)}.")
-    inapplicable = [
-        option
-        for option, given in (("--header", header), ("--names", names is not None), ("--sep", separator != ","))
-        if given and file_format != "csv"
-    ]
+    csv_only = (("--header", header), ("--names", names is not None), ("--sep", separator != ","))
+    inapplicable = [option for option, given in csv_only if given and file_format != "csv"]
     if class_column is not None and file_format == "libsvm":
         inapplicable.append("--class")
     if inapplicable:

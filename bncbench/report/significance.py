@@ -83,12 +83,9 @@ def dataset_tests(results: pd.DataFrame, folds: pd.DataFrame, pairs: Iterable[tu
 
 def _fold_differences(scores: pd.DataFrame, metric: str, a: str, b: str, datasets) -> pd.DataFrame:
     """A - B per dataset (rows) and fold (columns); NaN where a fold of A or B is not logged."""
-
-    def of(model):
-        rows = pd.MultiIndex.from_product([[metric], [model], datasets])
-        return scores.reindex(rows).set_axis(datasets, axis=0)
-
-    return of(a) - of(b)
+    of_a, of_b = (scores.reindex(pd.MultiIndex.from_product([[metric], [model], datasets])).set_axis(datasets, axis=0)
+                  for model in (a, b))
+    return of_a - of_b
 
 
 def _fold_tests(frame: pd.DataFrame, differences: pd.DataFrame, folds_per_repetition: int) -> pd.DataFrame:

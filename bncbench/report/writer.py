@@ -214,9 +214,7 @@ def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: boo
     if other_cells and (old is None or not cells or not old <= cells):
         found.append(f"a report of {len(old)} cells ({len({d for d, _ in old})} datasets)" if old else "a report")
     if _tracked_by_git(place):
-        found.append("tracked by git")
-    if found == ["tracked by git"]:
-        found = ["a report tracked by git"]
+        found.append("tracked by git" if found else "a report tracked by git")
     return ", ".join(found) if found else None
 
 
