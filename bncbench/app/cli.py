@@ -467,6 +467,5 @@ def _load(group: str, name: str):
 def _words(head: str, *settings) -> str:
     """``head key=value ...`` over the mappings ``settings``, values as YAML writes them (``null``, ``true``)."""
     pairs = [f"{key}={value if isinstance(value, str) else json.dumps(value)}"
-             for mapping in settings
-             for key, value in mapping.items()]
+             for mapping in settings for key, value in mapping.items()]
     return " ".join([head, *pairs])

@@ -63,8 +63,6 @@ class Report:
         The datasets compared (None: every dataset logged).
     models : list of str
         The models of the experiment, in its order; those with no finished cell are not ranked.
-    metrics : list of str
-    comparisons : list of (str, str)
     results : pandas.DataFrame
         Mean metrics, one row per cell (:meth:`bncbench.report.results.LoggedRuns.results`).
     compared_results : pandas.DataFrame
@@ -82,12 +80,9 @@ class Report:
         long format), which the per-dataset tests and the sections (:mod:`bncbench.report.sections`) read.
     rankings : list of Ranking
         Friedman-Nemenyi per metric where defined; ``unranked`` says why not elsewhere.
-    unranked : list of str
     scatters : dict
         ``{(a, b, metric): caption suffix}``: the scatter plots to draw (the published tables' ones
         named after their figure); ``missing_scatters`` lists those whose models were not run.
-    missing_scatters : list of str
-    curves : list of Curves
     learning_curves : pandas.DataFrame
         The points of the learning curves of the metrics on synthetic datasets (:mod:`bncbench.report.learning_curves`).
     settings : dict

@@ -145,7 +145,6 @@ class Ranking:
 
     Attributes
     ----------
-    metric : str
     mean_ranks : pandas.Series
         Mean rank of each model over the datasets (1 = lowest loss, ties share their mean rank),
         best first.
@@ -157,7 +156,6 @@ class Ranking:
         Friedman's chi-square and its p-value.
     critical_difference : float
         Nemenyi's critical difference at ``alpha``: two mean ranks further apart differ.
-    alpha : float
     result : autorank.autorank.RankResult
         autorank's result, to draw the critical-difference diagram.
     """

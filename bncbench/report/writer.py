@@ -194,9 +194,8 @@ def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_
         files = {name: _file_digest(place / name) for name in manifest["files"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if files != manifest["files"] or manifest["made_of"] != report_inputs(plan, runs, data_dir):
-        return None
-    return place
+    unchanged = files == manifest["files"] and manifest["made_of"] == report_inputs(plan, runs, data_dir)
+    return place if unchanged else None
 
 
 def _file_digest(path: Path) -> str:
@@ -394,11 +393,8 @@ def _draw_figures(out: Path, report: Report) -> Figures:
 
 def _curve_lines(report: Report) -> list[str]:
     """The legend labels of the win-loss curves' lines (:func:`bncbench.report.figures.line_names`), sorted."""
-    labels = set()
-    for curves in report.curves:
-        for frame in curves.by_metric.values():
-            labels |= set(line_names(frame.groupby("line", sort=False)["model"].agg(list)).values())
-    return sorted(labels)
+    return sorted({label for curves in report.curves for frame in curves.by_metric.values()
+                   for label in line_names(frame.groupby("line", sort=False)["model"].agg(list)).values()})
 
 
 def _draw_curves(out: Path, figures: Figures, report: Report, colours: Colours, total: int) -> None:
