@@ -21,19 +21,13 @@ from bncbench.core.config_files import config_dir
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.core.uris import masked
 
-DESCRIPTION = (
-    "Benchmark suite for Bayesian network classifiers: 5x2 cross-validation of every (dataset, model) "
-    "cell of an experiment, logged to MLflow, and the win-draw-loss tables of its comparisons."
-)
-OVERRIDES_HELP = (
-    "settings as key=value, e.g. experiment=kdb, experiment.datasets=[iris,zoo], hdp.iterations=1000, "
-    "runs_dir=/scratch/runs, tracking_uri=http://host:5000, executor.n_jobs=4, executor=slurm "
-    "(see conf/config.yaml)"
-)
-REPLACE_HELP = (
-    "write the report over one of other cells, or tracked by git (a committed one), that is in its place; "
-    "without it such a report is refused"
-)
+DESCRIPTION = ("Benchmark suite for Bayesian network classifiers: 5x2 cross-validation of every (dataset, model) "
+               "cell of an experiment, logged to MLflow, and the win-draw-loss tables of its comparisons.")
+OVERRIDES_HELP = ("settings as key=value, e.g. experiment=kdb, experiment.datasets=[iris,zoo], hdp.iterations=1000, "
+                  "runs_dir=/scratch/runs, tracking_uri=http://host:5000, executor.n_jobs=4, executor=slurm "
+                  "(see conf/config.yaml)")
+REPLACE_HELP = ("write the report over one of other cells, or tracked by git (a committed one), that is in its place; "
+                "without it such a report is refused")
 #: What ``bncbench list`` lists: the config group (folder of ``conf/``) of each.
 LISTED_GROUPS = {"experiments": "experiment", "models": "models", "datasets": "dataset", "suites": "suite"}
 
@@ -67,11 +61,9 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
         help="write a report into a folder git tracks from runs made by code with uncommitted changes (refused "
         "without it: nobody could rebuild that code)",
     )
-    report.add_argument(
-        "--bundles", nargs="+", metavar="FOLDER",
-        help="read the runs from these bundles (each a bundle's folder or a folder of bundles, e.g. "
-        "reports/*/bundles; those of other experiments are passed by) instead of the MLflow store",
-    )
+    report.add_argument("--bundles", nargs="+", metavar="FOLDER",
+                        help="read the runs from these bundles (each a bundle's folder or a folder of bundles, e.g. "
+                        "reports/*/bundles; those of other experiments are passed by) instead of the MLflow store")
     listing = commands.add_parser("list", description="List the named configs of one kind, one line each.",
                                   help="list the experiments, models, datasets or suites that overrides can name")
     listing.add_argument("kind", choices=list(LISTED_GROUPS), help="what to list")
@@ -405,10 +397,8 @@ def list_configs(kind: str, data_dir: Path | None = None) -> list[str]:
 
 def _experiment_grids() -> list:
     """The model grids of every experiment."""
-    return [
-        grid for path in (config_dir() / "experiment").glob("*.yaml")
-        for grid in (_load("experiment", path.stem).get("experiment", {}).get("grids") or [])
-    ]
+    return [grid for path in (config_dir() / "experiment").glob("*.yaml")
+            for grid in (_load("experiment", path.stem).get("experiment", {}).get("grids") or [])]
 
 
 def describe_model(name: str, grids, settings: dict) -> str:
@@ -476,9 +466,6 @@ def _load(group: str, name: str):
 
 def _words(head: str, *settings) -> str:
     """``head key=value ...`` over the mappings ``settings``, values as YAML writes them (``null``, ``true``)."""
-    pairs = [
-        f"{key}={value if isinstance(value, str) else json.dumps(value)}"
-        for mapping in settings
-        for key, value in mapping.items()
-    ]
+    pairs = [f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+             for mapping in settings for key, value in mapping.items()]
     return " ".join([head, *pairs])

@@ -221,9 +221,7 @@ def _format_of(path: Path) -> str:
         suffixes.pop()
     found = SUFFIX_FORMATS.get(suffixes[-1] if suffixes else "")
     if found is None:
-        raise ConfigError(
-            f"the format of {path} cannot be told from its name; give it (--format {'|'.join(FORMATS)})."
-        )
+        raise ConfigError(f"the format of {path} cannot be told from its name; give it (--format {'|'.join(FORMATS)}).")
     return found
 
 
@@ -231,11 +229,8 @@ def _check_options(file_format: str, class_column, header: bool, names, separato
     """Refuse an unknown format, or an option that does not apply to it."""
     if file_format not in FORMATS:
         raise ConfigError(f"unknown format {file_format!r}; the formats are {', '.join(FORMATS)}.")
-    inapplicable = [
-        option
-        for option, given in (("--header", header), ("--names", names is not None), ("--sep", separator != ","))
-        if given and file_format != "csv"
-    ]
+    csv_only = (("--header", header), ("--names", names is not None), ("--sep", separator != ","))
+    inapplicable = [option for option, given in csv_only if given and file_format != "csv"]
     if class_column is not None and file_format == "libsvm":
         inapplicable.append("--class")
     if inapplicable:
@@ -251,9 +246,7 @@ def _separator(separator: str) -> str | None:
     if separator in SEPARATOR_WORDS:
         return SEPARATOR_WORDS[separator]
     if len(separator) != 1 or separator in "\"\r\n":
-        raise ConfigError(
-            f"separator {separator!r} is not one character; give one (--sep ';'), or tab, or whitespace."
-        )
+        raise ConfigError(f"separator {separator!r} is not one character; give one (--sep ';'), or tab, or whitespace.")
     return separator
 
 
@@ -334,11 +327,7 @@ def _arff_token(match: re.Match) -> str | None:
     single, double, bare = match.group("single", "double", "bare")
     if single is None and double is None:
         return None if bare == "?" else bare
-    return _unescape(single if single is not None else double)
-
-
-def _unescape(quoted: str) -> str:
-    """The text inside ARFF quotes with its backslash escapes undone."""
+    quoted = single if single is not None else double  # its backslash escapes undone
     return re.sub(r"\\(.)", lambda escape: _ARFF_ESCAPES.get(escape.group(1), escape.group(1)), quoted)
 
 
@@ -352,10 +341,8 @@ class _ArffSource(_Source):
         _check_width(len(self.columns), paths[0])
         for path, (_, columns, _) in zip(paths[1:], headers[1:]):
             if columns != self.columns:
-                raise DatasetError(
-                    f"the @attribute lines of {path} differ from those of {paths[0]}; files read as one "
-                    "dataset need the same attributes (convert them one by one otherwise)."
-                )
+                raise DatasetError(f"the @attribute lines of {path} differ from those of {paths[0]}; files read as one "
+                                   "dataset need the same attributes (convert them one by one otherwise).")
         self.data_lines = {path: data_line for path, (_, _, data_line) in zip(paths, headers)}
         self.numbered = {number: column.name for number, column in enumerate(self.columns, start=1)}
 
@@ -430,10 +417,8 @@ class _ArffSource(_Source):
                 row[index] = token
             return row
         if len(row) != len(omitted):
-            raise DatasetError(
-                f"{path}, line {number}: {len(row)} values where the header declares {len(omitted)} "
-                "attributes; every row needs one value per attribute (? for a missing one)."
-            )
+            raise DatasetError(f"{path}, line {number}: {len(row)} values where the header declares {len(omitted)} "
+                               "attributes; every row needs one value per attribute (? for a missing one).")
         return row
 
 
@@ -480,10 +465,8 @@ class _DelimitedSource(_Source):
         if names is not None:
             names = list(names)
             if len(names) != len(fields):
-                raise ConfigError(
-                    f"--names gives {len(names)} names but line {number} of {paths[0]} has {len(fields)} "
-                    "fields; give one name per column."
-                )
+                raise ConfigError(f"--names gives {len(names)} names but line {number} of {paths[0]} has {len(fields)} "
+                                  "fields; give one name per column.")
         elif header:
             names = fields
         else:
@@ -491,10 +474,8 @@ class _DelimitedSource(_Source):
         _check_width(len(names), paths[0])
         duplicated = sorted(name for name, count in collections.Counter(names).items() if count > 1)
         if duplicated or "" in names:
-            raise ConfigError(
-                f"the column names of {paths[0]} must be unique and not empty, but {duplicated or ['']} "
-                "are not; give names of your own (--names)."
-            )
+            raise ConfigError(f"the column names of {paths[0]} must be unique and not empty, but {duplicated or ['']} "
+                              "are not; give names of your own (--names).")
         self.columns = [_Column(name, "numeric") for name in names]
         self.numbered = dict(enumerate(names, start=1))
 
@@ -524,18 +505,14 @@ class _DelimitedSource(_Source):
         for index, (number, fields) in enumerate(self._fields(path)):
             if index == 0 and self.header:
                 if fields != self.header_fields:
-                    raise DatasetError(
-                        f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
-                        "read as one dataset need the same columns (convert them one by one otherwise)."
-                    )
+                    raise DatasetError(f"{path}, line {number}: its header differs from that of {self.paths[0]}; files "
+                                       "read as one dataset need the same columns (convert them one by one otherwise).")
                 continue
             if len(fields) != width:
                 hint = " (is line 1 a header? then give --header)" if number == 1 and not self.header else ""
-                raise DatasetError(
-                    f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
-                    f"{hint}; every row needs one value per column (an empty field for a missing one), "
-                    "or the separator is another (--sep)."
-                )
+                raise DatasetError(f"{path}, line {number}: {len(fields)} fields where there are {width} columns"
+                                   f"{hint}; every row needs one value per column (an empty field for a missing one), "
+                                   "or the separator is another (--sep).")
             yield number, fields
 
 
@@ -581,10 +558,8 @@ class _LibsvmSource(_Source):
         """The index of an ``index:value`` item; DatasetError when it is not one."""
         index, colon, value = item.partition(":")
         if not (colon and index.isdigit() and value):
-            raise DatasetError(
-                f"{path}, line {number}: {_quote(item)} is not a feature index:value (libsvm lines are "
-                "'label index:value index:value ...', indices ascending); fix the line."
-            )
+            raise DatasetError(f"{path}, line {number}: {_quote(item)} is not a feature index:value (libsvm lines are "
+                               "'label index:value index:value ...', indices ascending); fix the line.")
         return int(index)
 
     def _rows(self, path: Path) -> Iterator[tuple[int, str, list[tuple[str, str]]]]:
@@ -625,16 +600,13 @@ class _Plan:
 
     def __init__(self, source: _Source, class_column: str | None, nominal: Sequence[str], drop: Sequence[str]):
         """The plan of ``source``'s columns given the options (checked against its columns)."""
-        class_name = (
-            source.label if isinstance(source, _LibsvmSource)
-            else source.columns[-1].name if class_column is None
-            else _one_column(class_column, source, "--class")
-        )
+        class_name = (source.label if isinstance(source, _LibsvmSource)
+                      else source.columns[-1].name if class_column is None
+                      else _one_column(class_column, source, "--class"))
         dropped = {name for item in drop for name in _columns(item, source, "--drop")}
         if class_name in dropped:
             raise ConfigError(f"--drop names the class column {class_name!r}; choose another class (--class).")
         declared_nominal = {name for item in nominal for name in _columns(item, source, "--nominal")}
-        by_name = {column.name: column for column in source.columns}
         kept = [column for column in source.columns if column.name not in dropped and column.name != class_name]
         if not kept:
             raise DatasetError(
@@ -653,14 +625,14 @@ class _Plan:
                 f"ARFF date attributes {dates} cannot be used as they are; drop them (--drop {dates[0]}) or read "
                 f"them as nominal (--nominal {dates[0]})."
             )
-        self.class_name, self.sources = class_name, [*kept, by_name[class_name]]
+        position_of = {column.name: position for position, column in enumerate(source.columns)}
+        self.class_name, self.sources = class_name, [*kept, source.columns[position_of[class_name]]]
         self.nominal = np.array([
             column.kind != "numeric" or column.name in declared_nominal or column.name == class_name
             for column in self.sources
         ])
         self.observed = {position: set() for position, flag in enumerate(self.nominal) if flag}
         self.headerless = isinstance(source, _DelimitedSource) and not source.header
-        position_of = {column.name: position for position, column in enumerate(source.columns)}
         self.positions = [position_of[column.name] for column in self.sources]
 
     def store_rows(self, chunk: _Chunk, missing: list[str]) -> np.ndarray:
@@ -705,11 +677,9 @@ class _Plan:
             undeclared = used[~_objects(tokens[used]).isin(column.declared).to_numpy()]
             if len(undeclared):
                 row = np.flatnonzero(np.isin(codes[:, position], undeclared))[0]
-                raise DatasetError(
-                    f"{chunk.path}, line {chunk.lines[row]}: attribute {column.name!r} has value "
-                    f"{_quote(block[row, position])}, which its @attribute line does not declare "
-                    f"({_quote(str(column.declared))}); add it to the declared values or fix the line."
-                )
+                raise DatasetError(f"{chunk.path}, line {chunk.lines[row]}: attribute {column.name!r} has value "
+                                   f"{_quote(block[row, position])}, which its @attribute line does not declare "
+                                   f"({_quote(str(column.declared))}); add it to the declared values or fix the line.")
         return block
 
     def schema(self) -> dict:
@@ -756,10 +726,8 @@ def _columns(item: str, source, option: str) -> list[str]:
             return [source.numbered[number] for number in range(first, last + 1)]
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
     numbered = f"{min(source.numbered)}..{max(source.numbered)}"
-    raise ConfigError(
-        f"{option} {item!r} names no column of {_listed(source.paths)}: its columns are {shown} (numbers "
-        f"{numbered}); give a name, a number or a range of numbers (2-4)."
-    )
+    raise ConfigError(f"{option} {item!r} names no column of {_listed(source.paths)}: its columns are {shown} (numbers "
+                      f"{numbered}); give a name, a number or a range of numbers (2-4).")
 
 
 def _one_column(item: str, source, option: str) -> str:

@@ -16,8 +16,6 @@ from bncbench.report.tables import to_frame, to_latex, to_markdown, wdl_table
 from bncbench.report.win_draw_loss import WinDrawLoss, win_draw_loss
 from bncbench.report.writer import plan_runs, unchanged_report, write_files, write_report
 
-__all__ = [
-    "PUBLISHED", "LoggedRuns", "PublishedTable", "Report", "ReportOptions", "WinDrawLoss", "compute_report",
-    "load_fold_metrics", "load_results", "plan_runs", "published_tables", "read_runs", "to_frame",
-    "to_latex", "to_markdown", "unchanged_report", "wdl_table", "win_draw_loss", "write_files", "write_report",
-]
+__all__ = ["PUBLISHED", "LoggedRuns", "PublishedTable", "Report", "ReportOptions", "WinDrawLoss", "compute_report",
+           "load_fold_metrics", "load_results", "plan_runs", "published_tables", "read_runs", "to_frame",
+           "to_latex", "to_markdown", "unchanged_report", "wdl_table", "win_draw_loss", "write_files", "write_report"]

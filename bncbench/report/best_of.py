@@ -81,10 +81,8 @@ def best_of(results: pd.DataFrame, models: Mapping[str, Sequence[str]], metrics:
                     row[counted] = table.loc[chosen, counted]
                 picks.append([name, dataset, metric, chosen, table.loc[chosen, "run_id"]])
             rows.append(row)
-    return Hindsight(
-        pd.DataFrame(rows, columns=[*results.columns]).astype({m: float for m in metrics}),
-        pd.DataFrame(picks, columns=["name", "dataset", "metric", "model", "run_id"]),
-    )
+    return Hindsight(pd.DataFrame(rows, columns=[*results.columns]).astype({m: float for m in metrics}),
+                     pd.DataFrame(picks, columns=["name", "dataset", "metric", "model", "run_id"]))
 
 
 def check_best_of(models) -> None:

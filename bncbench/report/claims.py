@@ -105,11 +105,9 @@ def _margin_grows(found: Results) -> Measured:
     margins = [_wl(found.record(f"{s}_hdp", f"{s}_{_COMPETITOR}", "rmse")) for s in _BY_COMPLEXITY]
     tau = kendalltau(range(len(margins)), margins).statistic
     grows = margins[-1] > margins[0] and tau > 0
-    return Measured(
-        f"W−L of HDP against the class-kept m-estimate on RMSE, NB to kDB-5: "
-        f"{', '.join(f'{m:+d}' for m in margins)} (Kendall's tau with k {tau:+.2f})",
-        grows,
-    )
+    return Measured(f"W−L of HDP against the class-kept m-estimate on RMSE, NB to kDB-5: "
+                    f"{', '.join(f'{m:+d}' for m in margins)} (Kendall's tau with k {tau:+.2f})",
+                    grows)
 
 
 def _on_rmse(a: str, b: str, said: str, agrees: Callable[[WinDrawLoss], bool]) -> Callable[[Results], Measured]:
@@ -127,11 +125,9 @@ def _controls_overfitting(found: Results) -> Measured:
     hdp = [_wl(found.record("kdb5_hdp", f"{s}_hdp", "rmse")) for s in simpler]
     m = [_wl(found.record(f"kdb5_{_COMPETITOR}", f"{s}_{_COMPETITOR}", "rmse")) for s in simpler]
     controls = all(h >= 0 for h in hdp) and all(h >= e for h, e in zip(hdp, m))
-    return Measured(
-        "W−L on RMSE of kDB-5 against NB, kDB-1..4 with HDP: " + ", ".join(f"{v:+d}" for v in hdp)
-        + "; with the class-kept m-estimate: " + ", ".join(f"{v:+d}" for v in m),
-        controls,
-    )
+    return Measured("W−L on RMSE of kDB-5 against NB, kDB-1..4 with HDP: " + ", ".join(f"{v:+d}" for v in hdp)
+                    + "; with the class-kept m-estimate: " + ", ".join(f"{v:+d}" for v in m),
+                    controls)
 
 
 def _cylinder_bands(found: Results) -> Measured:

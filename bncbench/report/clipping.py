@@ -55,18 +55,14 @@ def clipping_note(a: str, b: str, dominated: pd.DataFrame) -> str:
     """
     if dominated.empty:
         return ""
-    sides = [
-        markdown_text(f"{model} on {', '.join(rows['dataset'])}")
-        for model in (a, b)
-        if not (rows := dominated.loc[dominated["model"] == model]).empty
-    ]
+    sides = [markdown_text(f"{model} on {', '.join(rows['dataset'])}")
+             for model in (a, b)
+             if not (rows := dominated.loc[dominated["model"] == model]).empty]
     n = dominated["dataset"].nunique()
-    return (
-        f"- {markdown_text(a)} vs {markdown_text(b)}, log_loss: on {n} dataset{'s' if n > 1 else ''} more than "
-        f"{DOMINATED_SHARE:.0%} of the mean log_loss is clipped rows (true class given "
-        f"probability below {PROBABILITY_FLOOR:g}): {'; '.join(sides)}. There this comparison measures the "
-        f"{PROBABILITY_FLOOR:g} clip (`{CLIPPED}` in results.csv)."
-    )
+    return (f"- {markdown_text(a)} vs {markdown_text(b)}, log_loss: on {n} dataset{'s' if n > 1 else ''} more than "
+            f"{DOMINATED_SHARE:.0%} of the mean log_loss is clipped rows (true class given "
+            f"probability below {PROBABILITY_FLOOR:g}): {'; '.join(sides)}. There this comparison measures the "
+            f"{PROBABILITY_FLOOR:g} clip (`{CLIPPED}` in results.csv).")
 
 
 def clipping_notes(results: pd.DataFrame, wdls: Iterable[WinDrawLoss], datasets: Iterable[str] | None = None

@@ -32,10 +32,8 @@ from bncbench.report.win_loss_curves import model_specs, win_loss_curves
 #: Why a kind of win-loss curve is not drawn when no model has a reference.
 NO_CURVE = {
     "iterations": "no two models differ only in `model.estimator_params.iterations`",
-    "tying": (
-        "no model differs from another only in `model.estimator_params.tying`, that one "
-        "having the reference tying (report.reference_tying)"
-    ),
+    "tying": ("no model differs from another only in `model.estimator_params.tying`, that one "
+              "having the reference tying (report.reference_tying)"),
 }
 
 
@@ -65,8 +63,6 @@ class Report:
         The datasets compared (None: every dataset logged).
     models : list of str
         The models of the experiment, in its order; those with no finished cell are not ranked.
-    metrics : list of str
-    comparisons : list of (str, str)
     results : pandas.DataFrame
         Mean metrics, one row per cell (:meth:`bncbench.report.results.LoggedRuns.results`).
     compared_results : pandas.DataFrame
@@ -84,12 +80,9 @@ class Report:
         long format), which the per-dataset tests and the sections (:mod:`bncbench.report.sections`) read.
     rankings : list of Ranking
         Friedman-Nemenyi per metric where defined; ``unranked`` says why not elsewhere.
-    unranked : list of str
     scatters : dict
         ``{(a, b, metric): caption suffix}``: the scatter plots to draw (the published tables' ones
         named after their figure); ``missing_scatters`` lists those whose models were not run.
-    missing_scatters : list of str
-    curves : list of Curves
     learning_curves : pandas.DataFrame
         The points of the learning curves of the metrics on synthetic datasets (:mod:`bncbench.report.learning_curves`).
     settings : dict
@@ -153,11 +146,9 @@ def compute_report(runs: LoggedRuns, options: ReportOptions,
     experiment, results = runs.experiment, runs.results()
     if results.empty:
         others = 0 if runs.cells is None else len(runs.left_out())
-        raise ConfigError(
-            f"experiment {experiment!r} has no finished run in {runs.source!r}"
-            + (f" of this configuration ({others} of other settings or data)" if others else "")
-            + "; run it first (python -m bncbench experiment=...)"
-        )
+        raise ConfigError(f"experiment {experiment!r} has no finished run in {runs.source!r}"
+                          + (f" of this configuration ({others} of other settings or data)" if others else "")
+                          + "; run it first (python -m bncbench experiment=...)")
     if "zero_one_loss" in results.columns:  # wins and draws on 0-1 loss are on whole errors
         counts = runs.fold_metrics(results["run_id"], ["zero_one_loss", "errors"])
         results = with_total_errors(results, counts, test_rows)

@@ -60,17 +60,13 @@ def with_total_errors(results: pd.DataFrame, folds: pd.DataFrame, test_rows: Cal
 def _derived_total(dataset: str, run_id: str, rates: np.ndarray, test_rows) -> int:
     """Total errors of a run that logged its folds' error rates only."""
     if test_rows is None:
-        raise ConfigError(
-            f"run {run_id} of {dataset!r} logged no error counts (it predates them), and the dataset is "
-            "not at hand to count its folds' test rows; give the data directory (BNCBENCH_DATA_DIR or "
-            "data_dir=) so that draws on 0-1 loss are equal numbers of errors."
-        )
+        raise ConfigError(f"run {run_id} of {dataset!r} logged no error counts (it predates them), and the dataset is "
+                          "not at hand to count its folds' test rows; give the data directory (BNCBENCH_DATA_DIR or "
+                          "data_dir=) so that draws on 0-1 loss are equal numbers of errors.")
     rows = np.asarray(test_rows(dataset), dtype=float)
     if len(rows) != len(rates):
-        raise ConfigError(
-            f"run {run_id} of {dataset!r} has {len(rates)} folds but its cross-validation split has "
-            f"{len(rows)}: the run is not of this configuration."
-        )
+        raise ConfigError(f"run {run_id} of {dataset!r} has {len(rates)} folds but its cross-validation split has "
+                          f"{len(rows)}: the run is not of this configuration.")
     counts = rates * rows
     if not np.allclose(counts, np.round(counts), rtol=0.0, atol=_WHOLE_TOLERANCE):
         raise ConfigError(

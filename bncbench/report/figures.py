@@ -65,20 +65,14 @@ class Colours:
 
 def scatter_plot(results: pd.DataFrame, a: str, b: str, metric: str, path: Path, **options) -> Path:
     """Mean loss of A against that of B, one point per dataset (HDP paper Figs. 6a and 8 style):
-    :func:`scatter_figure` (``options`` are its own) written to ``path`` (a PNG), which is returned.
-
-    Raises
-    ------
-    Undefined
-        If no dataset has a mean for both models.
-    """
+    :func:`scatter_figure` (``options`` are its own; Undefined as it raises) written to ``path`` (a PNG), returned."""
     return _save(scatter_figure(results, a, b, metric, **options), path)
 
 
 def scatter_figure(results: pd.DataFrame, a: str, b: str, metric: str, *, datasets: Iterable[str] | None = None,
                    colours: Colours | None = None, total: int | None = None) -> Figure:
     """Mean ``metric`` of A (y) against that of B (x) in ``results``, one point per dataset: A wins below the
-    diagonal.
+    diagonal; Undefined if no dataset has a finite mean for both models.
 
     A point takes the colour of the model that wins there (grey: a draw). The title gives A's wins,
     draws (equal means; on 0-1 loss, equal errors) and losses, unrounded, on how many datasets, and
@@ -232,13 +226,7 @@ def _pattern(models: list[str]) -> str:
 
 
 def win_loss_plot(curves: pd.DataFrame, path: Path, **options) -> Path:
-    """:func:`win_loss_figure` (``options`` are its own) written to ``path`` (a PNG), which is returned.
-
-    Raises
-    ------
-    Undefined
-        If ``curves`` is empty.
-    """
+    """:func:`win_loss_figure` (``options`` are its own; Undefined as it raises) written to ``path`` (a PNG), returned."""
     return _save(win_loss_figure(curves, **options), path)
 
 

@@ -36,9 +36,8 @@ def learning_curves(results: pd.DataFrame, dataset_params: pd.DataFrame, metrics
     folds = synthetic.loc[networks.index, FOLDS].astype(int)
     points = pd.DataFrame({"network": networks, "training_rows": rows - rows // folds})
     metrics = [metric for metric in metrics if metric in results.columns]
-    long = results[results["dataset"].isin(points.index)].melt(
-        id_vars=["dataset", "model"], value_vars=metrics, var_name="metric", value_name="value"
-    )
+    long = results[results["dataset"].isin(points.index)].melt(id_vars=["dataset", "model"], value_vars=metrics,
+                                                               var_name="metric", value_name="value")
     curves = long.join(points, on="dataset").assign(order=lambda frame: frame["metric"].map(metrics.index))
     return curves.sort_values(["network", "order", "model", "training_rows"], ignore_index=True)[COLUMNS]
 

@@ -144,10 +144,8 @@ def _by_repetition(differences) -> np.ndarray:
     if p.ndim == 1 and p.size % 2 == 0:
         p = p.reshape(-1, 2)
     if p.ndim < 2 or p.shape[-1] != 2 or p.shape[-2] < 1:
-        raise ValueError(
-            f"a 5x2cv test needs the differences of r repetitions of 2-fold CV, shape (..., r, 2) "
-            f"or (2 r,), got shape {np.shape(differences)}"
-        )
+        raise ValueError(f"a 5x2cv test needs the differences of r repetitions of 2-fold CV, shape (..., r, 2) "
+                         f"or (2 r,), got shape {np.shape(differences)}")
     return p
 
 

@@ -21,40 +21,30 @@ from collections.abc import Mapping, Sequence
 from bncbench.core.errors import ConfigError
 from bncbench.report.published_table import PublishedCell, PublishedScatter, PublishedTable
 
-HDP_PAPER = (
-    "Petitjean, Buntine, Webb and Zaidi (2018). Accurate parameter estimation for Bayesian network "
-    "classifiers using hierarchical Dirichlet processes. Machine Learning 107(8–10), 1303–1331"
-)
+HDP_PAPER = ("Petitjean, Buntine, Webb and Zaidi (2018). Accurate parameter estimation for Bayesian network "
+             "classifiers using hierarchical Dirichlet processes. Machine Learning 107(8–10), 1303–1331")
 HDP_SOURCE = "hdp-estimates-for-bnc-arxiv-with-tables.txt"
 #: The HDP paper's tables are numbered as in its arXiv version, the text transcribed.
 _HDP_ARXIV = "as numbered in arXiv:1708.07581; {} in the journal"
-SKDB_PAPER = (
-    "Martinez, Webb, Chen and Zaidi (2016). Scalable learning of Bayesian network classifiers. "
-    "Journal of Machine Learning Research 17"
-)
+SKDB_PAPER = ("Martinez, Webb, Chen and Zaidi (2016). Scalable learning of Bayesian network classifiers. "
+              "Journal of Machine Learning Research 17")
 SKDB_SOURCE = "selective-kdb-jmlr.txt"
 
 def _comparisons_by_metric(rows: Mapping[str, tuple[tuple[str, str], Sequence[str]]], columns: Mapping[str, str]
                            ) -> tuple[PublishedCell, ...]:
     """Cells of a table whose rows are comparisons ``(a, b)`` and whose columns are metrics."""
-    return tuple(
-        PublishedCell(row, column, metric, printed, a, b)
-        for row, ((a, b), records) in rows.items()
-        for (column, metric), printed in zip(columns.items(), records, strict=True)
-    )
+    return tuple(PublishedCell(row, column, metric, printed, a, b)
+                 for row, ((a, b), records) in rows.items()
+                 for (column, metric), printed in zip(columns.items(), records, strict=True))
 
 
 _HDP_COLUMNS = {"0/1-loss": "zero_one_loss", "RMSE": "rmse"}
-_HDP_PROTOCOL = (
-    "The paper: 68 datasets, 5x2 cross-validation, MDL discretisation, HDP with 50,000 Gibbs "
-    "iterations and tying per level, m cross-validated on a holdout; wins counted on the mean "
-    "loss over the folds."
-)
+_HDP_PROTOCOL = ("The paper: 68 datasets, 5x2 cross-validation, MDL discretisation, HDP with 50,000 Gibbs "
+                 "iterations and tying per level, m cross-validated on a holdout; wins counted on the mean "
+                 "loss over the folds.")
 _HDP_SETTINGS = {"datasets": "68", "CV": "5x2", "HDP iterations": "50000", "discretisation": "MDL"}
-_HDP_BOLD = (
-    "The transcribed text lost the bold face that marks significant records; significance is derived "
-    "from the printed record by the paper's two-tailed sign test (draws left out, p <= 0.05)."
-)
+_HDP_BOLD = ("The transcribed text lost the bold face that marks significant records; significance is derived "
+             "from the printed record by the paper's two-tailed sign test (draws left out, p <= 0.05).")
 
 #: The paper's m-estimate, as far as its text fixes it (Sect. 6.1, 6.3); the rest is read in one of several ways
 #: (``_READINGS``, ``docs/m_estimate_readings.md``), so that the protocol row of every Table 1 is a reading.
@@ -69,11 +59,9 @@ def _hdp_table(key: str, table: str, journal: str, protocol: Mapping[str, str] |
                ) -> PublishedTable:
     """A table of the HDP paper, ``table`` as numbered in arXiv, ``journal`` in the journal; its protocol
     ``_HDP_SETTINGS`` and ``protocol``, its m-estimate open (``_PAPER_M_ESTIMATE``)."""
-    return PublishedTable(
-        key=key, paper=HDP_PAPER, source=HDP_SOURCE, table=table, paper_short="HDP paper",
-        also_numbered=_HDP_ARXIV.format(journal), open_settings=frozenset({"m-estimate"}),
-        protocol={**_HDP_SETTINGS, **(protocol or {}), "m-estimate": _PAPER_M_ESTIMATE}, **fields,
-    )
+    return PublishedTable(key=key, paper=HDP_PAPER, source=HDP_SOURCE, table=table, paper_short="HDP paper",
+                          also_numbered=_HDP_ARXIV.format(journal), open_settings=frozenset({"m-estimate"}),
+                          protocol={**_HDP_SETTINGS, **(protocol or {}), "m-estimate": _PAPER_M_ESTIMATE}, **fields)
 
 
 def _hdp_table1(key: str, suffix: str, reading: str, reading_note: str) -> PublishedTable:
@@ -91,10 +79,8 @@ def _hdp_table1(key: str, suffix: str, reading: str, reading_note: str) -> Publi
     }
     return _hdp_table(
         key, "Table 1", "Table 4", competitor=reading, row_header="Classifier",
-        caption=(
-            "Win/Draw/Loss for 8 BNCs for our HDP estimate vs m-estimate. Stat. sig. (p < 0.05) "
-            "results are depicted in boldface."
-        ),
+        caption=("Win/Draw/Loss for 8 BNCs for our HDP estimate vs m-estimate. Stat. sig. (p < 0.05) "
+                 "results are depicted in boldface."),
         cells=_comparisons_by_metric(
             {row: ((f"{s}_hdp", f"{s}_{suffix}"), records) for row, (s, records) in rows.items()}, _HDP_COLUMNS
         ),
@@ -120,12 +106,10 @@ _READINGS = {
     "_class_kept": (
         "m_class_kept",
         "m-estimates that never drop the class (*_m_class_kept)",
-        (
-            "Ours here, the reading the text supports best (docs/m_estimate_readings.md): m chosen on a holdout "
-            "of min(N/10, 5000) rows by RMSE, ties to the largest m; a value unseen in its context backs off level "
-            "by level but never above the class (backoff=value: the SkDB paper's rule and tree, whose sentence and "
-            "example the HDP paper repeats). " + _ROWS_NOT_ONE + " below the class level."
-        ),
+        ("Ours here, the reading the text supports best (docs/m_estimate_readings.md): m chosen on a holdout "
+         "of min(N/10, 5000) rows by RMSE, ties to the largest m; a value unseen in its context backs off level "
+         "by level but never above the class (backoff=value: the SkDB paper's rule and tree, whose sentence and "
+         "example the HDP paper repeats). " + _ROWS_NOT_ONE + " below the class level."),
     ),
     "": (
         "m_estimate",
@@ -184,11 +168,9 @@ def _hdp_table2(key: str, forest: str, described: str, forest_note: str, reading
     return _hdp_table(
         key, "Table 2", "Table 5", {"forest": _WEKA_FOREST}, forest=described, competitor=competitor,
         row_header="Compared classifiers",
-        caption=(
-            "Win/Draw/Loss m-estimates and our HDP estimates, as compared with Random Forest. We use "
-            "our 2 flagship classifiers TAN and SkDB. Stat. sig. results (p < 0.05) are depicted in "
-            "boldface."
-        ),
+        caption=("Win/Draw/Loss m-estimates and our HDP estimates, as compared with Random Forest. We use "
+                 "our 2 flagship classifiers TAN and SkDB. Stat. sig. results (p < 0.05) are depicted in "
+                 "boldface."),
         cells=_comparisons_by_metric(
             {
                 "TAN-m vs RF": ((f"tan_{suffix}", forest), ("26–3–39", "25–0–43")),
@@ -200,10 +182,8 @@ def _hdp_table2(key: str, forest: str, described: str, forest_note: str, reading
         ),
         notes=(
             _HDP_PROTOCOL,
-            (
-                "Random forest: Weka's defaults (100 trees, log2(n) + 1 attributes per split, no minimum "
-                "leaf size) on the same discretised data. " + forest_note
-            ),
+            ("Random forest: Weka's defaults (100 trees, log2(n) + 1 attributes per split, no minimum "
+             "leaf size) on the same discretised data. " + forest_note),
             m_note,
             _HDP_BOLD,
         ),
@@ -232,11 +212,9 @@ _SKDB_ROWS = {
     "SKDB": (lambda k: "skdb_m_estimate" if k == 5 else None, "SkDB with k_max = k: bncbench's skdb has k_max = 5"),
 }
 #: The same for the skdb_paper experiment, which runs every model of the tables.
-_SKDB_PAPER_ROWS = {
-    **_SKDB_ROWS,
-    "SKDB_k": (lambda k: f"skdb_fixed{k}_m_estimate", ""),
-    "SKDB": (lambda k: "skdb_m_estimate" if k == 5 else f"skdb{k}_m_estimate", ""),
-}
+_SKDB_PAPER_ROWS = {**_SKDB_ROWS,
+                    "SKDB_k": (lambda k: f"skdb_fixed{k}_m_estimate", ""),
+                    "SKDB": (lambda k: "skdb_m_estimate" if k == 5 else f"skdb{k}_m_estimate", "")}
 #: The model report.best_of picks per dataset among kDB-1..5 (the column "best k"), in skdb_paper.
 BEST_K = "kdb_best_k"
 _SKDB_RMSE = {
@@ -259,11 +237,9 @@ _SKDB_TABLES = {
     "zero_one_loss": ("Table 3", "0-1 loss", _SKDB_ZERO_ONE, "5-11-0",
                       "The result is 6-10-0 if SKDB is optimized with 0-1 loss."),
 }
-_SKDB_PROTOCOL = (
-    "Not our datasets: the paper's 16 datasets have more than 100,000 instances each, "
-    "10-fold cross-validation, 5-bin equal-frequency discretisation; ours are the "
-    "experiment's datasets, {ours}."
-)
+_SKDB_PROTOCOL = ("Not our datasets: the paper's 16 datasets have more than 100,000 instances each, "
+                  "10-fold cross-validation, 5-bin equal-frequency discretisation; ours are the "
+                  "experiment's datasets, {ours}.")
 
 
 def _skdb_table(key: str, metric: str, rows: Mapping = _SKDB_ROWS, best_k_model: str | None = None,
@@ -326,10 +302,8 @@ _SKDB_PAPER_SETTINGS = {
         "SKDB_k keeps k' = k (skdb_fixed<k>_m_estimate, structure_params select_k=false).",
     ),
 }
-SKDB_PAPER_TABLE2, SKDB_PAPER_TABLE3 = (
-    _skdb_table(f"skdb_paper_table{number}", metric, **_SKDB_PAPER_SETTINGS)
-    for number, metric in ((2, "rmse"), (3, "zero_one_loss"))
-)
+SKDB_PAPER_TABLE2, SKDB_PAPER_TABLE3 = (_skdb_table(f"skdb_paper_table{number}", metric, **_SKDB_PAPER_SETTINGS)
+                                        for number, metric in ((2, "rmse"), (3, "zero_one_loss")))
 
 #: Every published table, by the key an experiment names in ``report.published``.
 PUBLISHED = {
@@ -363,8 +337,6 @@ def published_tables(keys: Sequence[str] | None) -> list[PublishedTable]:
     keys = list(keys or [])
     unknown = [key for key in keys if key not in PUBLISHED]
     if unknown:
-        raise ConfigError(
-            f"unknown published table(s) {', '.join(map(repr, unknown))} in report.published; "
-            f"valid: {', '.join(PUBLISHED)}"
-        )
+        raise ConfigError(f"unknown published table(s) {', '.join(map(repr, unknown))} in report.published; "
+                          f"valid: {', '.join(PUBLISHED)}")
     return [PUBLISHED[key] for key in keys]

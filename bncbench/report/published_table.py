@@ -20,8 +20,7 @@ def parse_record(printed: str) -> tuple[int, int, int]:
     match = _RECORD.fullmatch(printed)
     if match is None:
         raise ValueError(f"not a win-draw-loss record: {printed!r}")
-    wins, draws, losses = map(int, match.groups())
-    return wins, draws, losses
+    return tuple(map(int, match.groups()))
 
 
 @dataclass(frozen=True)

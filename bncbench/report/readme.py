@@ -203,10 +203,8 @@ def ranking_section(report: Report, figures: Figures) -> Section:
 def figure_sections(figures: Figures) -> list[Section]:
     """The scatter plots and the win-loss curves, and why some were not drawn; the learning curves where drawn."""
     sections = []
-    for section, title, data in (
-        ("scatter", "Per-dataset scatter plots", "[results.csv](results.csv)"),
-        ("win-loss curves", "Win–loss against iterations", "[wl_curves.csv](wl_curves.csv)"),
-    ):
+    for section, title, data in (("scatter", "Per-dataset scatter plots", "[results.csv](results.csv)"),
+                                 ("win-loss curves", "Win–loss against iterations", "[wl_curves.csv](wl_curves.csv)")):
         images = _images(figures, section)
         body = [f"Data: {data}.", "", *images] if images else []
         sections.append(Section(title, body, figures.reasons(section)))

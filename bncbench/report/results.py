@@ -11,8 +11,7 @@ run's config is logged flattened as params (``model.estimator_params.iterations`
 The store is searched once (:func:`read_runs`), and the per-fold values of the runs compared are
 read in bulk (:func:`bncbench.tracking.metric_values`). Committed bundles give the same records without a
 store (``bncbench.bundles.bundle_runs``): :class:`LoggedRuns` is what the report reads either way. Given the
-experiment's cells
-(``Plan.by_key``, :mod:`bncbench.protocol.cell`), a cell's run is the latest FINISHED one with the
+experiment's cells (``Plan.by_key``, :mod:`bncbench.protocol.cell`), a cell's run is the latest FINISHED one with the
 cell's ``cfg_hash`` and ``data_digest``: runs of other settings (another CV protocol, ...) or of a
 dataset file changed since are left out (:meth:`LoggedRuns.left_out`). Without them, the latest
 FINISHED run of each cell is read, whatever its settings.
@@ -234,10 +233,8 @@ def _one_version_per_dataset(runs, cells: Cells) -> Cells:
         cell = cells.get(run.key)
         if cell is not None and cell.data_digest is None and run.cfg_hash == cell.cfg_hash:
             logged[run.tags[tag.DATASET]] = run.data_digest
-    return {
-        key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
-        for key, cell in cells.items()
-    }
+    return {key: replace(cell, data_digest=logged.get(key[0])) if cell.data_digest is None else cell
+            for key, cell in cells.items()}
 
 
 def load_results(tracking_uri: str, experiment_name: str, cells: Cells | None = None) -> pd.DataFrame:

@@ -213,8 +213,6 @@ def _row_notes(comparison: pd.DataFrame) -> list[str]:
         for cell in cells.itertuples():
             what = cell.status or f"{cell.a} vs {cell.b}"
             parts.setdefault(what, []).append(cell.column)
-        notes.append(
-            f"- {row}: "
-            + "; ".join(f"{what} ({', '.join(columns)})" for what, columns in parts.items())
-        )
+        notes.append(f"- {row}: "
+                     + "; ".join(f"{what} ({', '.join(columns)})" for what, columns in parts.items()))
     return notes

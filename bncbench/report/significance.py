@@ -83,12 +83,9 @@ def dataset_tests(results: pd.DataFrame, folds: pd.DataFrame, pairs: Iterable[tu
 
 def _fold_differences(scores: pd.DataFrame, metric: str, a: str, b: str, datasets) -> pd.DataFrame:
     """A - B per dataset (rows) and fold (columns); NaN where a fold of A or B is not logged."""
-
-    def of(model):
-        rows = pd.MultiIndex.from_product([[metric], [model], datasets])
-        return scores.reindex(rows).set_axis(datasets, axis=0)
-
-    return of(a) - of(b)
+    of_a, of_b = (scores.reindex(pd.MultiIndex.from_product([[metric], [model], datasets])).set_axis(datasets, axis=0)
+                  for model in (a, b))
+    return of_a - of_b
 
 
 def _fold_tests(frame: pd.DataFrame, differences: pd.DataFrame, folds_per_repetition: int) -> pd.DataFrame:
@@ -148,7 +145,6 @@ class Ranking:
 
     Attributes
     ----------
-    metric : str
     mean_ranks : pandas.Series
         Mean rank of each model over the datasets (1 = lowest loss, ties share their mean rank),
         best first.
@@ -160,7 +156,6 @@ class Ranking:
         Friedman's chi-square and its p-value.
     critical_difference : float
         Nemenyi's critical difference at ``alpha``: two mean ranks further apart differ.
-    alpha : float
     result : autorank.autorank.RankResult
         autorank's result, to draw the critical-difference diagram.
     """

@@ -24,14 +24,11 @@ def fold_p_values(dataset_tests: pd.DataFrame | None, a: str, b: str, metric: st
     (empty without tests)."""
     if dataset_tests is None:
         return pd.Series(dtype=float)
-    tests = dataset_tests.loc[
-        (dataset_tests["a"] == a) & (dataset_tests["b"] == b) & (dataset_tests["metric"] == metric)
-    ]
-    return tests.set_index("dataset")[column]
+    compared = (dataset_tests["a"] == a) & (dataset_tests["b"] == b) & (dataset_tests["metric"] == metric)
+    return dataset_tests.loc[compared].set_index("dataset")[column]
 
 
 def check_counting(counting) -> None:
     """Raise a ConfigError naming ``report.counting`` unless it is one of :data:`COUNTINGS`."""
     if counting not in COUNTINGS:
         raise ConfigError(f"report.counting must be one of {', '.join(COUNTINGS)}, got {counting!r}.")
-

@@ -52,10 +52,8 @@ def to_markdown(wdls: Iterable[WinDrawLoss]) -> str:
     """Markdown table, significant cells in bold."""
     cells, significant = _cells(list(wdls), dash="–")
     cells = cells.where(~significant, "**" + cells + "**")
-    return markdown_table(
-        ["comparison", *cells.columns],
-        ([label, *row] for label, row in zip(cells.index, cells.to_numpy(), strict=True)),
-    )
+    return markdown_table(["comparison", *cells.columns],
+                          ([label, *row] for label, row in zip(cells.index, cells.to_numpy(), strict=True)))
 
 
 def markdown_text(value) -> str:
@@ -135,12 +133,10 @@ def wdl_legend(draws: str, round: int | None, alpha: float, dash: str = "–", l
     """What a W-D-L table counts and tests, under the report options (``counting``: ``report.counting``)."""
     test = "draws left out" if draws == "exclude" else "draws split evenly between A and B (an odd one dropped)"
     if counting == "wilcoxon":
-        return (
-            f"Win{dash}draw{dash}loss of A vs B across datasets, counted as the SkDB paper counts (Sect. 3.1): A "
-            f"wins (loses) a dataset when a two-sided Wilcoxon signed-rank test of the paired fold losses has p "
-            f"{less_equal} {alpha} and A's mean loss is lower (higher); a draw otherwise. p: two-tailed exact "
-            f"binomial sign test of these records, {test}; bold: p {less_equal} {alpha}."
-        )
+        return (f"Win{dash}draw{dash}loss of A vs B across datasets, counted as the SkDB paper counts (Sect. 3.1): A "
+                f"wins (loses) a dataset when a two-sided Wilcoxon signed-rank test of the paired fold losses has p "
+                f"{less_equal} {alpha} and A's mean loss is lower (higher); a draw otherwise. p: two-tailed exact "
+                f"binomial sign test of these records, {test}; bold: p {less_equal} {alpha}.")
     rounded = "" if round is None else f" after rounding to {round} decimals"
     return (
         f"Win{dash}draw{dash}loss of A vs B across datasets: A wins a dataset when its mean loss "

@@ -194,9 +194,8 @@ def unchanged_report(plan: Plan, runs: LoggedRuns, report_dir: str | Path, data_
         files = {name: _file_digest(place / name) for name in manifest["files"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if files != manifest["files"] or manifest["made_of"] != report_inputs(plan, runs, data_dir):
-        return None
-    return place
+    unchanged = files == manifest["files"] and manifest["made_of"] == report_inputs(plan, runs, data_dir)
+    return place if unchanged else None
 
 
 def _file_digest(path: Path) -> str:
@@ -214,9 +213,7 @@ def report_in_the_way(place: Path, cells: set[tuple[str, str]], other_cells: boo
     if other_cells and (old is None or not cells or not old <= cells):
         found.append(f"a report of {len(old)} cells ({len({d for d, _ in old})} datasets)" if old else "a report")
     if _tracked_by_git(place):
-        found.append("tracked by git")
-    if found == ["tracked by git"]:
-        found = ["a report tracked by git"]
+        found.append("tracked by git" if found else "a report tracked by git")
     return ", ".join(found) if found else None
 
 
@@ -396,11 +393,8 @@ def _draw_figures(out: Path, report: Report) -> Figures:
 
 def _curve_lines(report: Report) -> list[str]:
     """The legend labels of the win-loss curves' lines (:func:`bncbench.report.figures.line_names`), sorted."""
-    labels = set()
-    for curves in report.curves:
-        for frame in curves.by_metric.values():
-            labels |= set(line_names(frame.groupby("line", sort=False)["model"].agg(list)).values())
-    return sorted(labels)
+    return sorted({label for curves in report.curves for frame in curves.by_metric.values()
+                   for label in line_names(frame.groupby("line", sort=False)["model"].agg(list)).values()})
 
 
 def _draw_curves(out: Path, figures: Figures, report: Report, colours: Colours, total: int) -> None:

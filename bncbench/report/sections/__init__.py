@@ -21,7 +21,6 @@ class PluginSection:
 
     Attributes
     ----------
-    title : str
     order : int
         Its place among the plug-ins' sections (lower first).
     files : tuple of str
