@@ -63,11 +63,13 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
                level_child_start, level_width, children, table_first, n_values, tree_groups, n_groups, log_tables):
     """(n, n_classes, n_groups) sums of the log tables of each group of trees (group -1 is in all) at
     the entries of the nodes ``_deepest_nodes`` finds."""
-    out = np.zeros((codes.shape[0], n_classes, n_groups))
+    out = np.empty((codes.shape[0], n_classes, n_groups))
     for block in prange((codes.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
         node, walking = np.empty(n_classes, dtype=np.int64), np.empty(n_classes, dtype=np.bool_)
+        row_sums = np.empty((n_classes, n_groups))  # a row's sums, added up here rather than in ``out`` (1.8x for NB)
         for i in range(block * ROW_BLOCK, min(codes.shape[0], (block + 1) * ROW_BLOCK)):
             row = codes[i]
+            row_sums[:] = 0.0
             for t in range(roots.shape[0]):
                 is_class, x = _child_value(row, t, child_columns, class_column)
                 if x < 0:
@@ -79,9 +81,10 @@ def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_c
                     log_p = log_tables[table_first[t] + (node[c] - roots[t]) * n_values[t] + (c if is_class else x)]
                     if group < 0:
                         for g in range(n_groups):
-                            out[i, c, g] += log_p
+                            row_sums[c, g] += log_p
                     else:
-                        out[i, c, group] += log_p
+                        row_sums[c, group] += log_p
+            out[i] = row_sums
     return out
 
 
