@@ -20,16 +20,24 @@ ROW_BLOCK = 256
 
 
 @njit(cache=True, inline="always")
-def _deepest_nodes(row, t, class_column, roots, depths, variables, level_first_node, level_child_start, level_width,
-                   children, node, walking):
+def _entries(row, t, class_column, roots, depths, variables, child_columns, level_first_node, level_child_start,
+             level_width, children, table_first, n_values, node, entry):
     """Into ``node[c]``, for every class c, the node of tree ``t`` at the deepest context the row reached in
-    training under class c. The classes' walks go down level by level together: their reads of ``children`` are
-    independent, so the processor overlaps them (a walk per class, one after the other, took twice as long for
-    kDB-5). A walk stops at a missing parent value (every class's) or an unseen combination (its class's); a
-    node's children are found from its number (the nodes of a level are consecutive)."""
-    for c in range(node.shape[0]):
-        node[c], walking[c] = roots[t], True
+    training under class c, and into ``entry[c]`` the index in the flat tables of its child's value there;
+    False, and nothing filled, when the child's value was never seen in training (``UNSEEN``: the tree carries no
+    evidence for the row).
+
+    The classes' walks go down level by level together: their reads of ``children`` are independent, so the
+    processor overlaps them (a walk per class, one after the other, took twice as long for kDB-5). A walk stops
+    at a missing parent value (every class's) or an unseen combination (its class's, ``entry`` marking it -1 on
+    the way); a node's children are found from its number (the nodes of a level are consecutive)."""
+    is_class = child_columns[t] == class_column
+    x = 0 if is_class else row[child_columns[t]]
+    if x < 0:
+        return False
     n_walking = node.shape[0]
+    for c in range(n_walking):
+        node[c], entry[c] = roots[t], 0
     for level in range(depths[t]):
         parent = variables[t, level]
         value = row[parent] if parent != class_column else 0
@@ -37,53 +45,42 @@ def _deepest_nodes(row, t, class_column, roots, depths, variables, level_first_n
             break
         first, start, width = level_first_node[t, level], level_child_start[t, level], level_width[t, level]
         for c in range(node.shape[0]):
-            if walking[c]:
+            if entry[c] == 0:
                 child = children[start + (node[c] - first) * width + (c if parent == class_column else value)]
                 if child < 0:
-                    walking[c] = False
+                    entry[c] = -1
                     n_walking -= 1
                 else:
                     node[c] = child
         if n_walking == 0:
             break
-
-
-@njit(cache=True, inline="always")
-def _child_value(row, t, child_columns, class_column):
-    """Whether tree ``t``'s child is the class and, if not, its value in the row (``UNSEEN``, -1, for a
-    value never seen in training: the tree is then skipped for the row, no evidence); what does not depend
-    on the class, read once per row and tree."""
-    if child_columns[t] == class_column:
-        return True, 0
-    return False, row[child_columns[t]]
+    for c in range(node.shape[0]):
+        entry[c] = table_first[t] + (node[c] - roots[t]) * n_values[t] + (c if is_class else x)
+    return True
 
 
 @njit(cache=True, parallel=True)
 def _log_joint(codes, n_classes, class_column, roots, depths, variables, child_columns, level_first_node,
                level_child_start, level_width, children, table_first, n_values, tree_groups, n_groups, log_tables):
     """(n, n_classes, n_groups) sums of the log tables of each group of trees (group -1 is in all) at
-    the entries of the nodes ``_deepest_nodes`` finds."""
+    the entries ``_entries`` finds."""
     out = np.empty((codes.shape[0], n_classes, n_groups))
     for block in prange((codes.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        node, walking = np.empty(n_classes, dtype=np.int64), np.empty(n_classes, dtype=np.bool_)
+        node, entry = np.empty(n_classes, dtype=np.int64), np.empty(n_classes, dtype=np.int64)
         row_sums = np.empty((n_classes, n_groups))  # a row's sums, added up here rather than in ``out`` (1.8x for NB)
         for i in range(block * ROW_BLOCK, min(codes.shape[0], (block + 1) * ROW_BLOCK)):
-            row = codes[i]
             row_sums[:] = 0.0
             for t in range(roots.shape[0]):
-                is_class, x = _child_value(row, t, child_columns, class_column)
-                if x < 0:
+                if not _entries(codes[i], t, class_column, roots, depths, variables, child_columns, level_first_node,
+                                level_child_start, level_width, children, table_first, n_values, node, entry):
                     continue
-                _deepest_nodes(row, t, class_column, roots, depths, variables, level_first_node, level_child_start,
-                               level_width, children, node, walking)
                 group = tree_groups[t]
                 for c in range(n_classes):
-                    log_p = log_tables[table_first[t] + (node[c] - roots[t]) * n_values[t] + (c if is_class else x)]
                     if group < 0:
                         for g in range(n_groups):
-                            row_sums[c, g] += log_p
+                            row_sums[c, g] += log_tables[entry[c]]
                     else:
-                        row_sums[c, group] += log_p
+                        row_sums[c, group] += log_tables[entry[c]]
             out[i] = row_sums
     return out
 
@@ -96,19 +93,10 @@ def _cells(codes, n_classes, class_column, roots, depths, variables, child_colum
     was never seen in training; and alike, the node whose table row holds that entry."""
     cells = np.full((codes.shape[0], n_classes, roots.shape[0]), -1, dtype=np.int64)
     nodes = np.full((codes.shape[0], n_classes, roots.shape[0]), -1, dtype=np.int64)
-    for block in prange((codes.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK):
-        node, walking = np.empty(n_classes, dtype=np.int64), np.empty(n_classes, dtype=np.bool_)
-        for i in range(block * ROW_BLOCK, min(codes.shape[0], (block + 1) * ROW_BLOCK)):
-            row = codes[i]
-            for t in range(roots.shape[0]):
-                is_class, x = _child_value(row, t, child_columns, class_column)
-                if x < 0:
-                    continue
-                _deepest_nodes(row, t, class_column, roots, depths, variables, level_first_node, level_child_start,
-                               level_width, children, node, walking)
-                for c in range(n_classes):
-                    nodes[i, c, t] = node[c]
-                    cells[i, c, t] = table_first[t] + (node[c] - roots[t]) * n_values[t] + (c if is_class else x)
+    for i in prange(codes.shape[0]):
+        for t in range(roots.shape[0]):
+            _entries(codes[i], t, class_column, roots, depths, variables, child_columns, level_first_node,
+                     level_child_start, level_width, children, table_first, n_values, nodes[i, :, t], cells[i, :, t])
     return cells, nodes
 
 
@@ -217,7 +205,7 @@ class PackedNetwork:
         return _cells(np.ascontiguousarray(codes, dtype=np.int64), self.n_classes, self.class_column, *self.walk_arrays())
 
     def walk_arrays(self) -> tuple:
-        """The arrays the kernels read to walk down the trees (``_deepest_nodes``) and find the entries, in order."""
+        """The arrays the kernels read to walk down the trees (``_entries``) and find the entries, in order."""
         return (self.roots, self.depths, self.variables, self.child_columns, self.level_first_node,
                 self.level_child_start, self.level_width, self.children, self.table_first, self.n_values)
 
