@@ -34,7 +34,7 @@ from numba import njit
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.csv_ids import CsvIds, chunk_starts, stream_at, unique_columns
 from bncbench.bnc.distributed import accumulate_on
-from bncbench.bnc.encoding import CategoryEncoder
+from bncbench.bnc.encoding import CategoryEncoder, looked_up
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.data import MDLDiscretizer
@@ -157,15 +157,12 @@ class ChunkedCodes:
         values = self._ids.values()
         if (sizes := [len(column) for column in values]) != self._id_sizes:
             self._lookup, self._id_sizes = self._id_lookup(values), sizes
-        return _looked_up(ids, *self._lookup)
+        return _column_major_codes(ids, *self._lookup)
 
     def _id_lookup(self, values: list) -> tuple[np.ndarray, np.ndarray]:
-        """For ``_looked_up``: the codes of every column's ids, given its values in the order of their ids, side by
-        side, and where each column's start."""
-        lookups = []
-        for (encoder, k), column in zip(self._encoders(), values):
-            lookup = encoder.lookup(k, column)  # the missing value's code last; its id is 0
-            lookups.append(np.concatenate([lookup[-1:], lookup[:-1]]))
+        """For ``encoding.looked_up``: the codes of every column's ids, given its values in the order of their ids
+        (``CategoryEncoder.lookup``: id 0 missing), side by side, and where each column's start."""
+        lookups = [encoder.lookup(k, column) for (encoder, k), column in zip(self._encoders(), values)]
         return np.concatenate(lookups), np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
 
     def codes(self, frame: pd.DataFrame) -> np.ndarray:
@@ -216,7 +213,7 @@ class ChunkedCodes:
             reader = CsvIds(*self._csv_columns)
             ids = next(reader.chunks(self.path, self.chunk_rows, chunk.start))
             ids = ids if chunk.keep is None else _rows_where(ids, chunk.keep)
-            return _looked_up(ids, *self._id_lookup(reader.all_values()))
+            return _column_major_codes(ids, *self._id_lookup(reader.all_values()))
         table = _table_at(self.path, self.chunk_rows, chunk.start)
         table = table if chunk.keep is None else _rows_where(table, chunk.keep)
         return self.codes(_frame(table, self.numeric, self.path))
@@ -244,18 +241,10 @@ class ChunkedCodes:
             yield self.codes(_frame(table, self.numeric, path)), table
 
 
-@njit(cache=True)
-def _looked_up(ids, lookup, offsets):
-    """``lookup[offsets[j] + ids[r, j]]`` for every row ``r`` and column ``j``, Fortran-ordered (a column's codes side
-    by side, as counting reads them); one loop where numpy's ``take`` of the shifted ids made two copies (1,000,000
-    rows of 21 columns: 0.12 s against 0.03 s)."""
-    n_rows, n_columns = ids.shape
-    codes = np.empty((n_columns, n_rows), dtype=lookup.dtype)
-    for j in range(n_columns):
-        offset = offsets[j]
-        for r in range(n_rows):
-            codes[j, r] = lookup[offset + ids[r, j]]
-    return codes.T
+def _column_major_codes(ids: np.ndarray, lookup: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The codes of rows of value ids (``encoding.looked_up``), Fortran-ordered: a column's codes side by side, as
+    counting reads them."""
+    return looked_up(ids, lookup, offsets, np.empty((ids.shape[1], ids.shape[0]), dtype=lookup.dtype).T)
 
 
 class _Ids(NamedTuple):
