@@ -42,10 +42,9 @@ Petal's ``gigal``, built by hand outside the repository from anamf/SKDB at
 Without ``--petal`` ours alone are measured.
 
 Found (``reports/counting_speed/README.md``: 1M and 2M training rows, 3 rounds, a 2-vCPU machine at a load average
-of 7.5-12): in CPU time ours fits faster than Petal for every model, in memory and out of core (Petal/ours
-1.18-5.57); it predicts faster in memory except kDB-5 (0.79 and 0.80), and out of core except kDB-5 (0.72 and 0.91)
-and NB at 2M (0.85, rounds 0.77-1.14); the out-of-core predict takes 1.32 and 1.50 times the in-memory one for NB,
-1.24 and 1.12 for kDB-1, at most 1.09 for kDB-5 and SkDB.
+of 2-4, commit 0fd221e): in CPU time ours fits faster than Petal for every model, in memory and out of core (Petal/ours
+1.11-5.60), and predicts faster in memory for every model (1.32-1.97); out of core, where both parse the test text,
+the predict is about even (0.87-1.21: NB 0.87 and 0.89, SkDB at 2M 0.87), and it takes 1.31-1.88 times ours in memory.
 """
 
 import argparse
