@@ -60,7 +60,8 @@ def test_every_experiment_composes(name):
     assert experiment["models"] == written(name)["models"]  # MODELS has them all
     assert experiment["datasets"][0] == written(name)["first_dataset"]
     assert experiment["datasets"] and experiment["models"]
-    assert set(experiment["metrics"]) <= {"zero_one_loss", "rmse", "log_loss", "kl_to_truth", "tv_to_truth"}
+    assert set(experiment["metrics"]) <= {"zero_one_loss", "rmse", "log_loss", "kl_to_truth", "tv_to_truth",
+                                          "peak_rss_bytes", "cpu_seconds"}
 
 
 def test_default_experiment_is_smoke_with_enough_cells():

@@ -23,6 +23,7 @@ from bncbench.protocol.cell import Plan
 from bncbench.protocol.cost_features import config_features
 from bncbench.protocol.cross_validation import predictions_bytes
 from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
+from bncbench.tracking import tags as tag
 
 #: What an experiment's lists name, keyed by the experiment field that names them: the dataset configs
 #: (``conf/dataset``) and the models (``bncbench.protocol.models``).
@@ -31,9 +32,10 @@ NAMED_GROUPS = {"datasets": "dataset", "models": "model"}
 #: Settings of ``cv`` that only ``cv.discretisation=equal_frequency`` reads.
 EQUAL_FREQUENCY_SETTINGS = ("cv.bins", "cv.sample_rows")
 
-#: Metrics every run logs (per fold and as means), which an experiment's report may compare; and, on a
-#: synthetic dataset, the distances to the true P(y | x) (``bncbench.core.metrics.TRUTH``).
-RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds", *TRUTH)
+#: Metrics every run logs (per fold and as means), which an experiment's report may compare; on a
+#: synthetic dataset, the distances to the true P(y | x) (``bncbench.core.metrics.TRUTH``); and each cell's
+#: peak memory and CPU time (``tag.RESOURCES``, one value a cell).
+RUN_METRICS = ("zero_one_loss", "rmse", "log_loss", "fit_seconds", "predict_seconds", *TRUTH, *tag.RESOURCES)
 
 
 def check_settings(cfg: DictConfig) -> None:

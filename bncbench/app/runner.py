@@ -18,6 +18,7 @@ import yaml
 from bncbench import tracking
 from bncbench.app.diagnostics import diagnostics_record
 from bncbench.core.errors import BncbenchError, NotApplicableError
+from bncbench.core.resources import CellResources
 from bncbench.data import load_dataset, resolve_data_dir
 from bncbench.data.dataset import dataset_file
 from bncbench.data.digest import dataset_digest
@@ -202,16 +203,17 @@ def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
     stored = dataset_file(spec, destination.data_dir)  # fetched or drawn into the store if absent
     data = dataset_digest(spec, destination.data_dir)
     tags = {tag.DATA_DIGEST: data.digest}
-    if _out_of_core(stored, destination):
-        tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
-        log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
-        result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
-                                     destination.chunk_rows, destination.sample_rows, destination.scheduler,
-                                     destination.local_workers)
-    else:
-        dataset = load_dataset(spec, destination.data_dir)
-        result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
-                                **cv.discretiser_params())
+    with CellResources() as resources:  # the data file drawn or fetched and its digest are not the cell's work
+        if _out_of_core(stored, destination):
+            tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
+            log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
+            result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
+                                         destination.chunk_rows, destination.sample_rows, destination.scheduler,
+                                         destination.local_workers)
+        else:
+            dataset = load_dataset(spec, destination.data_dir)
+            result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
+                                    **cv.discretiser_params())
     numbers, files = diagnostics_record(result.diagnostics)
     losses = {name: dict(enumerate(values)) for name, values in result.metrics.items()}
     artifacts = {
@@ -222,7 +224,16 @@ def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
     }
     return CellRecord("", cell.run_name, "FINISHED", None, None, tags, _params(cell, destination),
                       inputs=(provenance.dataset_input(data).to_dictionary(),),
-                      history=fold_history(losses | numbers, int(time.time() * 1000)), artifacts=artifacts)
+                      history=_history(losses | numbers, resources), artifacts=artifacts)
+
+
+def _history(per_fold: dict, resources: CellResources) -> list:
+    """The cell's metrics as logged: the folds' values and their means (``fold_history``), then the cell's peak
+    resident memory (where measured) and CPU seconds, one value each at step 0."""
+    now = int(time.time() * 1000)
+    measured = {tag.PEAK_RSS: resources.peak_rss_bytes, tag.CPU_SECONDS: resources.cpu_seconds}
+    return fold_history(per_fold, now) + [(name, float(value), 0, now) for name, value in measured.items()
+                                          if value is not None]
 
 
 def _config(cell: Cell, destination: Destination) -> bytes:

@@ -9,7 +9,8 @@ checksums again. :func:`problems` checks what can be checked from the bundle alo
 - the ``cfg_hash`` tag is the hash of the run's params (``bncbench.protocol.cell.logged_hashes``), so
   that a run cannot be read as a cell of other settings than those it logged;
 - every metric is logged once per step; each ``fold/<metric>`` has its mean ``<metric>``, logged
-  once, equal to the mean of the folds (within ``REL_TOLERANCE``); each loss has one value per fold
+  once, equal to the mean of the folds (within ``REL_TOLERANCE``), and each mean its folds but a cell's
+  peak memory and CPU time (``tag.RESOURCES``, one value a cell); each loss has one value per fold
   of the run's cross-validation (``cv.repetitions`` x ``cv.folds``), and no fold lies outside it;
 - the dataset inputs read the data of the ``data_digest`` tag;
 - every name and value is one MLflow's store takes whole (not refused, not cut to its length);
@@ -222,7 +223,8 @@ def _number_problems(metrics: pd.DataFrame, folds: dict[str, int]) -> Iterator[t
     for (run_id, key), logged in means[means["size"] > 1].iterrows():
         yield run_id, f"metric {key} (a mean) is logged {int(logged['size'])} times"
     for run_id, key in means.index.difference(series.index):
-        yield run_id, f"metric {key} is a mean without its folds ({tag.FOLD_PREFIX}{key})"
+        if key not in tag.RESOURCES:  # one value a cell, no folds (bncbench.core.resources)
+            yield run_id, f"metric {key} is a mean without its folds ({tag.FOLD_PREFIX}{key})"
     for run_id, key in series.index.difference(means.index):
         yield run_id, f"metric {tag.FOLD_PREFIX}{key} has no mean ({key})"
     expected = series.index.get_level_values("run_id").map(folds).to_numpy()

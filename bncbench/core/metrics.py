@@ -115,6 +115,7 @@ DOMAINS = {
     "errors": (0.0, np.inf), "test_rows": (1.0, np.inf), "zero_probability_rows": (0.0, np.inf),
     "clipped_log_loss": (0.0, LOG_LOSS_MAX), "kl_to_truth": (0.0, LOG_LOSS_MAX), "tv_to_truth": (0.0, 1.0),
     "fit_seconds": (0.0, np.inf), "predict_seconds": (0.0, np.inf),
+    "peak_rss_bytes": (1.0, np.inf), "cpu_seconds": (0.0, np.inf),  # one value a cell (bncbench.core.resources)
 }
 #: The counts of ``DOMAINS`` whose folds are whole numbers (their means need not be).
 WHOLE_COUNTS = ("errors", "test_rows", "zero_probability_rows")

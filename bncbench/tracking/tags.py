@@ -33,9 +33,14 @@ GIT_DIRTY = "mlflow.source.git.dirty"
 #: The tags without which a run is not a cell's.
 CELL = (DATASET, MODEL, CFG_HASH)
 FOLD_PREFIX = "fold/"
+#: A cell's peak resident memory in bytes and its CPU seconds (``bncbench.core.resources``), each one value for the
+#: whole cell, logged at step 0 with no ``fold/`` values; no peak is logged where it cannot be measured per cell.
+PEAK_RSS = "peak_rss_bytes"
+CPU_SECONDS = "cpu_seconds"
+RESOURCES = (PEAK_RSS, CPU_SECONDS)
 #: The metrics of the machine that ran a cell rather than of the cell: two runs of one cell differ in
 #: them, and in nothing else (``bncbench.tracking.record.CellRecord.numbers``).
-TIMINGS = ("fit_seconds", "predict_seconds")
+TIMINGS = ("fit_seconds", "predict_seconds", *RESOURCES)
 CONFIG_ARTIFACT = "config.yaml"
 PREDICTIONS_ARTIFACT = "predictions.parquet"
 STRUCTURE_ARTIFACT = "structure.json"

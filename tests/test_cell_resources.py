@@ -1,0 +1,65 @@
+"""Each cell's run logs its peak resident memory and its CPU time, measured over that cell alone."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from bncbench.app.runner import run_cell
+from bncbench.core import resources
+from bncbench.core.resources import CellResources
+from bncbench.tracking import tags as tag
+
+LINUX = sys.platform.startswith("linux") and Path("/proc/self/clear_refs").exists()
+
+
+def run_and_read(plan_cell, new_store, directory, dataset):
+    """The logged run of ``dataset``'s NB cell (one repetition of 2 folds, in memory) in a new store."""
+    uri = new_store(directory)
+    cell, destination = plan_cell(dataset, "nb_m_estimate", f"tracking_uri={uri}",
+                                  f"data_dir={directory.parent / 'data'}", "out_of_core.memory_gb=1000",
+                                  "cv.repetitions=1")
+    assert run_cell(cell, destination).status == "finished"
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    (run,) = client.search_runs([client.get_experiment_by_name(destination.experiment).experiment_id])
+    return client, run
+
+
+def test_a_cell_logs_its_cpu_time_and_its_own_peak_memory(plan_cell, new_store, tmp_path):
+    """Run after the small cell, in the same process, the cell of ten times its rows has the larger peak: the
+    high-water mark is reset at each cell's start. Each is one value for the cell, with no fold values."""
+    client, small = run_and_read(plan_cell, new_store, tmp_path / "small", "synthetic-kdb2-1e4")
+    _, large = run_and_read(plan_cell, new_store, tmp_path / "large", "synthetic-kdb2-1e5")
+    for run in (small, large):
+        assert run.data.metrics[tag.CPU_SECONDS] > 0
+        assert tag.FOLD_PREFIX + tag.CPU_SECONDS not in run.data.metrics
+    assert [m.step for m in client.get_metric_history(small.info.run_id, tag.CPU_SECONDS)] == [0]
+    if not LINUX:
+        assert tag.PEAK_RSS not in small.data.metrics
+        return
+    assert small.data.metrics[tag.PEAK_RSS] > 0
+    # the 1e5 rows' 20 attributes take tens of MB more than the 1e4 rows' in memory
+    assert large.data.metrics[tag.PEAK_RSS] > small.data.metrics[tag.PEAK_RSS] + 20 * 2**20
+
+
+@pytest.mark.skipif(not LINUX, reason="needs /proc/self/clear_refs")
+def test_the_peak_is_that_since_the_cell_started_not_since_the_process_did():
+    held = b"x" * (200 * 2**20)  # written, so resident (a zeroed bytearray may not be)
+    del held
+    with CellResources() as measured:
+        small = b"x" * (10 * 2**20)
+    assert small and 0 < measured.peak_rss_bytes
+    with CellResources() as larger:
+        large = b"x" * (100 * 2**20)
+    assert large and larger.peak_rss_bytes >= measured.peak_rss_bytes + 80 * 2**20
+    assert measured.cpu_seconds >= 0 and larger.cpu_seconds >= 0
+
+
+def test_without_proc_no_peak_is_measured(monkeypatch, tmp_path):
+    """As on macOS: no /proc, so no number rather than a wrong one; the CPU time is still measured."""
+    monkeypatch.setattr(resources, "CLEAR_REFS", tmp_path / "absent" / "clear_refs")
+    with CellResources() as measured:
+        sum(range(10_000))
+    assert measured.peak_rss_bytes is None and measured.cpu_seconds >= 0
