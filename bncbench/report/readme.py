@@ -27,10 +27,11 @@ FOLD_TESTS = {"t_p_value": "5x2cv t", "f_p_value": "5x2cv F", "wilcoxon_p_value"
 @dataclass
 class Section:
     """A section of the README: its title, its content, and why some of it is not shown (all of it
-    when ``body`` is empty)."""
+    when ``body`` is empty); a ``body`` of None leaves the section out of the README entirely (a plug-in whose
+    runs do not have what it shows, so that reports of other runs are unchanged)."""
 
     title: str
-    body: list[str]
+    body: list[str] | None
     reasons: list[str] = field(default_factory=list)
 
 
@@ -52,6 +53,8 @@ def render_sections(sections: list[Section]) -> tuple[list[str], list[str]]:
     """
     lines, left_out = [], []
     for section in sections:
+        if section.body is None:
+            continue
         if section.body:
             reasons = [f"- not drawn: {why}" for why in section.reasons]
             lines += [f"## {section.title}", "", *section.body, *reasons, *([""] if reasons else [])]
