@@ -188,3 +188,20 @@ def test_sigterm_stops_an_import_with_its_experiment_tagged_and_no_half_run(tmp_
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
     runs = client.search_runs([experiment.experiment_id], max_results=5000)
     assert runs and {run.info.status for run in runs} == {"FINISHED"}
+
+
+def test_a_sigterm_lost_in_a_finaliser_is_raised_when_the_block_ends():
+    """A SIGTERM whose exception Python drops (raised in a ``__del__`` or a weakref callback: "Exception ignored")
+    still stops the command: ``sigterm_as_interrupt`` raises it at the block's end (a CI run saw an import go on)."""
+    from bncbench.app.interrupts import Interrupted, sigterm_as_interrupt
+
+    class SignalledWhileCollected:
+        def __del__(self):
+            signal.raise_signal(signal.SIGTERM)
+
+    finished, before = False, signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted):
+        with sigterm_as_interrupt():
+            SignalledWhileCollected()  # collected at once: the handler's exception is raised inside __del__, dropped
+            finished = True
+    assert finished and signal.getsignal(signal.SIGTERM) == before  # the handler before it put back
