@@ -39,7 +39,7 @@ import pandas as pd
 
 from bncbench import BNClassifier
 from bncbench.data import load_dataset
-from bncbench.protocol.cross_validation import class_codes, cross_validate, discretiser, repeated_folds
+from bncbench.protocol.cross_validation import FoldFit, class_codes, cross_validate, discretiser, repeated_folds
 from bncbench.protocol.models import model_spec
 from bncbench.report.win_draw_loss import win_draw_loss
 
@@ -55,8 +55,9 @@ def compiled_driver(classpath: str, directory: Path) -> str:
     return f"{directory}:{classpath}"
 
 
-def authors_fold(classpath: str, dataset, k: int, iterations: int, tying: str, train, test, rep_seed, scratch):
+def authors_fold(classpath: str, dataset, k: int, iterations: int, tying: str, in_test, rep_seed, scratch):
     """One fold fitted by the authors' library: ``repeated_folds``'s ``fit_predict``."""
+    train, test = np.flatnonzero(~in_test), np.flatnonzero(in_test)
     X_train, X_test = dataset.X.iloc[train], dataset.X.iloc[test]
     y_train = dataset.y.iloc[train]
     mdl = discretiser("mdl", rep_seed).set_params(missing="bin").fit(X_train, y_train)
@@ -88,10 +89,7 @@ def authors_fold(classpath: str, dataset, k: int, iterations: int, tying: str, t
     log_joint = np.loadtxt(lines[:-1], ndmin=2) + log_prior
     fold_proba = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
     fold_proba /= fold_proba.sum(axis=1, keepdims=True)
-    classes = class_codes(dataset.y)[0]
-    proba = np.zeros((len(test), len(classes)))
-    proba[:, np.searchsorted(classes, np.asarray(structure.classes_, dtype=object))] = fold_proba
-    return proba, {"fit_seconds": seconds, "predict_seconds": 0.0}, None, None
+    return FoldFit(None, structure.classes_, seconds, [(fold_proba, None, 0.0)])
 
 
 def fold_rows(result, key: dict) -> list[dict]:
@@ -125,9 +123,9 @@ def run(args) -> None:
                     if classpath is None:
                         result = cross_validate(dataset, model, seed=1)
                     else:
-                        def fit_predict(train, test, rep_seed, warm_up, classpath=classpath):
+                        def fit_predict(in_test, rep_seed, warm_up, classpath=classpath):
                             return authors_fold(classpath, dataset, k, args.iterations, args.tying,
-                                                train, test, rep_seed, scratch)
+                                                in_test, rep_seed, scratch)
                         result = repeated_folds(name, model, classes, y_codes, 5, 2, 1, fit_predict)
                     rows = pd.DataFrame(fold_rows(result, key))
                     rows.to_csv(out, mode="a", header=not out.exists(), index=False)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs an experiment one dataset at a time and commits what finishes, so that a computation longer than a
 # sitting goes on, on any machine, from what is committed (docs/bundles.md, "slices"). For each dataset of
-# DATASETS: its cells one at a time (one worker, one numba thread) into the store STORE; every 20 minutes the
+# DATASETS: its cells WORKERS at a time (default 1; one numba thread each) into the store STORE; every 20 minutes the
 # dataset's finished cells as a checkpoint bundle in reports/<experiment>/in_progress/<dataset>/, committed when
 # cells finished since the last one; once every cell is finished, its bundle in reports/<experiment>/bundles/,
 # committed, and its checkpoint removed. From the root of a checkout with bncbench installed:
@@ -22,6 +22,7 @@ STORE=${STORE:-sqlite:///runs/slices-$EXPERIMENT.db}
 EXPORT=${EXPORT:-}
 OVERRIDES=${OVERRIDES:-}
 CHECKPOINT_SECONDS=${CHECKPOINT_SECONDS:-1200}
+WORKERS=${WORKERS:-1}
 reports=reports/$EXPERIMENT
 mkdir -p "$reports/bundles"
 # Linux groups a session's processes (autogroup) and shares the CPU between sessions, whatever their nice:
@@ -61,7 +62,7 @@ fi
 for dataset in $DATASETS; do
     say "$dataset: start"
     # shellcheck disable=SC2086  # OVERRIDES holds several overrides
-    python -m bncbench run "experiment=$EXPERIMENT" "experiment.datasets=[$dataset]" executor.n_jobs=1 \
+    python -m bncbench run "experiment=$EXPERIMENT" "experiment.datasets=[$dataset]" "executor.n_jobs=$WORKERS" \
         numba_threads=1 $OVERRIDES "tracking_uri=$STORE" &
     run=$!
     while true; do

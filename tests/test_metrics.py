@@ -62,3 +62,25 @@ def test_the_all_class_rmse_by_hand_and_equal_to_the_true_class_one_on_two_class
     assert rmse_all_classes(three, y) == pytest.approx(np.sqrt((0.26 + 1.04) / 6))
     assert rmse(three, y) == pytest.approx(np.sqrt((0.4**2 + 0.8**2) / 2))
     assert rmse_all_classes(PROBA, Y) == pytest.approx(rmse(PROBA, Y))  # two classes: one squared error twice
+
+
+def test_every_logged_number_summed_a_chunk_of_rows_at_a_time_equals_it_on_the_whole_fold():
+    """The out-of-core cross-validation sums a fold's metrics over chunks of test rows (RunningMetrics) rather than
+    holding the fold's predictions: the same numbers, but for the order of the additions."""
+    from bncbench.core.metrics import CLIPPING, COUNTS, LOGGED_LOSSES, TRUTH, RunningMetrics
+
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet(np.full(4, 0.3), size=1000)
+    proba[:50, 0] = 0.0  # rows whose true class gets probability 0: clipped
+    y = rng.integers(0, 4, size=1000)
+    y[:50] = 0
+    truth = rng.dirichlet(np.ones(4), size=1000)
+    by_rows, by_truth = {**LOGGED_LOSSES, **CLIPPING, **COUNTS}, TRUTH
+    running, distances = RunningMetrics(by_rows), RunningMetrics(by_truth)
+    for rows in np.array_split(np.arange(1000), [1, 37, 500, 999]):
+        running.add(proba[rows], y[rows])
+        distances.add(proba[rows], truth[rows])
+    whole = {name: metric(proba, y) for name, metric in by_rows.items()}
+    whole |= {name: metric(proba, truth) for name, metric in by_truth.items()}
+    assert running.values() | distances.values() == pytest.approx(whole, rel=1e-12)
+    assert running.values()["zero_probability_rows"] == 50 and running.values()["test_rows"] == 1000

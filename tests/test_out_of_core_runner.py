@@ -99,3 +99,18 @@ def test_the_runner_learns_a_dataset_above_the_threshold_out_of_core_with_the_sa
     assert sum("fitted out of core on 5000 rows" in line for line in lines) == 4  # one per fold and run
     assert sum("counting on the dask scheduler at tcp://" in line and "(workers: 1)" in line for line in lines) == 1
 
+
+
+def test_the_predictions_go_to_their_file_a_chunk_at_a_time(tmp_path):
+    """Out of core, a fold's predictions are written as each chunk is predicted, never held for the fold: a row
+    group a chunk, and the rows, classes and probabilities of the in-memory cross-validation."""
+    import pyarrow.parquet as pq
+
+    model = model_spec("nb_laplace")
+    in_memory = cross_validate(load_dataset(SYNTHETIC, tmp_path), model, repetitions=2, folds=2, seed=5)
+    written = tmp_path / "predictions.parquet"
+    chunked = cross_validate_file(dataset_file(SYNTHETIC, tmp_path), model, repetitions=2, folds=2, seed=5,
+                                  chunk_rows=100, predictions_to=written)
+    assert chunked.predictions_parquet == written
+    assert pq.ParquetFile(written).num_row_groups == 4 * 15  # a fold's test rows come in the 15 chunks of the file
+    pd.testing.assert_frame_equal(chunked.predictions, in_memory.predictions, rtol=1e-9)

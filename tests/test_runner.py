@@ -225,3 +225,25 @@ def test_an_hdp_cell_whose_chains_end_before_a_concentration_update_is_logged(tm
     assert len(client.get_metric_history(run.info.run_id, "fold/hdp_concentration_level1")) == 10
     trace = pd.read_csv(client.download_artifacts(run.info.run_id, "hdp_concentration_trace.csv", str(tmp_path)))
     assert len(trace) == 0 and "value" in trace.columns
+
+
+@pytest.mark.parametrize("folds", [2, 3, 10])
+def test_the_folds_are_scikit_learns_stratified_folds(folds):
+    """stratified_test_folds computes StratifiedKFold's folds in a byte a row: the same folds, with classes rarer
+    than the folds, classes whose codes are not in order of appearance, and one first seen past the first block."""
+    import warnings
+
+    from sklearn.model_selection import StratifiedKFold
+
+    from bncbench.protocol.cross_validation import stratified_test_folds
+
+    rng = np.random.default_rng(folds)
+    for y in [rng.integers(0, 5, size=331), rng.choice(4, size=200, p=[0.01, 0.09, 0.3, 0.6]),
+              np.r_[np.full(7, 3), rng.integers(1, 3, size=(1 << 20) + 5), [0, 0, 4]]]:
+        for seed in rng.integers(0, 2**32, size=3):
+            expected = np.empty(len(y), dtype=int)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "The least populated class ..."
+                for fold, (_, test) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=seed).split(y, y)):
+                    expected[test] = fold
+            assert np.array_equal(stratified_test_folds(y, folds, int(seed)), expected)

@@ -3,7 +3,6 @@ experiment's names (datasets, models, comparisons), its models' structures and e
 command-line overrides; each failure is one ``ConfigError`` naming the setting and what it may be.
 """
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +12,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
 
 from bncbench.app import some_of
-from bncbench.app.schema import Executors, check_types
+from bncbench.app.schema import check_types
 from bncbench.bnc.estimators import estimator_settings
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
@@ -21,7 +20,6 @@ from bncbench.core.metrics import TRUTH
 from bncbench.core.names import check_path_name
 from bncbench.protocol.cell import Plan
 from bncbench.protocol.cost_features import config_features
-from bncbench.protocol.cross_validation import predictions_bytes
 from bncbench.protocol.models import experiment_comparisons, grid_models, reads_setting
 from bncbench.tracking import tags as tag
 
@@ -261,16 +259,10 @@ def check_config_folder(entry: str) -> None:
                               "first. Rename it.")
 
 
-def check_cell_sizes(plan: Plan, data_dir: Path, executor: Executors) -> None:
+def check_cell_sizes(plan: Plan, data_dir: Path) -> None:
     """Refuse CV settings that a dataset of the plan cannot take, before any cell runs: more equal-frequency
-    bins than the rows they are fitted on, more folds than a dataset has rows, or more repetitions than its
-    cell's predictions can hold in memory (this machine's, or a SLURM task's ``executor.mem_gb``;
-    ``bncbench.protocol.cross_validation.predictions_bytes``). A dataset the store does not describe counts
-    as the fewest rows that the folds can split."""
-    if executor.kind == "slurm":
-        memory, whose = executor.mem_gb * 2**30, f"a cell's executor.mem_gb={executor.mem_gb}"
-    else:
-        memory, whose = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "this machine's memory"
+    bins than the rows they are fitted on, or more folds than a dataset has rows. A dataset the store does not
+    describe counts as the fewest rows that the folds can split."""
     cv = plan.cv
     if cv.discretisation == "equal_frequency" and cv.bins > cv.sample_rows:
         raise ConfigError(f"cv.bins={cv.bins} is more than cv.sample_rows={cv.sample_rows}, the training rows the bins "
@@ -278,20 +270,11 @@ def check_cell_sizes(plan: Plan, data_dir: Path, executor: Executors) -> None:
     sizes = {}
     for cell in plan.cells:
         try:
-            size = config_features(data_dir, cell.semantic()["dataset"])
-            sizes[cell.dataset] = (size.rows, size.classes)
+            sizes[cell.dataset] = config_features(data_dir, cell.semantic()["dataset"]).rows
         except DatasetError:
-            sizes[cell.dataset] = (cv.folds, 2)
-    for name, (rows, _) in sizes.items():
+            sizes[cell.dataset] = cv.folds
+    for name, rows in sizes.items():
         if rows < cv.folds:
             raise ConfigError(f"cv.folds={cv.folds} is more than the {rows} rows of dataset {name!r}: each fold tests "
                               f"some rows. Use cv.folds <= {rows}, or leave the dataset out "
                               "(experiment.datasets=[...]).")
-    name, (rows, classes) = max(sizes.items(), key=lambda item: predictions_bytes(*item[1], cv.repetitions))
-    needed = predictions_bytes(rows, classes, cv.repetitions)
-    if needed > memory:
-        raise ConfigError(
-            f"cv.repetitions={cv.repetitions} is too many: a cell of dataset {name!r} ({rows} rows, {classes} "
-            f"classes) would need about {needed / 2**30:,.1f} GiB for its predictions, more than {whose} "
-            f"({memory / 2**30:,.1f} GiB). Use fewer repetitions (the papers': 5 of 2 folds, or 1 of 10)."
-        )

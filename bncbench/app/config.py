@@ -88,7 +88,7 @@ def compose(overrides: Sequence[str] = ()) -> Composed:
         del cfg["hydra"]
     settings = build(OmegaConf.to_container(cfg, resolve=True))
     plan = _plan(settings, overrides, datasets, models)
-    check_cell_sizes(plan, resolve_data_dir(settings.data_dir), settings.executor)
+    check_cell_sizes(plan, resolve_data_dir(settings.data_dir))
     return Composed(settings, plan)
 
 

@@ -8,9 +8,11 @@ or on a cluster's node; the sweep around it is ``bncbench.app.sweep``.
 import contextlib
 import json
 import logging
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 
 import numba
 import yaml
@@ -146,7 +148,8 @@ def _run_cell(cell: Cell, destination: Destination, client, experiment_id: str) 
             if source is not None:
                 reuse.copy_cell(client, source, run_id)
             else:
-                write_record(client, run_id, _evaluate(cell, destination))
+                with tempfile.TemporaryDirectory(prefix="bncbench-cell-") as scratch:  # the predictions' file
+                    write_record(client, run_id, _evaluate(cell, destination, Path(scratch)))
     except NotApplicableError as err:
         reason = f"not applicable to dataset {cell.dataset!r}: {err}"
         tracking.set_tags(client, run_id, {tag.NOT_APPLICABLE: reason})
@@ -197,28 +200,29 @@ def _log_disk_full(name: str, client, run_id: str | None) -> None:
             tracking.end_run(client, run_id, failed=True)
 
 
-def _evaluate(cell: Cell, destination: Destination) -> CellRecord:
-    """Cross-validate the cell: its run's record, ended FINISHED when written."""
+def _evaluate(cell: Cell, destination: Destination, scratch: Path) -> CellRecord:
+    """Cross-validate the cell: its run's record, ended FINISHED when written; its predictions written into the
+    folder ``scratch`` a chunk at a time (so that they never take the cell's memory), and logged from there."""
     cv, spec, model = cell.cv, cell.semantic()["dataset"], cell.semantic()["model"]
     stored = dataset_file(spec, destination.data_dir)  # fetched or drawn into the store if absent
     data = dataset_digest(spec, destination.data_dir)
-    tags = {tag.DATA_DIGEST: data.digest}
+    tags, predictions = {tag.DATA_DIGEST: data.digest}, scratch / tag.PREDICTIONS_ARTIFACT
     with CellResources() as resources:  # the data file drawn or fetched and its digest are not the cell's work
         if _out_of_core(stored, destination):
             tags |= {tag.OUT_OF_CORE: "true", tag.OUT_OF_CORE_SAMPLE_ROWS: str(destination.sample_rows)}
             log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
             result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
                                          destination.chunk_rows, destination.sample_rows, destination.scheduler,
-                                         destination.local_workers)
+                                         destination.local_workers, predictions)
         else:
             dataset = load_dataset(spec, destination.data_dir)
-            result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
+            result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation, predictions,
                                     **cv.discretiser_params())
     numbers, files = diagnostics_record(result.diagnostics)
     losses = {name: dict(enumerate(values)) for name, values in result.metrics.items()}
     artifacts = {
         tag.CONFIG_ARTIFACT: _config(cell, destination),
-        tag.PREDICTIONS_ARTIFACT: result.predictions.to_parquet(index=False),
+        tag.PREDICTIONS_ARTIFACT: result.predictions_parquet,
         tag.STRUCTURE_ARTIFACT: json.dumps({"folds": result.structures}, indent=2, default=str).encode(),
         **files,
     }

@@ -4,19 +4,24 @@ fold and the timings of fit and prediction (without numba's compilation). Pure: 
 ``bncbench.app.runner`` logs what it returns.
 """
 
+import io
 import logging
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from bncbench.bnc.classifier import BNClassifier
 from bncbench.bnc.estimators import estimator_class
 from bncbench.bnc.progress import task
 from bncbench.core.errors import ConfigError, DatasetError
-from bncbench.core.metrics import CLIPPING, COUNTS, LOGGED_LOSSES, TRUTH
+from bncbench.core.metrics import CLIPPING, COUNTS, LOGGED_LOSSES, TRUTH, RunningMetrics
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.data.equal_frequency import EqualFrequencyDiscretizer
@@ -34,17 +39,53 @@ class CrossValidation:
 
     seeds: list[int]
     metrics: pd.DataFrame  # one row per fold: the losses, the clipped rows and the timings
-    predictions: pd.DataFrame  # one row per (fold, test row)
+    #: One row per (fold, test row) (``PredictionsFile``): the parquet file's path, or its bytes.
+    predictions_parquet: Path | bytes
     structures: list[dict] = field(default_factory=list)  # per fold: repetition, parents_
     diagnostics: list[dict] = field(default_factory=list)  # per fold: BNClassifier.diagnostics()
 
+    @property
+    def predictions(self) -> pd.DataFrame:
+        """The test rows' predictions, read from ``predictions_parquet``."""
+        parquet = self.predictions_parquet
+        return pd.read_parquet(io.BytesIO(parquet) if isinstance(parquet, bytes) else parquet)
 
-def predictions_bytes(rows: int, classes: int, repetitions: int) -> int:
-    """About the memory ``cross_validate`` needs at its peak for its predictions: each repetition
-    predicts every row once (fold, repetition and row numbers, true and predicted class, one probability
-    per class: about 250 bytes a row with 26 classes, measured), held twice while the folds' frames
-    are joined and once more while the runner writes them."""
-    return 3 * int(repetitions) * int(rows) * (8 * (int(classes) + 3) + 120)
+
+class FoldFit(NamedTuple):
+    """A fold's fit, as ``repeated_folds``'s ``fit_predict`` returns it: the fitted classifier (None: none to
+    describe), the classes of its probabilities' columns, the fit's seconds, and the test rows' predictions, in
+    their order, as an iterable of ``(probabilities, true P(y | x) or None, seconds)``, a chunk of rows each."""
+
+    classifier: object
+    classes: np.ndarray
+    fit_seconds: float
+    predictions: Iterable[tuple[np.ndarray, pd.DataFrame | None, float]]
+
+
+class PredictionsFile:
+    """The test rows' predictions as ``repeated_folds`` writes them, a chunk of a fold at a time, into a parquet
+    file at ``path`` (None: a buffer in memory): a row per (fold, test row) with its fold, repetition and row
+    numbers, its true and predicted (arg-max) class and a probability per class (``proba_<class>``)."""
+
+    def __init__(self, path: Path | None, classes: np.ndarray):
+        names = classes.astype(str)
+        self.path, self.labels = path, pa.array(names)
+        self.schema = pa.schema([("fold", pa.int64()), ("repetition", pa.int64()), ("row", pa.int64()),
+                                 ("y_true", pa.string()), ("y_pred", pa.string()),
+                                 *[(f"proba_{c}", pa.float64()) for c in names]])
+        self.sink = pa.BufferOutputStream() if path is None else path
+        self.writer = pq.ParquetWriter(self.sink, self.schema)
+
+    def write(self, fold: int, repetition: int, rows: np.ndarray, y_codes: np.ndarray, proba: np.ndarray) -> None:
+        n = len(rows)
+        columns = [np.full(n, fold), np.full(n, repetition), rows, self.labels.take(y_codes),
+                   self.labels.take(np.argmax(proba, axis=1)), *proba.T]
+        self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
+
+    def close(self) -> Path | bytes:
+        """Finish the file: its path, or the buffer's bytes."""
+        self.writer.close()
+        return self.sink.getvalue().to_pybytes() if self.path is None else self.path
 
 
 def repetition_seeds(seed: int, repetitions: int) -> list[int]:
@@ -57,10 +98,11 @@ def repetition_seeds(seed: int, repetitions: int) -> list[int]:
 
 def cross_validate(
     dataset, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1, discretisation: str = "mdl",
-    **discretiser_params,
+    predictions_to: Path | None = None, **discretiser_params,
 ) -> CrossValidation:
     """``repetitions`` x stratified ``folds``-fold CV (``repetition_seeds(seed, repetitions)``) of a model config
-    (``bncbench.protocol.models``: BNClassifier arguments or a baseline) on the ``bncbench.data.Dataset`` ``dataset``.
+    (``bncbench.protocol.models``: BNClassifier arguments or a baseline) on the ``bncbench.data.Dataset`` ``dataset``;
+    the predictions written to the parquet file ``predictions_to`` (None: kept in memory).
 
     Per fold, the discretiser (``discretiser(discretisation, **discretiser_params)``) is fitted on the training
     part only and applied to both parts (unless a baseline asks for the raw data); the classifier gets
@@ -78,7 +120,8 @@ def cross_validate(
     discretiser(discretisation, 0, **discretiser_params)  # a bad setting fails before any fold
     classes, y_codes = class_codes(dataset.y)
 
-    def fit_predict(train, test, rep_seed, warm_up):
+    def fit_predict(in_test, rep_seed, warm_up):
+        train, test = np.flatnonzero(~in_test), np.flatnonzero(in_test)
         X_train, X_test, y_train = dataset.X.iloc[train], dataset.X.iloc[test], dataset.y.iloc[train]
         if discretises(model):
             # a model that ignores missing values reads them as NaN (BNClassifier(missing="ignore"))
@@ -90,46 +133,60 @@ def cross_validate(
             warm_up_fit(model, X_train, y_train, X_test, rep_seed)
         classifier = make_model(model, rep_seed)
         _, fit_seconds = timed(lambda: classifier.fit(X_train, y_train), "fit")
-        fold_proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
-        proba = np.zeros((len(test), len(classes)))
-        proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = fold_proba
+        proba, predict_seconds = timed(lambda: classifier.predict_proba(X_test), "predict_proba")
         truth = None if dataset.true_posterior is None else dataset.true_posterior(dataset.X.iloc[test])
-        return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
+        return FoldFit(classifier, classifier.classes_, fit_seconds, [(proba, truth, predict_seconds)])
 
-    return repeated_folds(dataset.name, model, classes, y_codes, repetitions, folds, seed, fit_predict)
+    return repeated_folds(dataset.name, model, classes, y_codes, repetitions, folds, seed, fit_predict, predictions_to)
 
 
 def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, folds: int, seed: int,
-                   fit_predict) -> CrossValidation:
+                   fit_predict, predictions_to: Path | None = None) -> CrossValidation:
     """The folds of ``cross_validate`` on rows of class codes ``y_codes`` (among ``classes``): per fold,
-    ``fit_predict(train, test, rep_seed, warm_up)`` returns the test rows' class probabilities (a column
-    per class), the timings, the fitted classifier and the true ``P(y | x)`` of the test rows (a frame
-    with a column per class label, ``Dataset.true_posterior``) or None; the losses, counts, distances to
-    the truth and predictions follow."""
+    ``fit_predict(in_test, rep_seed, warm_up)`` fits on the rows that the boolean mask ``in_test`` leaves out and
+    returns a ``FoldFit``; the losses, counts and distances to the truth are summed over its chunks of test rows,
+    which go to the parquet file ``predictions_to`` (None: memory) as they come, so that a fold's rows are never
+    held together."""
     seeds = repetition_seeds(seed, repetitions)
     _check_folds(name, np.bincount(y_codes), int(folds))
-    fold_metrics, predictions, structures, diagnostics = [], [], [], []
-    for repetition, rep_seed in enumerate(seeds):
-        for train, test in _splits(y_codes, folds, rep_seed):
-            index = len(fold_metrics)
-            with task(f"{name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
-                proba, seconds, classifier, truth = fit_predict(train, test, rep_seed, index == 0)
-            losses = {name: loss(proba, y_codes[test]) for name, loss in LOGGED_LOSSES.items()}
-            counts = {name: count(proba, y_codes[test]) for name, count in {**CLIPPING, **COUNTS}.items()}
-            fold_metrics.append({**losses, **counts, **seconds, **truth_distances(proba, classes, truth)})
-            predictions.append(_prediction_frame(index, repetition, test, classes, y_codes[test], proba))
-            if isinstance(classifier, BNClassifier):
-                parents = {str(a): [str(p) for p in ps] for a, ps in classifier.parents_.items()}
-                structures.append({"fold": index, "repetition": repetition, "parents": parents})
-                diagnostics.append(classifier.diagnostics())
-    return CrossValidation(seeds, pd.DataFrame(fold_metrics), pd.concat(predictions, ignore_index=True), structures,
-                           diagnostics)
+    fold_metrics, structures, diagnostics = [], [], []
+    predictions = PredictionsFile(predictions_to, classes)
+    try:
+        for repetition, rep_seed in enumerate(seeds):
+            test_folds = stratified_test_folds(y_codes, folds, rep_seed)
+            for fold in range(folds):
+                index, in_test = len(fold_metrics), test_folds == fold
+                test = np.flatnonzero(in_test)
+                with task(f"{name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
+                    fitted = fit_predict(in_test, rep_seed, index == 0)
+                    losses = RunningMetrics({**LOGGED_LOSSES, **CLIPPING, **COUNTS})
+                    distances, predict_seconds, done = RunningMetrics(TRUTH), 0.0, 0
+                    columns = np.searchsorted(classes, np.asarray(fitted.classes, dtype=object))
+                    for fold_proba, truth, seconds in fitted.predictions:
+                        rows, done = test[done: done + len(fold_proba)], done + len(fold_proba)
+                        proba = np.zeros((len(rows), len(classes)))
+                        proba[:, columns] = fold_proba
+                        losses.add(proba, y_codes[rows])
+                        if truth is not None:
+                            distances.add(*truth_columns(proba, classes, truth))
+                        predictions.write(index, repetition, rows, y_codes[rows], proba)
+                        predict_seconds += seconds
+                fold_metrics.append({**losses.values(), "fit_seconds": fitted.fit_seconds,
+                                     "predict_seconds": predict_seconds,
+                                     **(distances.values() if distances.rows else {})})
+                if isinstance(fitted.classifier, BNClassifier):
+                    parents = {str(a): [str(p) for p in ps] for a, ps in fitted.classifier.parents_.items()}
+                    structures.append({"fold": index, "repetition": repetition, "parents": parents})
+                    diagnostics.append(fitted.classifier.diagnostics())
+    finally:
+        written = predictions.close()
+    return CrossValidation(seeds, pd.DataFrame(fold_metrics), written, structures, diagnostics)
 
 
 def truth_distances(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame | None) -> dict:
     """The ``TRUTH`` distances (``bncbench.core.metrics``) of the test rows' ``proba`` (a column per class of
-    ``classes``) to ``truth``, whose columns are every class the network declares: a class that no row of
-    the dataset has takes probability 0 from the model. Empty when the truth is unknown (None).
+    ``classes``) to ``truth``, whose columns are every class the network declares (``truth_columns``). Empty when
+    the truth is unknown (None).
 
     Why ``P(y | x)`` on the test rows rather than the CPTs: it is what a classifier estimates, whatever its
     structure, so it compares naive Bayes, kDB-5, SkDB and a random forest alike, on the distribution of
@@ -137,19 +194,25 @@ def truth_distances(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame 
     """
     if truth is None:
         return {}
+    model, true = truth_columns(proba, classes, truth)
+    return {name: distance(model, true) for name, distance in TRUTH.items()}
+
+
+def truth_columns(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The model's ``proba`` (a column per class of ``classes``) and ``truth`` (a column per class the network
+    declares) with the same columns: a class that no row of the dataset has takes probability 0 from the model."""
     labels = np.asarray(truth.columns, dtype=object)
     model = np.zeros((len(proba), len(labels)))
     model[:, [list(labels).index(label) for label in classes]] = proba
-    return {name: distance(model, truth.to_numpy()) for name, distance in TRUTH.items()}
+    return model, truth.to_numpy()
 
 
 def fold_test_rows(y, repetitions: int = 5, folds: int = 2, seed: int = 1) -> np.ndarray:
     """The number of test rows of each fold of ``cross_validate`` on labels ``y``, fold ``i`` at
     entry ``i``: what a run that predates the ``test_rows`` count had (``bncbench.report.error_counts``)."""
     y_codes = class_codes(y)[1]
-    return np.array(
-        [len(test) for rep_seed in repetition_seeds(seed, repetitions) for _, test in _splits(y_codes, folds, rep_seed)]
-    )
+    return np.concatenate([np.bincount(stratified_test_folds(y_codes, folds, rep_seed), minlength=folds)
+                           for rep_seed in repetition_seeds(seed, repetitions)])
 
 
 def class_codes(y) -> tuple[np.ndarray, np.ndarray]:
@@ -158,14 +221,38 @@ def class_codes(y) -> tuple[np.ndarray, np.ndarray]:
     return classes, np.searchsorted(classes, np.asarray(y, dtype=object))
 
 
-def _splits(y_codes: np.ndarray, folds, rep_seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (train, test) rows of one repetition's stratified ``folds``-fold split."""
-    from sklearn.model_selection import StratifiedKFold  # here: a rerun of finished cells does without it
+def stratified_test_folds(y_codes: np.ndarray, folds: int, rep_seed: int) -> np.ndarray:
+    """Each row's test fold in scikit-learn's ``StratifiedKFold(folds, shuffle=True, random_state=rep_seed)`` on
+    the classes ``y_codes``, computed as it computes them (its ``_make_test_folds``: the classes numbered by first
+    appearance, the rows sorted by class dealt to the folds round robin, each class's folds shuffled by one
+    ``RandomState``), in a byte a row where the splitter's arrays take about 30: at 20 million rows, the most
+    memory of an out-of-core cell. Tested equal to the splitter's folds."""
+    counts = np.bincount(y_codes)
+    present = np.flatnonzero(counts)
+    order = present[np.argsort(_first_rows(y_codes, present), kind="stable")]
+    ends = np.cumsum(counts[order])
+    starts = ends - counts[order]
+    fold = np.arange(folds)[:, None]
+    allocation = (ends - 1 - fold) // folds - (starts - 1 - fold) // folds  # the rows p = fold (mod folds)
+    rng = np.random.RandomState(rep_seed)
+    test_folds = np.empty(len(y_codes), dtype=np.min_scalar_type(folds))
+    for k, code in enumerate(order):
+        folds_for_class = np.arange(folds, dtype=test_folds.dtype).repeat(allocation[:, k])
+        rng.shuffle(folds_for_class)
+        test_folds[y_codes == code] = folds_for_class
+    return test_folds
 
-    splitter = StratifiedKFold(n_splits=int(folds), shuffle=True, random_state=rep_seed)
-    with warnings.catch_warnings():  # a class rarer than `folds` is part of the protocol, not news
-        warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-        return list(splitter.split(np.zeros(len(y_codes)), y_codes))
+
+def _first_rows(y_codes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """The first row of each class of ``codes`` (every one present in ``y_codes``), read a block at a time."""
+    first, block = np.full(len(codes), -1), 1 << 20
+    for start in range(0, len(y_codes), block):
+        rows = y_codes[start: start + block]
+        for k in np.flatnonzero(np.isin(codes, rows) & (first < 0)):
+            first[k] = start + np.argmax(rows == codes[k])
+        if (first >= 0).all():
+            break
+    return first
 
 
 def _check_folds(name: str, class_counts: np.ndarray, folds: int) -> None:
@@ -216,10 +303,3 @@ def warm_up_fit(model, X_train, y_train, X_test, random_state) -> None:
             classifier.fit(X_train.iloc[rows], y_train.iloc[rows]).predict_proba(X_test.iloc[:WARM_UP_ROWS])
     except Exception as err:  # the real fit reports the model's errors; this one only saves time
         log.debug("warm-up of %s not done: %s", model.get("name", "model"), err)
-
-
-def _prediction_frame(fold, repetition, test, classes, y_codes, proba) -> pd.DataFrame:
-    """A fold's predictions: a row per test row, its true and predicted class and a probability per class."""
-    true, predicted = classes[y_codes].astype(str), classes[np.argmax(proba, axis=1)].astype(str)
-    frame = pd.DataFrame({"fold": fold, "repetition": repetition, "row": test, "y_true": true, "y_pred": predicted})
-    return frame.join(pd.DataFrame(proba, columns=[f"proba_{c}" for c in classes]))

@@ -4,7 +4,7 @@ a time, never held in memory, with the folds, losses and predictions of ``cross_
 The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with these differences:
 
 - the class column is read in one pass first, and the stratified folds are drawn from it as in memory:
-  the same folds;
+  the same folds (``stratified_test_folds``);
 - each training fold is fitted by ``bncbench.bnc.out_of_core.fit_file`` on the fold's rows of the file
   (a row mask): one pass for the values and a uniform sample of ``sample_rows`` rows, then the
   structure's counting passes (and one to gather the m-estimate's holdout, the rows the in-memory fit holds
@@ -18,13 +18,16 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
   probabilities' alone, reading and coding the test rows aside;
 - the untimed warm-up fit is made on the training rows of the file's first chunk.
 
-Memory holds the class column, the model, one chunk, the sample, the test fold's probabilities and, for a
-nominal file, the training rows' value ids (``bncbench.bnc.out_of_core.CACHE_BYTES`` at most).
+Memory holds the class column and each row's fold (a byte each), the test fold's row numbers (8 bytes each), the
+model, one chunk, the sample and, for a nominal file, the training rows' value ids
+(``bncbench.bnc.out_of_core.CACHE_BYTES`` at most); each chunk's predictions go to their file as they are made and
+its losses to running sums (``repeated_folds``).
 """
 
 import functools
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,12 +40,7 @@ from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
 from bncbench.data.dataset import DatasetFile
 from bncbench.data.store import CLASS_COLUMN
-from bncbench.protocol.cross_validation import (
-    CrossValidation,
-    class_codes,
-    repeated_folds,
-    warm_up_fit,
-)
+from bncbench.protocol.cross_validation import CrossValidation, FoldFit, repeated_folds, warm_up_fit
 from bncbench.protocol.models import make_model
 
 log = logging.getLogger(__name__)
@@ -63,12 +61,12 @@ def in_memory_bytes(rows: int, columns: int) -> int:
 def cross_validate_file(
     data: DatasetFile, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1,
     discretisation: str = "mdl", chunk_rows: int = 100_000, sample_rows: int = 100_000, scheduler: str | None = None,
-    local_workers: int = 2,
+    local_workers: int = 2, predictions_to: Path | None = None,
 ) -> CrossValidation:
     """``cross_validate`` of ``model`` on the dataset of the file ``data``, out of core (module docstring); the
     counting passes of each fit on the dask cluster ``scheduler`` names (``bncbench.bnc.distributed.dask_client``:
     None in this process, "local" a LocalCluster of ``local_workers`` processes started for the call), with the same
-    numbers.
+    numbers; the predictions written to the parquet file ``predictions_to`` (None: kept in memory).
 
     Raises
     ------
@@ -76,53 +74,69 @@ def cross_validate_file(
         The model, the discretisation or the dataset's config cannot be learnt out of core.
     """
     _check_out_of_core(data, model, discretisation)
-    labels = np.concatenate([
-        chunk[CLASS_COLUMN].to_numpy(dtype=object)
-        for chunk in pd.read_csv(data.path, usecols=[CLASS_COLUMN], dtype=str, keep_default_na=False,
-                                 na_values=[""], chunksize=chunk_rows)
-    ])
-    present = pd.notna(labels)
-    file_rows = np.flatnonzero(present)  # the in-memory dataset drops the rows whose class is missing
-    classes, y_codes = class_codes(labels[present])
+    classes, file_codes = _class_column(data.path, chunk_rows)
+    present = file_codes >= 0  # the in-memory dataset drops the rows whose class is missing
+    y_codes = file_codes[present].astype(np.min_scalar_type(len(classes)))
+    del file_codes
     name = f"{data.name}/{model.get('name', 'model')}"
 
-    def mask(rows):
-        selected = np.zeros(len(labels), dtype=bool)
-        selected[file_rows[rows]] = True
-        return selected
+    def file_rows(selected: np.ndarray) -> np.ndarray:
+        """The mask of the file's rows of ``selected``, a mask of the rows whose class is present."""
+        if present.all():
+            return selected
+        rows = np.zeros(len(present), dtype=bool)
+        rows[present] = selected
+        return rows
 
-    def fit_predict(train, test, rep_seed, warm_up, client):
-        started = time.perf_counter()
+    def fit_predict(in_test, rep_seed, warm_up, client):
+        started, train = time.perf_counter(), file_rows(~in_test)
         if warm_up:
-            _warm_up(data, model, mask(train), chunk_rows, rep_seed)
+            _warm_up(data, model, train, chunk_rows, rep_seed)
 
         def fit():
             return fit_file(make_model(model, rep_seed), data.path, CLASS_COLUMN, chunk_rows, sample_rows,
-                            discretise=bool(data.numeric), numeric=data.numeric, rows=mask(train), client=client)
+                            discretise=bool(data.numeric), numeric=data.numeric, rows=train, client=client)
 
         (classifier, source), fit_seconds = timed(fit, "fit")
-        log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(train), source.passes,
-                 time.perf_counter() - started)
-        parts, truths, predict_seconds = [], [], 0.0
-        for codes, table in source.file_codes(data.path, mask(test), tables=data.true_posterior is not None):
-            fold_proba, seconds = timed(lambda codes=codes: predict_codes(classifier, codes), "predict_proba")
-            parts.append(fold_proba)
-            predict_seconds += seconds
-            if data.true_posterior is not None:
-                truths.append(data.true_posterior(table.drop_columns([CLASS_COLUMN]).to_pandas()))
-        proba = np.zeros((len(test), len(classes)))
-        proba[:, np.searchsorted(classes, np.asarray(classifier.classes_, dtype=object))] = np.vstack(parts)
-        log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, len(test),
-                 time.perf_counter() - started)
-        truth = pd.concat(truths, ignore_index=True) if truths else None
-        return proba, {"fit_seconds": fit_seconds, "predict_seconds": predict_seconds}, classifier, truth
+        log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(in_test) - in_test.sum(),
+                 source.passes, time.perf_counter() - started)
+
+        def predictions():
+            known = data.true_posterior is not None
+            for codes, table in source.file_codes(data.path, file_rows(in_test), tables=known):
+                proba, seconds = timed(lambda codes=codes: predict_codes(classifier, codes), "predict_proba")
+                truth = data.true_posterior(table.drop_columns([CLASS_COLUMN]).to_pandas()) if known else None
+                yield proba, truth, seconds
+            log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, in_test.sum(),
+                     time.perf_counter() - started)
+
+        return FoldFit(classifier, classifier.classes_, fit_seconds, predictions())
 
     with dask_client(scheduler, local_workers) as client:
         if client is not None:
             log.info("%s: counting on the dask scheduler at %s (workers: %d)", name, client.scheduler.address,
                      len(client.nthreads()))
         return repeated_folds(data.name, model, classes, y_codes, repetitions, folds, seed,
-                              functools.partial(fit_predict, client=client))
+                              functools.partial(fit_predict, client=client), predictions_to)
+
+
+def _class_column(path: Path, chunk_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The classes of the file's class column in sorted order (as ``class_codes``), and each row's index among
+    them (-1: missing), read a chunk at a time and held in a byte or two a row."""
+    seen, parts = {}, []
+    for chunk in pd.read_csv(path, usecols=[CLASS_COLUMN], dtype=str, keep_default_na=False, na_values=[""],
+                             chunksize=chunk_rows):
+        column = chunk[CLASS_COLUMN].astype("category").cat
+        parts.append((np.array([seen.setdefault(c, len(seen)) for c in column.categories], dtype=np.int64),
+                      column.codes.to_numpy()))
+    classes = np.array(sorted(seen), dtype=object)
+    sorted_of_seen = np.searchsorted(classes, np.array(list(seen), dtype=object))
+    codes = np.empty(sum(len(chunk) for _, chunk in parts), dtype=np.min_scalar_type(-len(classes)))
+    start = 0
+    for seen_of_chunk, chunk in parts:
+        codes[start: start + len(chunk)] = np.append(sorted_of_seen[seen_of_chunk], -1)[chunk]
+        start += len(chunk)
+    return classes, codes
 
 
 def _warm_up(data: DatasetFile, model: dict, train: np.ndarray, chunk_rows: int, random_state) -> None:

@@ -8,6 +8,7 @@ imported in this package alone.
 """
 
 import math
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,8 +50,9 @@ class CellRecord:
     history : sequence of ``Logged``
         Every value of every metric, written as it is (:func:`fold_history` lays a cell's out); read, empty
         (:func:`metric_history` reads it).
-    artifacts : mapping of str to bytes
-        Files by name, written; read, empty (the store's artifacts are read on request).
+    artifacts : mapping of str to bytes or Path
+        Files by name, written (their bytes, or a file's path: a large one is never read into memory); read,
+        empty (the store's artifacts are read on request).
     """
 
     run_id: str
@@ -63,7 +65,7 @@ class CellRecord:
     metrics: Mapping[str, float] = field(repr=False, default_factory=dict)
     inputs: Sequence[Mapping] = field(repr=False, default=())
     history: Sequence[Logged] = field(repr=False, default=())
-    artifacts: Mapping[str, bytes] = field(repr=False, default_factory=dict)
+    artifacts: Mapping[str, bytes | Path] = field(repr=False, default_factory=dict)
 
     @classmethod
     def of_run(cls, run) -> "CellRecord":
@@ -180,7 +182,10 @@ def write_record(client, run_id: str, record: CellRecord, removed_tags: Iterable
             for name, content in record.artifacts.items():
                 named = Path(tmp, name)
                 named.parent.mkdir(parents=True, exist_ok=True)
-                named.write_bytes(content)
+                if isinstance(content, Path):
+                    shutil.copyfile(content, named)
+                else:
+                    named.write_bytes(content)
             log_artifacts(client, run_id, tmp)
     if record.status != "RUNNING":
         client.set_terminated(run_id, status=record.status, end_time=record.end_time)
