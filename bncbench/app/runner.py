@@ -54,9 +54,9 @@ class Destination:
     #: A dataset whose in-memory cross-validation would need more (``bncbench.protocol.out_of_core``) is learnt
     #: out of core; None: never.
     out_of_core_bytes: int | None = None
-    #: Out of core: rows read at a time, and the uniform sample of a training fold's rows on which the MDL
-    #: discretiser is fitted.
-    chunk_rows: int = 100_000
+    #: Out of core: rows read at a time (None: ``bncbench.bnc.out_of_core.CHUNK_VALUES`` values' worth), and the
+    #: uniform sample of a training fold's rows on which the MDL discretiser is fitted.
+    chunk_rows: int | None = None
     sample_rows: int = 100_000
     #: Out of core: where the counting passes run (``bncbench.bnc.distributed.dask_client``): None in the cell's
     #: process, "local" on a dask LocalCluster of ``local_workers`` processes, or a dask scheduler's address.

@@ -135,7 +135,7 @@ Executors = LocalExecutor | SlurmExecutor | SubmititLocalExecutor
 @dataclass(frozen=True)
 class OutOfCore:
     memory_gb: Annotated[float, AtLeast(0)] | Literal["auto"]
-    chunk_rows: Annotated[int, AtLeast(1)]
+    chunk_rows: Annotated[int, AtLeast(1)] | None
     sample_rows: Annotated[int, AtLeast(1)]
     scheduler: Annotated[str, NonEmpty("local or a dask scheduler's address (tcp://host:8786)")] | None
     local_workers: Annotated[int, AtLeast(1)]

@@ -30,11 +30,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 
 from bncbench.bnc.distributed import dask_client
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.bnc.out_of_core import fit_file, predict_codes, read_chunks
+from bncbench.bnc.out_of_core import chunk_rows_for, fit_file, predict_codes, read_chunks
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
 from bncbench.data import MDLDiscretizer
@@ -60,7 +61,8 @@ def in_memory_bytes(rows: int, columns: int) -> int:
 
 def cross_validate_file(
     data: DatasetFile, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1,
-    discretisation: str = "mdl", chunk_rows: int = 100_000, sample_rows: int = 100_000, scheduler: str | None = None,
+    discretisation: str = "mdl", chunk_rows: int | None = None, sample_rows: int = 100_000,
+    scheduler: str | None = None,
     local_workers: int = 2, predictions_to: Path | None = None,
 ) -> CrossValidation:
     """``cross_validate`` of ``model`` on the dataset of the file ``data``, out of core (module docstring); the
@@ -74,7 +76,8 @@ def cross_validate_file(
         The model, the discretisation or the dataset's config cannot be learnt out of core.
     """
     _check_out_of_core(data, model, discretisation)
-    classes, file_codes = _class_column(data.path, chunk_rows)
+    chunk_rows = chunk_rows_for(data.path, chunk_rows)
+    classes, file_codes = _class_column(data.path)
     present = file_codes >= 0  # the in-memory dataset drops the rows whose class is missing
     y_codes = file_codes[present].astype(np.min_scalar_type(len(classes)))
     del file_codes
@@ -120,22 +123,23 @@ def cross_validate_file(
                               functools.partial(fit_predict, client=client), predictions_to)
 
 
-def _class_column(path: Path, chunk_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """The classes of the file's class column in sorted order (as ``class_codes``), and each row's index among
-    them (-1: missing), read a chunk at a time and held in a byte or two a row."""
+def _class_column(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The classes of the CSV file's class column in sorted order (as ``class_codes``), and each row's index among
+    them (-1: missing), read a block at a time by pyarrow and held in a byte or two a row."""
+    convert = pa_csv.ConvertOptions(include_columns=[CLASS_COLUMN], strings_can_be_null=True, null_values=[""],
+                                    column_types={CLASS_COLUMN: pa.dictionary(pa.int32(), pa.string())})
     seen, parts = {}, []
-    for chunk in pd.read_csv(path, usecols=[CLASS_COLUMN], dtype=str, keep_default_na=False, na_values=[""],
-                             chunksize=chunk_rows):
-        column = chunk[CLASS_COLUMN].astype("category").cat
-        parts.append((np.array([seen.setdefault(c, len(seen)) for c in column.categories], dtype=np.int64),
-                      column.codes.to_numpy()))
+    for batch in pa_csv.open_csv(path, convert_options=convert):
+        column = batch.column(0)
+        parts.append((np.array([seen.setdefault(c, len(seen)) for c in column.dictionary.to_pylist()] + [-1]),
+                      column.indices.fill_null(-1).to_numpy()))
     classes = np.array(sorted(seen), dtype=object)
-    sorted_of_seen = np.searchsorted(classes, np.array(list(seen), dtype=object))
-    codes = np.empty(sum(len(chunk) for _, chunk in parts), dtype=np.min_scalar_type(-len(classes)))
+    sorted_of_seen = np.append(np.searchsorted(classes, np.array(list(seen), dtype=object)), -1)
+    codes = np.empty(sum(len(indices) for _, indices in parts), dtype=np.min_scalar_type(-len(classes)))
     start = 0
-    for seen_of_chunk, chunk in parts:
-        codes[start: start + len(chunk)] = np.append(sorted_of_seen[seen_of_chunk], -1)[chunk]
-        start += len(chunk)
+    for seen_of_batch, indices in parts:
+        codes[start: start + len(indices)] = sorted_of_seen[seen_of_batch][indices]
+        start += len(indices)
     return classes, codes
 
 

@@ -10,7 +10,9 @@ import pytest
 from bncbench import BNClassifier
 from bncbench.core.errors import DatasetError
 from bncbench.bnc.out_of_core import (
+    CHUNK_VALUES,
     _Sample,
+    chunk_rows_for,
     fit_file,
     predict_proba_file,
     read_chunks,
@@ -157,3 +159,13 @@ def test_a_header_that_repeats_a_column_name_is_refused_as_in_memory(tmp_path, s
     for numeric in (None, []):
         with pytest.raises(DatasetError, match=r"the header names column 'a' more than once; give each column"):
             fit_file(BNClassifier(structure="nb", estimator="laplace"), path, numeric=numeric)
+
+
+def test_a_chunk_is_sized_by_its_values_unless_its_rows_are_given(tmp_path):
+    """Chunks of CHUNK_VALUES values, whatever the columns, bound a chunk's memory; given rows are kept."""
+    frame = pd.DataFrame({f"a{j}": ["x", "y"] for j in range(7)} | {"class": ["0", "1"]})
+    frame.to_csv(tmp_path / "eight.csv", index=False)
+    frame.to_parquet(tmp_path / "eight.parquet")
+    for path in (tmp_path / "eight.csv", tmp_path / "eight.parquet"):
+        assert chunk_rows_for(path) == CHUNK_VALUES // 8
+        assert chunk_rows_for(path, 3) == 3
