@@ -178,7 +178,9 @@ class ChunkedCodes:
         """For ``encoding.looked_up``: the codes of every column's ids, given its values in the order of their ids
         (``CategoryEncoder.lookup``: id 0 missing), side by side, and where each column's start."""
         lookups = [encoder.lookup(k, column) for (encoder, k), column in zip(self._encoders(), values)]
-        return np.concatenate(lookups), np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
+        lookup = np.concatenate(lookups)  # in the narrowest type of its codes, as in memory: int8 up to 127 values
+        narrow = lookup.astype(np.min_scalar_type(-int(lookup.max(initial=0)) - 1))
+        return narrow, np.cumsum([0] + [len(lookup) for lookup in lookups[:-1]])
 
     def codes(self, frame: pd.DataFrame) -> np.ndarray:
         X = frame.drop(columns=[self.target])
@@ -568,8 +570,9 @@ def predict_proba_file(classifier: BNClassifier, data: ChunkedCodes, path=None,
 
 
 def predict_codes(classifier: BNClassifier, codes: np.ndarray) -> np.ndarray:
-    """``predict_proba`` of rows coded by ``ChunkedCodes.file_codes`` (their class, last, is not read)."""
-    return classifier._proba(codes[:, :-1])
+    """``predict_proba`` of rows coded by ``ChunkedCodes.file_codes`` (their class, last, is not read), as int64
+    codes, the type of an in-memory prediction's."""
+    return classifier._proba(codes[:, :-1].astype(np.int64))
 
 
 def _values_after(column, values, missing, numeric, discretizer):
