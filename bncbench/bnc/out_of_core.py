@@ -571,8 +571,8 @@ def predict_proba_file(classifier: BNClassifier, data: ChunkedCodes, path=None,
 
 def predict_codes(classifier: BNClassifier, codes: np.ndarray) -> np.ndarray:
     """``predict_proba`` of rows coded by ``ChunkedCodes.file_codes`` (their class, last, is not read), as int64
-    codes, the type of an in-memory prediction's."""
-    return classifier._proba(codes[:, :-1].astype(np.int64))
+    codes in rows, the type and order of an in-memory prediction's."""
+    return classifier._proba(np.ascontiguousarray(codes[:, :-1], dtype=np.int64))
 
 
 def _values_after(column, values, missing, numeric, discretizer):
