@@ -79,3 +79,18 @@ def test_the_cost_of_a_synthetic_dataset_comes_from_its_declaration_before_it_is
     assert features.loc["synthetic-kdb2-1e6", ["rows", "attributes", "values", "classes"]].tolist() == [10**6, 20, 4, 3]
     assert features.loc["synthetic-kdb4-1e4", ["rows", "attributes", "values", "classes"]].tolist() == [10**4, 12, 3, 2]
     assert not list(tmp_path.iterdir())  # priced without drawing anything
+
+
+@pytest.mark.parametrize(("models", "styles"), [
+    (["nb_m_estimate", "kdb5_m_estimate", "skdb_m_estimate"], 3),  # one variant: a style per family
+    (["nb_m_estimate", "nb_hdp", "kdb5_m_estimate", "kdb5_hdp"], 2),  # a style per variant, a colour per family
+])
+def test_no_two_learning_curves_differ_by_their_colour_alone(tmp_path, monkeypatch, models, styles):
+    from bncbench.report import figures
+
+    monkeypatch.setattr(figures, "_save", lambda figure, path: figure)
+    curve = pd.DataFrame([{"metric": "kl_to_truth", "model": model, "training_rows": rows, "value": 1 / rows}
+                          for model in models for rows in (1000, 10000)])
+    lines = figures.learning_curve_plot(curve, tmp_path / "curves.png", title="t").axes[0].get_lines()
+    looks = {(line.get_color(), line.get_linestyle(), line.get_marker()) for line in lines}
+    assert len(looks) == len(models) and len({look[1:] for look in looks}) == styles

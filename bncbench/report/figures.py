@@ -283,19 +283,21 @@ def learning_curve_plot(curve: pd.DataFrame, path: Path, *, title: str) -> Path:
     a panel per metric in a grid of ``CURVE_COLUMNS``, a line per model, the mean loss against the training rows
     (log scale), written to ``path`` (a PNG), which is returned. A model ``<family>_<variant>`` takes its family's
     colour and its variant's line style and marker (:data:`VARIANT_STYLES`), so that e.g. kDB-3 with HDP and with
-    m-estimates are one colour, solid and dashed."""
+    m-estimates are one colour, solid and dashed; where every model is of one variant, each family takes a style of
+    its own too, so that no two lines differ by their colour alone."""
     metrics = list(dict.fromkeys(curve["metric"]))
     models = list(dict.fromkeys(curve["model"]))
     families = Colours(model.partition("_")[0] for model in models)
-    variants = {variant: VARIANT_STYLES[n % len(VARIANT_STYLES)]
-                for n, variant in enumerate(dict.fromkeys(model.partition("_")[2] for model in models))}
+    styled_by = 2 if len({model.partition("_")[2] for model in models}) > 1 else 0  # the variant, else the family
+    variants = {part: VARIANT_STYLES[n % len(VARIANT_STYLES)]
+                for n, part in enumerate(dict.fromkeys(model.partition("_")[styled_by] for model in models))}
     rows = -(-len(metrics) // CURVE_COLUMNS)
     figure = Figure(figsize=(4.4 * CURVE_COLUMNS, 3.3 * rows + 1.2), layout="constrained")
     axes = figure.subplots(rows, CURVE_COLUMNS, squeeze=False).ravel()
     for ax, metric in zip(axes, metrics):
         for model, points in curve[curve["metric"] == metric].groupby("model", sort=False):
-            family, _, variant = model.partition("_")
-            style, marker = variants[variant]
+            family = model.partition("_")[0]
+            style, marker = variants[model.partition("_")[styled_by]]
             ax.plot(points["training_rows"], points["value"], style, marker=marker, markersize=4, label=model,
                     color=families(family), linewidth=1.4)
         _log_ticks(ax, curve["training_rows"])
