@@ -45,6 +45,7 @@ def timed(function: Callable, what: str = "call"):
         ``CompilationInTimingWarning``) if it compiled in each of ``ATTEMPTS`` attempts.
     """
     for _ in range(ATTEMPTS):
+        result = None  # a first result is let go before the repeat: two fits' data at once could double a peak
         with event.install_recorder(COMPILER_EVENT) as recorder:
             start = time.perf_counter()
             result = function()
