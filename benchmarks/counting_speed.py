@@ -123,7 +123,7 @@ def in_memory(model: dict, X_train, y_train, X_test, y_test) -> dict:
     return dict(fit_cpu=fit_cpu, fit_wall=fit_wall, predict_cpu=predict_cpu, predict_wall=predict_wall, accuracy=accuracy)
 
 
-def out_of_core(model: dict, train: Path, test: Path, chunk_rows: int) -> dict:
+def out_of_core(model: dict, train: Path, test: Path, chunk_rows: int | None) -> dict:
     """Ours fitted from the training CSV and predicting the test CSV, each read in chunks: times, the test accuracy
     (counted chunk by chunk, inside the predict time), the passes over the training data and the reads of its file."""
     from bncbench import BNClassifier
@@ -292,7 +292,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000], help="training rows of the synthetic files")
     parser.add_argument("--test-rows", type=int, default=200_000)
-    parser.add_argument("--chunk-rows", type=int, default=100_000, help="out of core: rows read at a time")
+    parser.add_argument("--chunk-rows", type=int, default=None,
+                        help="out of core: rows read at a time (default: fit_file's, CHUNK_VALUES values' worth)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "bncbench-counting"),
                         help="where the synthetic files are written once (a temporary directory)")
