@@ -114,3 +114,44 @@ def test_the_predictions_go_to_their_file_a_chunk_at_a_time(tmp_path):
     assert chunked.predictions_parquet == written
     assert pq.ParquetFile(written).num_row_groups == 4 * 15  # a fold's test rows come in the 15 chunks of the file
     pd.testing.assert_frame_equal(chunked.predictions, in_memory.predictions, rtol=1e-9)
+
+
+WARM_UP_CHECK = """
+import json, sys
+from bncbench.bnc import out_of_core
+from bncbench.data.dataset import dataset_file
+from bncbench.protocol.models import model_spec
+from bncbench.protocol.out_of_core import cross_validate_file
+
+from bncbench.protocol import out_of_core as protocol
+
+fits, timing, init, timed = [], [], out_of_core.ChunkedCodes.__init__, protocol.timed
+out_of_core.ChunkedCodes.__init__ = lambda self, *a, **k: fits.append(bool(timing)) or init(self, *a, **k)
+
+
+def flagged(function, what):  # a fit made while timed
+    timing.append(what)
+    try:
+        return timed(function, what)
+    finally:
+        timing.pop()
+
+
+protocol.timed = flagged
+spec, data_dir = json.loads(sys.argv[1]), sys.argv[2]
+cross_validate_file(dataset_file(spec, data_dir), model_spec("kdb2_m_estimate"), repetitions=1, folds=2, chunk_rows=100)
+print(sum(fits), len(fits))
+"""
+
+
+def test_the_warm_up_loads_every_kernel_so_that_no_fold_is_fitted_twice(tmp_path):
+    """In a fresh process, the timed fit of the first fold must not load a kernel (``timed`` would make it again): the
+    warm-up fits and predicts out of core, reading its file as a fold does. One warm-up fit and one fit a fold."""
+    import json
+    import subprocess
+    import sys
+
+    dataset_file(SYNTHETIC, tmp_path)  # drawn here, so that the process below only reads it
+    found = subprocess.run([sys.executable, "-c", WARM_UP_CHECK, json.dumps(SYNTHETIC), str(tmp_path)],
+                           capture_output=True, text=True, check=True)
+    assert found.stdout.split() == ["2", "3"]  # fits made timed (one a fold), and all of them (the warm-up's too)

@@ -16,7 +16,7 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
 - the test fold is predicted a chunk at a time, coded as the training rows were; ``fit_seconds`` includes
   reading the file, which an out-of-core fit cannot separate from counting; ``predict_seconds`` is the
   probabilities' alone, reading and coding the test rows aside;
-- the untimed warm-up fit is made on the training rows of the file's first chunk.
+- the untimed warm-up is an out-of-core fit and prediction of the training rows of the file's first chunk (``_warm_up``).
 
 Memory holds the class column and each row's fold (a byte each), the test fold's row numbers (8 bytes each), the
 model, one chunk, the sample and, for a nominal file, the training rows' value ids
@@ -26,6 +26,7 @@ its losses to running sums (``repeated_folds``).
 
 import functools
 import logging
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,10 +39,9 @@ from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import chunk_rows_for, fit_file, predict_codes, read_chunks
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
-from bncbench.data import MDLDiscretizer
 from bncbench.data.dataset import DatasetFile
 from bncbench.data.store import CLASS_COLUMN
-from bncbench.protocol.cross_validation import CrossValidation, FoldFit, repeated_folds, warm_up_fit
+from bncbench.protocol.cross_validation import WARM_UP_ROWS, CrossValidation, FoldFit, repeated_folds, warm_up_model
 from bncbench.protocol.models import make_model
 
 log = logging.getLogger(__name__)
@@ -144,15 +144,25 @@ def _class_column(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _warm_up(data: DatasetFile, model: dict, train: np.ndarray, chunk_rows: int, random_state) -> None:
-    """``warm_up_fit`` on the training rows of the file's first chunk (MDL-discretised on themselves)."""
+    """An untimed out-of-core fit and prediction of the training rows of the file's first chunk (``WARM_UP_ROWS``
+    of them at most), written to a file of the data file's kind, at the model's ``warm_up_model`` settings: numba
+    then loads every kernel the timed fit and prediction call, the reading's among them, so that ``timed`` does not
+    make the first fold's fit twice (an in-memory warm-up left the reading's kernels to it)."""
     frame = next(read_chunks(data.path, chunk_rows, data.numeric))
-    frame = frame[train[: len(frame)]]
+    frame = frame[train[: len(frame)]].head(WARM_UP_ROWS)
     if frame.empty:
         return
-    X, y = frame.drop(columns=[CLASS_COLUMN]), frame[CLASS_COLUMN]
-    if data.numeric:
-        X = MDLDiscretizer().fit(X, y).transform(X)
-    warm_up_fit(model, X, y, X, random_state)
+    with tempfile.TemporaryDirectory(prefix="bncbench-warm-up-") as folder:
+        path = Path(folder, "warm_up.parquet" if data.path.suffix == ".parquet" else "warm_up.csv")
+        frame.to_parquet(path) if path.suffix == ".parquet" else frame.to_csv(path, index=False)
+        every = np.ones(len(frame), dtype=bool)  # a mask of rows, as a fold's: its chunks are copies, as a fold's
+        try:
+            classifier, source = fit_file(make_model(warm_up_model(model), random_state), path, CLASS_COLUMN,
+                                          discretise=bool(data.numeric), numeric=data.numeric, rows=every)
+            for codes, _ in source.file_codes(path, every, tables=False):
+                predict_codes(classifier, codes)
+        except Exception as err:  # the real fit reports the model's errors; this one only saves time
+            log.debug("warm-up of %s not done: %s", model.get("name", "model"), err)
 
 
 def _check_out_of_core(data: DatasetFile, model: dict, discretisation: str) -> None:
