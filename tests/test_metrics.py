@@ -47,12 +47,13 @@ def test_the_distances_to_the_truth_by_hand():
 def test_a_declared_class_absent_from_the_data_takes_probability_zero_from_the_model():
     import pandas as pd
 
-    from bncbench.protocol.cross_validation import truth_distances
+    from bncbench.core.metrics import tv_to_truth
+    from bncbench.protocol.cross_validation import truth_columns
 
     truth = pd.DataFrame([[0.5, 0.1, 0.4]], columns=["c0", "c1", "c2"])
-    found = truth_distances(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), truth)
-    assert found["tv_to_truth"] == pytest.approx(0.5 * (0.0 + 0.1 + 0.1))
-    assert truth_distances(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), None) == {}
+    model, true = truth_columns(np.array([[0.5, 0.5]]), np.array(["c0", "c2"], dtype=object), truth)
+    assert model.tolist() == [[0.5, 0.0, 0.5]]
+    assert tv_to_truth(model, true) == pytest.approx(0.5 * (0.0 + 0.1 + 0.1))
 
 
 def test_the_all_class_rmse_by_hand_and_equal_to_the_true_class_one_on_two_classes():

@@ -209,7 +209,7 @@ class CsvIds:
     @classmethod
     def of_file(cls, path: Path, last: str | None = None) -> "CsvIds":
         """For the columns of the file's header, the column ``last`` (the class) moved last."""
-        header = _header(path)
+        header = read_header(path)
         if last is not None and last not in header:
             raise DatasetError(f"{path}: no class column {last!r}; the columns are {header}.")
         ids = cls(header, [c for c in header if c != last] + ([last] if last is not None else []))
@@ -222,7 +222,7 @@ class CsvIds:
         be this reader's. ``start`` > 0: the rows from that byte on (``chunk_starts``), the header neither read nor
         checked."""
         if not start and Path(path) not in self._headers_read:
-            if (names := _header(path)) != self.header:
+            if (names := read_header(path)) != self.header:
                 raise DatasetError(f"{path}: its columns {names} are not those of the training file {self.header}.")
             self._headers_read.add(Path(path))
         keys = np.empty((chunk_rows, len(self.columns)), dtype=np.uint64)
@@ -356,7 +356,7 @@ def chunk_starts(path: Path, chunk_rows: int) -> tuple[int, ...]:
     return _chunk_starts(Path(path), chunk_rows, stat.st_size, stat.st_mtime_ns)
 
 
-def _header(path: Path) -> list:
+def read_header(path: Path) -> list:
     """The column names of the file's header, as pyarrow reads them: from a first block of 64 KiB (pyarrow parses
     it: its default of 1 MiB took 10-30 ms, a tenth of predicting 200,000 rows of 21 columns), or of pyarrow's
     default size for a header longer than that."""

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from numba import njit
 
 from bncbench.bnc.classifier import BNClassifier
-from bncbench.bnc.csv_ids import CsvIds, chunk_starts, stream_at, unique_columns
+from bncbench.bnc.csv_ids import CsvIds, chunk_starts, read_header, stream_at, unique_columns
 from bncbench.bnc.distributed import accumulate_on
 from bncbench.bnc.encoding import CategoryEncoder, looked_up
 from bncbench.bnc.estimators import ESTIMATORS, estimator_class, make_estimator
@@ -55,7 +55,7 @@ def chunk_rows_for(path: Path, chunk_rows: int | None = None) -> int:
     if chunk_rows is not None:
         return int(chunk_rows)
     path = Path(path)
-    names = pq.ParquetFile(path).schema_arrow.names if path.suffix == ".parquet" else pa_csv.open_csv(path).schema.names
+    names = pq.ParquetFile(path).schema_arrow.names if path.suffix == ".parquet" else read_header(path)
     return max(1, CHUNK_VALUES // len(names))
 
 
@@ -71,7 +71,7 @@ def _csv_tables(path: Path, chunk_rows: int, start: int = 0) -> Iterator[pa.Tabl
     """The rows of a CSV file as strings (missing = empty field), ``chunk_rows`` at a time, read by pyarrow's
     streaming reader (about four times as fast as pandas' chunked ``read_csv``, with the same strings); ``start``
     > 0: the rows from that byte on (``csv_ids.chunk_starts``)."""
-    columns = unique_columns(path, pa_csv.open_csv(path).schema.names)
+    columns = read_header(path)
     convert = pa_csv.ConvertOptions(column_types=dict.fromkeys(columns, pa.string()), strings_can_be_null=True,
                                     null_values=[""])
     source, header = (stream_at(path, start), pa_csv.ReadOptions(column_names=columns)) if start else (path, None)

@@ -183,24 +183,15 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
     return CrossValidation(seeds, pd.DataFrame(fold_metrics), written, structures, diagnostics)
 
 
-def truth_distances(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame | None) -> dict:
-    """The ``TRUTH`` distances (``bncbench.core.metrics``) of the test rows' ``proba`` (a column per class of
-    ``classes``) to ``truth``, whose columns are every class the network declares (``truth_columns``). Empty when
-    the truth is unknown (None).
+def truth_columns(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The model's ``proba`` (a column per class of ``classes``) and ``truth`` (a column per class the network
+    declares) with the same columns, for the ``TRUTH`` distances (``bncbench.core.metrics``): a class that no row of
+    the dataset has takes probability 0 from the model.
 
     Why ``P(y | x)`` on the test rows rather than the CPTs: it is what a classifier estimates, whatever its
     structure, so it compares naive Bayes, kDB-5, SkDB and a random forest alike, on the distribution of
     the data; CPTs of different structures condition on different parents and have no common truth.
     """
-    if truth is None:
-        return {}
-    model, true = truth_columns(proba, classes, truth)
-    return {name: distance(model, true) for name, distance in TRUTH.items()}
-
-
-def truth_columns(proba: np.ndarray, classes: np.ndarray, truth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The model's ``proba`` (a column per class of ``classes``) and ``truth`` (a column per class the network
-    declares) with the same columns: a class that no row of the dataset has takes probability 0 from the model."""
     labels = np.asarray(truth.columns, dtype=object)
     model = np.zeros((len(proba), len(labels)))
     model[:, [list(labels).index(label) for label in classes]] = proba

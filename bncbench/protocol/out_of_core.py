@@ -79,13 +79,14 @@ def cross_validate_file(
     chunk_rows = chunk_rows_for(data.path, chunk_rows)
     classes, file_codes = _class_column(data.path)
     present = file_codes >= 0  # the in-memory dataset drops the rows whose class is missing
-    y_codes = file_codes[present].astype(np.min_scalar_type(len(classes)))
+    every_present = bool(present.all())
+    y_codes = file_codes if every_present else file_codes[present]
     del file_codes
     name = f"{data.name}/{model.get('name', 'model')}"
 
     def file_rows(selected: np.ndarray) -> np.ndarray:
         """The mask of the file's rows of ``selected``, a mask of the rows whose class is present."""
-        if present.all():
+        if every_present:
             return selected
         rows = np.zeros(len(present), dtype=bool)
         rows[present] = selected
