@@ -148,6 +148,29 @@ def test_importing_twice_adds_nothing(machines, new_store, tmp_path):
     assert len(runs_of(home)) == 2
 
 
+@pytest.mark.parametrize("imported_before", [0, 1])
+def test_an_import_stopped_as_mlflow_starts_a_run_leaves_none_looking_alive(machines, new_store, tmp_path,
+                                                                            monkeypatch, imported_before):
+    """A SIGTERM that came inside MLflow's create_run, once the run was written and before its id came back, left
+    the run RUNNING (seen in CI): the import deletes every RUNNING run it started, and what was imported stays."""
+    fresh = new_store(tmp_path / "fresh")
+    start_run, started = tracking.start_run, []
+
+    def stopped_once_written(*args, **kwargs):
+        started.append(start_run(*args, **kwargs))
+        if len(started) > imported_before:
+            raise KeyboardInterrupt
+        return started[-1]
+
+    monkeypatch.setattr(tracking, "start_run", stopped_once_written)
+    with pytest.raises(KeyboardInterrupt):
+        import_bundles(fresh, [machines["laptop_bundle"]])
+    runs = runs_of(fresh)
+    assert [run.info.status for run in runs] == ["FINISHED"] * imported_before
+    monkeypatch.undo()  # the same command imports the rest
+    assert len(import_bundles(fresh, [machines["laptop_bundle"]]).imported) == 2 - imported_before
+
+
 def test_a_cell_copied_under_another_name_comes_in_under_both(machines, new_store, tmp_path, plan_cell):
     """A sweep copies a finished cell to a renamed model of the same config (``bncbench.tracking.reuse``); the
     report reads each model's runs by its name, so an import brings both runs, as the sweep left the store."""

@@ -216,27 +216,40 @@ def import_bundles(
         for name, experiment_id in experiments.items():  # before the first run, so that an import stopped has them
             for key, value in (experiment_tags(name) if experiment_tags else {}).items():
                 client.set_experiment_tag(experiment_id, key, value)
-        for position, bundle in enumerate(bundles, 1):
-            imported_before = len(summary.imported)
-            for run in bundle.runs.itertuples(index=False):
-                try:
-                    named = run_names and run_names(bundle.experiment, run.run_name, run.tags, run.params)
-                    _import_run(client, experiments[bundle.experiment], bundle, run._replace(run_name=named or run.run_name),
-                                numbers[bundle.id][run.run_id], held[bundle.experiment], keep, summary)
-                except BncbenchError:
-                    raise
-                except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
-                    raise ConfigError(
-                        f"run {bundle.experiment}/{run.run_name} of bundle {bundle.path} could not be written to "
-                        f"{tracking_uri!r}: {err}. {len(summary.imported)} runs were imported before it and stay; "
-                        "make the store (and its artifact location) writable and import again: what is there is "
-                        "left alone."
-                    ) from err
-            if progress is not None:
-                added = len(summary.imported) - imported_before
-                progress(f"bundle {position}/{len(bundles)} {bundle.path.name}: {added} runs imported, "
-                         f"{len(bundle.runs) - added} already there")
+        try:
+            for position, bundle in enumerate(bundles, 1):
+                added = _import_bundle(client, experiments[bundle.experiment], bundle, numbers[bundle.id],
+                                       held[bundle.experiment], keep, summary, tracking_uri, run_names)
+                if progress is not None:
+                    progress(f"bundle {position}/{len(bundles)} {bundle.path.name}: {added} runs imported, "
+                             f"{len(bundle.runs) - added} already there")
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no run of this import is left looking alive, not even
+            for experiment_id in experiments.values():  # one MLflow was starting when the signal came
+                for run in lease.own_running_runs(client, experiment_id):
+                    tracking.delete_run(client, run.info.run_id)
+            raise
     return summary
+
+
+def _import_bundle(client, experiment_id: str, bundle: Bundle, numbers: dict, held: dict, keep: str | None,
+                   summary: ImportSummary, tracking_uri: str, run_names) -> int:
+    """Import the runs of one bundle (:func:`_import_run`); how many were imported."""
+    imported_before = len(summary.imported)
+    for run in bundle.runs.itertuples(index=False):
+        try:
+            named = run_names and run_names(bundle.experiment, run.run_name, run.tags, run.params)
+            _import_run(client, experiment_id, bundle, run._replace(run_name=named or run.run_name),
+                        numbers[run.run_id], held, keep, summary)
+        except BncbenchError:
+            raise
+        except Exception as err:  # MLflow raises many types (MlflowException, OSError, requests)
+            raise ConfigError(
+                f"run {bundle.experiment}/{run.run_name} of bundle {bundle.path} could not be written to "
+                f"{tracking_uri!r}: {err}. {len(summary.imported)} runs were imported before it and stay; "
+                "make the store (and its artifact location) writable and import again: what is there is "
+                "left alone."
+            ) from err
+    return len(summary.imported) - imported_before
 
 
 def _import_run(client, experiment_id: str, bundle: Bundle, run, numbers: tuple, held: dict, keep: str | None,

@@ -185,6 +185,15 @@ def claim(client, experiment_id: str, own, data_digest: str | None) -> Claim:
         time.sleep(DECISION_POLL_SECONDS)
 
 
+def own_running_runs(client, experiment_id: str) -> list:
+    """The RUNNING runs of the experiment that this process started (its ``OWNER_TAG``), whether or not it
+    knows their ids: a signal that comes inside MLflow's ``create_run``, once the run is written, stops the
+    process before the id is returned."""
+    return client.search_runs(
+        [experiment_id], filter_string=f"tags.`{OWNER_TAG}` = '{owner()}' and attributes.status = 'RUNNING'"
+    )
+
+
 def live_rivals(client, experiment_id: str, hash_: str, own=None) -> list:
     """The live RUNNING runs (``is_live``) with ``cfg_hash == hash_`` other than ``own``."""
     return [
