@@ -26,7 +26,7 @@ from bncbench.data.dataset import dataset_file
 from bncbench.data.digest import dataset_digest
 from bncbench.protocol.cell import Cell
 from bncbench.protocol.cross_validation import cross_validate, repetition_seeds
-from bncbench.protocol.out_of_core import cross_validate_file, in_memory_bytes
+from bncbench.protocol.out_of_core import cross_validate_file, id_cache_bytes, in_memory_bytes
 from bncbench.protocol.models import model_tags
 from bncbench.tracking import lease, provenance, reuse
 from bncbench.tracking import tags as tag
@@ -54,6 +54,9 @@ class Destination:
     #: A dataset whose in-memory cross-validation would need more (``bncbench.protocol.out_of_core``) is learnt
     #: out of core; None: never.
     out_of_core_bytes: int | None = None
+    #: The cell's share of the memory (``bncbench.app.sweep.cell_memory_bytes``), which bounds what an out-of-core
+    #: fit keeps between passes (``bncbench.protocol.out_of_core.id_cache_bytes``); None: not known.
+    cell_memory_bytes: int | None = None
     #: Out of core: rows read at a time (None: ``bncbench.bnc.out_of_core.CHUNK_VALUES`` values' worth), and the
     #: uniform sample of a training fold's rows on which the MDL discretiser is fitted.
     chunk_rows: int | None = None
@@ -213,7 +216,8 @@ def _evaluate(cell: Cell, destination: Destination, scratch: Path) -> CellRecord
             log.info("%s: learnt out of core (%d rows x %d columns)", cell.name, *stored.shape)
             result = cross_validate_file(stored, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation,
                                          destination.chunk_rows, destination.sample_rows, destination.scheduler,
-                                         destination.local_workers, predictions)
+                                         destination.local_workers, predictions,
+                                         id_cache_bytes(destination.cell_memory_bytes))
         else:
             dataset = load_dataset(spec, destination.data_dir)
             result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation, predictions,

@@ -188,6 +188,7 @@ def destination_of(settings: Settings, plan: Plan, threads: int = 1, sweep: str 
         artifact_location=artifact_location(settings), data_dir=settings.data_dir, reuse_runs=settings.reuse_runs,
         numba_threads=threads, sweep=sweep,
         out_of_core_bytes=out_of_core_bytes(settings.out_of_core.memory_gb, settings.executor, workers),
+        cell_memory_bytes=cell_memory_bytes(settings.executor, workers),
         chunk_rows=settings.out_of_core.chunk_rows, sample_rows=settings.out_of_core.sample_rows,
         scheduler=settings.out_of_core.scheduler, local_workers=settings.out_of_core.local_workers,
     )
@@ -195,12 +196,17 @@ def destination_of(settings: Settings, plan: Plan, threads: int = 1, sweep: str 
 
 def out_of_core_bytes(memory_gb, executor: Executors, workers: int) -> int:
     """The memory above which a cell learns its dataset out of core: ``memory_gb`` GiB, or for ``auto`` half
-    a cell's share of the memory (a SLURM task's ``mem_gb``, else this machine's over the cells at once)."""
+    a cell's share of the memory (``cell_memory_bytes``)."""
     if memory_gb != "auto":
         return int(float(memory_gb) * 2**30)
+    return cell_memory_bytes(executor, workers) // 2
+
+
+def cell_memory_bytes(executor: Executors, workers: int) -> int:
+    """A cell's share of the memory: a SLURM task's ``mem_gb``, else this machine's over the cells at once."""
     if executor.kind == "slurm":
-        return executor.mem_gb * 2**30 // 2
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (2 * max(1, workers))
+        return executor.mem_gb * 2**30
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // max(1, workers)
 
 
 def finished_before(logged, plan: Plan) -> set[tuple[str, str]]:

@@ -54,9 +54,11 @@ def chunk_rows_for(path: Path, chunk_rows: int | None = None) -> int:
     """``chunk_rows`` when given, else the rows of ``CHUNK_VALUES`` values of the file at ``path`` (its columns)."""
     if chunk_rows is not None:
         return int(chunk_rows)
-    path = Path(path)
-    names = pq.ParquetFile(path).schema_arrow.names if path.suffix == ".parquet" else read_header(path)
-    return max(1, CHUNK_VALUES // len(names))
+    return max(1, CHUNK_VALUES // len(_column_names(Path(path))))
+
+
+def _column_names(path: Path) -> list:
+    return pq.ParquetFile(path).schema_arrow.names if path.suffix == ".parquet" else read_header(path)
 
 
 def read_chunks(path: Path, chunk_rows: int, numeric: list | None = None) -> Iterator[pd.DataFrame]:
@@ -309,6 +311,15 @@ class _IdCache:
     def __init__(self, limit: int):
         self.chunks, self.bytes, self.limit = [] if limit > 0 else None, 0, limit
 
+    @classmethod
+    def of(cls, limit: int, path: Path, rows: np.ndarray | None) -> "_IdCache":
+        """The cache of a first pass over the file's rows that ``rows`` selects, off from the start when their
+        values would not fit at a byte each: a cache pays only whole, and one given up once full would have held
+        ``limit`` bytes for nothing (the selected rows are counted when ``rows`` is given, a fold's)."""
+        if limit > 0 and rows is not None and np.count_nonzero(rows) * len(_column_names(path)) > limit:
+            limit = 0
+        return cls(limit)
+
     def add(self, ids: np.ndarray, largest: int) -> None:
         """Keep a chunk of ids, the largest id so far being ``largest``."""
         if self.chunks is None:
@@ -401,7 +412,7 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
         numeric = _numeric_columns(path, target, chunk_rows, rows)
     if path.suffix != ".parquet" and not numeric:
         return _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes)
-    columns, sample, n_rows, cache = None, _Sample(sample_rows), 0, _IdCache(cache_bytes if not numeric else 0)
+    columns, sample, n_rows, cache = None, _Sample(sample_rows), 0, _IdCache.of(0 if numeric else cache_bytes, path, rows)
     for table in _tables(path, chunk_rows, rows):
         if columns is None:
             _check_target(path, target, table.column_names)
@@ -430,7 +441,7 @@ def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_b
     """``_first_pass`` of a CSV file without numeric columns, read as value ids (``CsvIds``); the sample is kept as
     ids, and so is each chunk while they take at most ``cache_bytes``."""
     reader = CsvIds.of_file(path, last=target)
-    sample, n_rows, cache = _Sample(sample_rows), 0, _IdCache(cache_bytes)
+    sample, n_rows, cache = _Sample(sample_rows), 0, _IdCache.of(cache_bytes, path, rows)
     seen = np.zeros((len(reader.columns), 1), dtype=bool)  # [column, id]: in the rows selected
     for ids in _selected(reader.chunks(path, chunk_rows), rows):
         n_rows += len(ids)

@@ -19,9 +19,9 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
 - the untimed warm-up is an out-of-core fit and prediction of the training rows of the file's first chunk (``_warm_up``).
 
 Memory holds the class column and each row's fold (a byte each), the test fold's row numbers (8 bytes each), the
-model, one chunk, the sample and, for a nominal file, the training rows' value ids
-(``bncbench.bnc.out_of_core.CACHE_BYTES`` at most); each chunk's predictions go to their file as they are made and
-its losses to running sums (``repeated_folds``).
+model, one chunk, the sample and, for a nominal file, the training rows' value ids (``cache_bytes`` at most: a
+quarter of the cell's memory, ``id_cache_bytes``, and none when they would not fit); each chunk's predictions go to
+their file as they are made and its losses to running sums (``repeated_folds``).
 """
 
 import functools
@@ -36,7 +36,7 @@ import pyarrow.csv as pa_csv
 
 from bncbench.bnc.distributed import dask_client
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.bnc.out_of_core import chunk_rows_for, fit_file, predict_codes, read_chunks
+from bncbench.bnc.out_of_core import CACHE_BYTES, chunk_rows_for, fit_file, predict_codes, read_chunks
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
 from bncbench.data.dataset import DatasetFile
@@ -59,16 +59,24 @@ def in_memory_bytes(rows: int, columns: int) -> int:
     return int(rows) * int(columns) * BYTES_PER_VALUE
 
 
+def id_cache_bytes(memory: int | None) -> int:
+    """The bound of each fit's id cache (``fit_file``'s ``cache_bytes``) in a cell given ``memory`` bytes (its share
+    of the machine's, or of a cluster task's; None: not known): a quarter of it, at most ``CACHE_BYTES``, so that
+    what the cache keeps is counted in the memory the cell was given."""
+    return CACHE_BYTES if memory is None else min(CACHE_BYTES, memory // 4)
+
+
 def cross_validate_file(
     data: DatasetFile, model: dict, repetitions: int = 5, folds: int = 2, seed: int = 1,
     discretisation: str = "mdl", chunk_rows: int | None = None, sample_rows: int = 100_000,
-    scheduler: str | None = None,
-    local_workers: int = 2, predictions_to: Path | None = None,
+    scheduler: str | None = None, local_workers: int = 2, predictions_to: Path | None = None,
+    cache_bytes: int = CACHE_BYTES,
 ) -> CrossValidation:
     """``cross_validate`` of ``model`` on the dataset of the file ``data``, out of core (module docstring); the
     counting passes of each fit on the dask cluster ``scheduler`` names (``bncbench.bnc.distributed.dask_client``:
     None in this process, "local" a LocalCluster of ``local_workers`` processes started for the call), with the same
-    numbers; the predictions written to the parquet file ``predictions_to`` (None: kept in memory).
+    numbers; the predictions written to the parquet file ``predictions_to`` (None: kept in memory); each fit's value
+    ids kept in at most ``cache_bytes`` (``fit_file``; ``id_cache_bytes`` of the cell's memory).
 
     Raises
     ------
@@ -99,7 +107,8 @@ def cross_validate_file(
 
         def fit():
             return fit_file(make_model(model, rep_seed), data.path, CLASS_COLUMN, chunk_rows, sample_rows,
-                            discretise=bool(data.numeric), numeric=data.numeric, rows=train, client=client)
+                            discretise=bool(data.numeric), numeric=data.numeric, rows=train, cache_bytes=cache_bytes,
+                            client=client)
 
         (classifier, source), fit_seconds = timed(fit, "fit")
         log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(in_test) - in_test.sum(),

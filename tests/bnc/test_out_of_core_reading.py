@@ -11,6 +11,7 @@ from bncbench import BNClassifier
 from bncbench.core.errors import DatasetError
 from bncbench.bnc.out_of_core import (
     CHUNK_VALUES,
+    _IdCache,
     _Sample,
     chunk_rows_for,
     fit_file,
@@ -110,6 +111,20 @@ def test_the_passes_after_the_first_read_its_value_ids_with_the_same_numbers(tmp
         assert classifier.parents_ == in_memory.parents_
         np.testing.assert_array_equal(classifier.predict_proba(frame[["a", "b", "c"]]),
                                       in_memory.predict_proba(frame[["a", "b", "c"]]))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_an_id_cache_that_the_folds_rows_would_overflow_is_never_started(tmp_path, suffix):
+    """A cache given up once full held its bound for nothing (256 MiB by default, from about 25 million rows of 21
+    columns): the rows a fold selects are counted first, at a byte a value, and the cache starts only if they fit."""
+    frame = pd.DataFrame({"a": ["x", "y"] * 50, "b": ["u"] * 100, "class": ["yes", "no"] * 50})
+    path = tmp_path / f"file{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    rows = np.arange(100) < 40  # 40 rows of 3 columns: 120 values
+    assert _IdCache.of(120, path, rows).chunks == []
+    assert _IdCache.of(119, path, rows).chunks is None
+    assert _IdCache.of(119, path, None).chunks == []  # the rows not counted: up to the bound, as before
+    assert _IdCache.of(0, path, rows).chunks is None
 
 
 @pytest.mark.parametrize("chunk_rows", [1, 7, 50, 1_000])
