@@ -123,9 +123,9 @@ def run(args) -> None:
                     if classpath is None:
                         result = cross_validate(dataset, model, seed=1)
                     else:
-                        def fit_predict(in_test, rep_seed, warm_up, classpath=classpath):
+                        def fit_predict(test_rows, rep_seed, warm_up, classpath=classpath):
                             return authors_fold(classpath, dataset, k, args.iterations, args.tying,
-                                                in_test, rep_seed, scratch)
+                                                test_rows[:], rep_seed, scratch)
                         result = repeated_folds(name, model, classes, y_codes, 5, 2, 1, fit_predict)
                     rows = pd.DataFrame(fold_rows(result, key))
                     rows.to_csv(out, mode="a", header=not out.exists(), index=False)

@@ -2,6 +2,7 @@
 the numbers of the in-memory cross-validation."""
 
 import logging
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -9,7 +10,7 @@ import pytest
 
 from bncbench.app.runner import run_cell
 from bncbench.core.errors import NotApplicableError
-from bncbench.data import load_dataset
+from bncbench.data import Dataset, load_dataset
 from bncbench.data.dataset import dataset_config, dataset_file
 from bncbench.protocol.cross_validation import cross_validate
 from bncbench.protocol.models import model_spec
@@ -29,6 +30,24 @@ def both_ways(spec, data_dir, model, chunk_rows):
     chunked = cross_validate_file(dataset_file(spec, data_dir), model, repetitions=2, folds=2, seed=5,
                                   chunk_rows=chunk_rows)
     return in_memory, chunked
+
+
+def test_rows_of_a_file_whose_class_is_missing_are_in_no_fold(tmp_path):
+    """In memory the rows whose class is missing are dropped; out of core they stay in the file, in no fold (neither
+    trained on nor predicted), and the folds, numbers and predictions' row numbers are those of the rows left."""
+    drawn = dataset_file(SYNTHETIC, tmp_path)
+    frame = pd.read_csv(drawn.path, dtype=str, keep_default_na=False)
+    frame.loc[[0, 7, 400, 1499], "class"] = ""
+    path = tmp_path / "holes.csv.gz"
+    frame.to_csv(path, index=False)
+    kept = frame[frame["class"] != ""].reset_index(drop=True)
+    dataset = Dataset("holes", kept.drop(columns="class"), kept["class"], [])
+    model = model_spec("kdb2_m_estimate")
+    in_memory = cross_validate(dataset, model, repetitions=2, folds=2, seed=5)
+    chunked = cross_validate_file(replace(drawn, name="holes", path=path, true_posterior=None), model, repetitions=2,
+                                  folds=2, seed=5, chunk_rows=97)
+    pd.testing.assert_frame_equal(chunked.metrics[NUMBERS], in_memory.metrics[NUMBERS], rtol=1e-9)
+    pd.testing.assert_frame_equal(chunked.predictions, in_memory.predictions, rtol=1e-9)
 
 
 @pytest.mark.parametrize("model", ["nb_laplace", "kdb2_m_estimate", "skdb_m_estimate", "tan_hdp"])

@@ -227,6 +227,27 @@ def test_an_hdp_cell_whose_chains_end_before_a_concentration_update_is_logged(tm
     assert len(trace) == 0 and "value" in trace.columns
 
 
+@pytest.mark.parametrize("block", [1, 7, 1 << 20])
+def test_a_folds_rows_read_a_block_at_a_time_are_its_mask_and_row_numbers(block):
+    """FoldRows stands for a fold's mask and row numbers without holding them (8 bytes a test row before): its
+    slices are the mask's, the training rows leave out the rows in no fold, and the row numbers taken a chunk at a
+    time are the mask's, in order."""
+    from bncbench.protocol.cross_validation import FoldRows, _Taken, no_fold
+
+    folds = np.random.default_rng(block).integers(0, 3, size=1000).astype(np.uint8)
+    folds[::9] = no_fold(folds)
+    for fold in range(3):
+        test = FoldRows(folds, fold)
+        for where in [slice(None), slice(0, 1), slice(5, 400), slice(990, 2000)]:
+            np.testing.assert_array_equal(test[where], (folds == fold)[where])
+            np.testing.assert_array_equal(test.training()[where], ((folds != fold) & (folds != 255))[where])
+        taken = _Taken(test.positions(block))
+        chunks = [taken.take(n) for n in [0, 1, 13, 100, 2]]
+        np.testing.assert_array_equal(np.concatenate(chunks), np.flatnonzero(folds == fold)[:116])
+        with pytest.raises(ValueError, match="more predictions than test rows"):
+            taken.take(len(folds))
+
+
 @pytest.mark.parametrize("folds", [2, 3, 10])
 def test_the_folds_are_scikit_learns_stratified_folds(folds):
     """stratified_test_folds computes StratifiedKFold's folds in a byte a row: the same folds, with classes rarer

@@ -127,6 +127,11 @@ def _selected(tables: Iterator, rows: np.ndarray | None) -> Iterator:
         yield table
 
 
+def selected_count(rows, block: int = 1 << 20) -> int:
+    """How many rows the mask ``rows`` selects, read a slice at a time (a fold's, never held whole)."""
+    return sum(int(np.count_nonzero(rows[start : start + block])) for start in range(0, len(rows), block))
+
+
 def _rows_where(rows: pa.Table | np.ndarray, keep: np.ndarray) -> pa.Table | np.ndarray:
     """The rows of a table or an array whose entry of the boolean ``keep`` is true."""
     return rows.filter(pa.array(keep)) if isinstance(rows, pa.Table) else rows[keep]
@@ -316,7 +321,7 @@ class _IdCache:
         """The cache of a first pass over the file's rows that ``rows`` selects, off from the start when their
         values would not fit at a byte each: a cache pays only whole, and one given up once full would have held
         ``limit`` bytes for nothing (the selected rows are counted when ``rows`` is given, a fold's)."""
-        if limit > 0 and rows is not None and np.count_nonzero(rows) * len(_column_names(path)) > limit:
+        if limit > 0 and rows is not None and selected_count(rows) * len(_column_names(path)) > limit:
             limit = 0
         return cls(limit)
 
@@ -528,7 +533,8 @@ def fit_file(classifier: BNClassifier, path, target: str = "class", chunk_rows: 
         numbers; give them when nominal values look like numbers).
     rows : boolean array, optional
         One entry per row of the file: fit on the rows whose entry is true (a training fold), as if the
-        file held those alone. Default: every row.
+        file held those alone; it is read a slice at a time, so any sequence whose slices are boolean arrays does
+        (``bncbench.protocol.cross_validation.FoldRows``). Default: every row.
     cache_bytes : int
         The passes after the first read its value ids from memory (one byte a value while a column has fewer than
         256 values, else two), when they take at most

@@ -7,7 +7,7 @@ fold and the timings of fit and prediction (without numba's compilation). Pure: 
 import io
 import logging
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -60,6 +60,54 @@ class FoldFit(NamedTuple):
     classes: np.ndarray
     fit_seconds: float
     predictions: Iterable[tuple[np.ndarray, pd.DataFrame | None, float]]
+
+
+@dataclass(frozen=True)
+class FoldRows:
+    """The rows of one fold as a boolean mask never held whole (a byte a row, 20 MB at 20 million rows): entry
+    ``i`` is whether row ``i``'s fold, ``folds[i]``, is ``fold`` (the test rows) or another (``training()``: the
+    training rows). A slice is a numpy mask, as a mask's slice is; ``folds`` holds ``no_fold(folds)`` for a row in
+    no fold (a row of an out-of-core file whose class is missing), which neither selects."""
+
+    folds: np.ndarray
+    fold: int
+    test: bool = True
+
+    def __len__(self) -> int:
+        return len(self.folds)
+
+    def __getitem__(self, where: slice) -> np.ndarray:
+        part = self.folds[where]
+        return part == self.fold if self.test else (part != self.fold) & (part != no_fold(self.folds))
+
+    def training(self) -> "FoldRows":
+        return FoldRows(self.folds, self.fold, test=False)
+
+    def positions(self, block: int = 1 << 20) -> Iterator[np.ndarray]:
+        """The numbers of the rows selected, in order, a block of rows at a time."""
+        for start in range(0, len(self), block):
+            yield start + np.flatnonzero(self[start : start + block])
+
+
+def no_fold(folds: np.ndarray) -> int:
+    """The entry of a row in no fold in an array of rows' folds (``FoldRows``): the largest of its type."""
+    return np.iinfo(folds.dtype).max
+
+
+class _Taken:
+    """Numbers from blocks of them (``FoldRows.positions``), taken in order ``n`` at a time."""
+
+    def __init__(self, blocks: Iterator[np.ndarray]):
+        self.blocks, self.pending = blocks, np.empty(0, dtype=np.int64)
+
+    def take(self, n: int) -> np.ndarray:
+        while len(self.pending) < n:
+            block = next(self.blocks, None)
+            if block is None:
+                raise ValueError(f"{n} rows asked and only {len(self.pending)} left: more predictions than test rows")
+            self.pending = np.concatenate([self.pending, block])
+        taken, self.pending = self.pending[:n], self.pending[n:]
+        return taken
 
 
 class PredictionsFile:
@@ -120,7 +168,8 @@ def cross_validate(
     discretiser(discretisation, 0, **discretiser_params)  # a bad setting fails before any fold
     classes, y_codes = class_codes(dataset.y)
 
-    def fit_predict(in_test, rep_seed, warm_up):
+    def fit_predict(test_rows, rep_seed, warm_up):
+        in_test = test_rows[:]
         train, test = np.flatnonzero(~in_test), np.flatnonzero(in_test)
         X_train, X_test, y_train = dataset.X.iloc[train], dataset.X.iloc[test], dataset.y.iloc[train]
         if discretises(model):
@@ -143,10 +192,11 @@ def cross_validate(
 def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, folds: int, seed: int,
                    fit_predict, predictions_to: Path | None = None) -> CrossValidation:
     """The folds of ``cross_validate`` on rows of class codes ``y_codes`` (among ``classes``): per fold,
-    ``fit_predict(in_test, rep_seed, warm_up)`` fits on the rows that the boolean mask ``in_test`` leaves out and
-    returns a ``FoldFit``; the losses, counts and distances to the truth are summed over its chunks of test rows,
-    which go to the parquet file ``predictions_to`` (None: memory) as they come, so that a fold's rows are never
-    held together."""
+    ``fit_predict(test_rows, rep_seed, warm_up)`` fits on the rows that ``test_rows`` (``FoldRows``) leaves out
+    and returns a ``FoldFit``; the losses, counts and distances to the truth are summed over its chunks of test
+    rows, which go to the parquet file ``predictions_to`` (None: memory) as they come, so that a fold's rows are
+    never held together, nor a mask or the numbers of its rows: what this holds a row of is its class and its fold,
+    a byte each."""
     seeds = repetition_seeds(seed, repetitions)
     _check_folds(name, np.bincount(y_codes), int(folds))
     fold_metrics, structures, diagnostics = [], [], []
@@ -155,15 +205,15 @@ def repeated_folds(name: str, model: dict, classes, y_codes, repetitions: int, f
         for repetition, rep_seed in enumerate(seeds):
             test_folds = stratified_test_folds(y_codes, folds, rep_seed)
             for fold in range(folds):
-                index, in_test = len(fold_metrics), test_folds == fold
-                test = np.flatnonzero(in_test)
+                index, test_rows = len(fold_metrics), FoldRows(test_folds, fold)
+                test = _Taken(test_rows.positions())
                 with task(f"{name}/{model.get('name', 'model')} fold {index + 1}/{repetitions * folds}"):
-                    fitted = fit_predict(in_test, rep_seed, index == 0)
+                    fitted = fit_predict(test_rows, rep_seed, index == 0)
                     losses = RunningMetrics({**LOGGED_LOSSES, **CLIPPING, **COUNTS})
-                    distances, predict_seconds, done = RunningMetrics(TRUTH), 0.0, 0
+                    distances, predict_seconds = RunningMetrics(TRUTH), 0.0
                     columns = np.searchsorted(classes, np.asarray(fitted.classes, dtype=object))
                     for fold_proba, truth, seconds in fitted.predictions:
-                        rows, done = test[done: done + len(fold_proba)], done + len(fold_proba)
+                        rows = test.take(len(fold_proba))
                         proba = np.zeros((len(rows), len(classes)))
                         proba[:, columns] = fold_proba
                         losses.add(proba, y_codes[rows])

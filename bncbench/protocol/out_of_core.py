@@ -18,10 +18,10 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
   probabilities' alone, reading and coding the test rows aside;
 - the untimed warm-up is an out-of-core fit and prediction of the training rows of the file's first chunk (``_warm_up``).
 
-Memory holds the class column and each row's fold (a byte each), the test fold's row numbers (8 bytes each), the
-model, one chunk, the sample and, for a nominal file, the training rows' value ids (``cache_bytes`` at most: a
-quarter of the cell's memory, ``id_cache_bytes``, and none when they would not fit); each chunk's predictions go to
-their file as they are made and its losses to running sums (``repeated_folds``).
+Memory holds the class column and each row's fold (a byte each; a fold's mask and row numbers are read from them a
+block at a time, ``FoldRows``), the model, one chunk, the sample and, for a nominal file, the training rows' value
+ids (``cache_bytes`` at most: a quarter of the cell's memory, ``id_cache_bytes``, and none when they would not fit);
+each chunk's predictions go to their file as they are made and its losses to running sums (``repeated_folds``).
 """
 
 import functools
@@ -36,12 +36,16 @@ import pyarrow.csv as pa_csv
 
 from bncbench.bnc.distributed import dask_client
 from bncbench.bnc.estimators import ESTIMATORS
-from bncbench.bnc.out_of_core import CACHE_BYTES, chunk_rows_for, fit_file, predict_codes, read_chunks
+from bncbench.bnc.out_of_core import (
+    CACHE_BYTES, chunk_rows_for, fit_file, predict_codes, read_chunks, selected_count,
+)
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
 from bncbench.data.dataset import DatasetFile
 from bncbench.data.store import CLASS_COLUMN
-from bncbench.protocol.cross_validation import WARM_UP_ROWS, CrossValidation, FoldFit, repeated_folds, warm_up_model
+from bncbench.protocol.cross_validation import (
+    WARM_UP_ROWS, CrossValidation, FoldFit, FoldRows, no_fold, repeated_folds, warm_up_model,
+)
 from bncbench.protocol.models import make_model
 
 log = logging.getLogger(__name__)
@@ -92,16 +96,16 @@ def cross_validate_file(
     del file_codes
     name = f"{data.name}/{model.get('name', 'model')}"
 
-    def file_rows(selected: np.ndarray) -> np.ndarray:
-        """The mask of the file's rows of ``selected``, a mask of the rows whose class is present."""
+    def file_rows(selected: FoldRows) -> FoldRows:
+        """The rows of the file that ``selected`` (rows whose class is present) selects."""
         if every_present:
             return selected
-        rows = np.zeros(len(present), dtype=bool)
-        rows[present] = selected
-        return rows
+        folds = np.full(len(present), no_fold(selected.folds), dtype=selected.folds.dtype)
+        folds[present] = selected.folds
+        return FoldRows(folds, selected.fold, selected.test)
 
-    def fit_predict(in_test, rep_seed, warm_up, client):
-        started, train = time.perf_counter(), file_rows(~in_test)
+    def fit_predict(test_rows, rep_seed, warm_up, client):
+        started, train = time.perf_counter(), file_rows(test_rows).training()
         if warm_up:
             _warm_up(data, model, train, chunk_rows, rep_seed)
 
@@ -111,16 +115,16 @@ def cross_validate_file(
                             client=client)
 
         (classifier, source), fit_seconds = timed(fit, "fit")
-        log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, len(in_test) - in_test.sum(),
+        log.info("%s: fitted out of core on %d rows in %d passes, %.0f s", name, selected_count(train),
                  source.passes, time.perf_counter() - started)
 
         def predictions():
             known = data.true_posterior is not None
-            for codes, table in source.file_codes(data.path, file_rows(in_test), tables=known):
+            for codes, table in source.file_codes(data.path, file_rows(test_rows), tables=known):
                 proba, seconds = timed(lambda codes=codes: predict_codes(classifier, codes), "predict_proba")
                 truth = data.true_posterior(table.drop_columns([CLASS_COLUMN]).to_pandas()) if known else None
                 yield proba, truth, seconds
-            log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, in_test.sum(),
+            log.info("%s: predicted %d rows out of core, %.0f s for the fold", name, selected_count(test_rows),
                      time.perf_counter() - started)
 
         return FoldFit(classifier, classifier.classes_, fit_seconds, predictions())
@@ -153,7 +157,7 @@ def _class_column(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return classes, codes
 
 
-def _warm_up(data: DatasetFile, model: dict, train: np.ndarray, chunk_rows: int, random_state) -> None:
+def _warm_up(data: DatasetFile, model: dict, train: FoldRows, chunk_rows: int, random_state) -> None:
     """An untimed out-of-core fit and prediction of the training rows of the file's first chunk (``WARM_UP_ROWS``
     of them at most), written to a file of the data file's kind, at the model's ``warm_up_model`` settings: numba
     then loads every kernel the timed fit and prediction call, the reading's among them, so that ``timed`` does not
