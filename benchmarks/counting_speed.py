@@ -14,7 +14,8 @@ ratio as the median and range of the per-round ratios:
 * ours in memory: ``BNClassifier.fit`` on a DataFrame of categorical columns (``pd.read_csv(dtype="category")``
   beforehand, not timed; fit encodes them), then ``predict_proba`` of the test rows;
 * ours out of core: ``fit_file`` reading the training CSV in chunks, then ``predict_proba_file`` reading the test
-  CSV in chunks (the out-of-core predict is also given against the in-memory one);
+  CSV in chunks (the out-of-core predict is also given against the in-memory one); with ``--file-format parquet``
+  the same rows written as parquet (string columns) instead;
 * Petal: ``gigal`` trained on the training file and tested on the test file, in a child process; its training and
   testing times are its own, from the ``PETAL_TIMES`` line of ``petal_timers.patch`` (``std::clock``: CPU time;
   ``std::chrono::steady_clock``: wall time, around ``learner::train`` and around the test loop). Petal streams its
@@ -80,7 +81,8 @@ PETAL_LOSS = re.compile(r"^0-1 loss = (\S+)", re.M)
 def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> dict:
     """Write the training and test CSVs (ours), the warm-up CSV (the first test rows) and the same rows as Petal's
     files, once; return the paths."""
-    names = ("train.csv", "test.csv", "warm_up.csv", "data.pmeta", "train.pdata", "test.pdata")
+    names = ("train.csv", "test.csv", "warm_up.csv", "train.parquet", "test.parquet", "warm_up.parquet", "data.pmeta",
+             "train.pdata", "test.pdata")
     paths = {name: folder / name for name in names}
     if all(path.exists() for path in paths.values()):
         return paths
@@ -96,9 +98,11 @@ def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> d
         columns["class"] = np.array(["a", "b", "c"])[y]
         frame = pd.DataFrame(columns)
         frame.to_csv(paths[f"{name}.csv"], index=False)
+        frame.to_parquet(paths[f"{name}.parquet"])  # string columns (parquet stores them dictionary-encoded)
         frame.to_csv(paths[f"{name}.pdata"], index=False, header=False)
         if name == "test":
             frame.iloc[:WARM_UP_ROWS].to_csv(paths["warm_up.csv"], index=False)
+            frame.iloc[:WARM_UP_ROWS].to_parquet(paths["warm_up.parquet"])
     with open(paths["data.pmeta"], "w") as f:
         for i, r in enumerate(CARDINALITIES):
             f.write(f"x{i}: " + ",".join(f"v{j}" for j in range(r)) + "\n")
@@ -246,12 +250,14 @@ def synthetic(paths: dict, rows: int, args) -> list:
     for name in args.models:
         model = MODELS[name]
         in_memory(model, warm_up.drop(columns="class"), warm_up["class"], warm_up.drop(columns="class"), warm_up["class"])
-        out_of_core(model, paths["warm_up.csv"], paths["warm_up.csv"], args.chunk_rows)
+        warm_up_file = paths[f"warm_up.{args.file_format}"]
+        out_of_core(model, warm_up_file, warm_up_file, args.chunk_rows)
         petal = args.petal and (lambda: run_petal(args.petal, paths["data.pmeta"], paths["train.pdata"],
                                                    paths["test.pdata"], PETAL[name]))
         results.append(measure(
             name, rows, args.repeats, lambda: in_memory(model, X_train, y_train, X_test, y_test), petal,
-            lambda: out_of_core(model, paths["train.csv"], paths["test.csv"], args.chunk_rows)))
+            lambda: out_of_core(model, paths[f"train.{args.file_format}"], paths[f"test.{args.file_format}"],
+                                args.chunk_rows)))
         print(comparison_row(results[-1]), out_of_core_row(results[-1]), sep="\n", flush=True)  # progress
     return results
 
@@ -295,6 +301,8 @@ def main():
     parser.add_argument("--chunk-rows", type=int, default=None,
                         help="out of core: rows read at a time (default: fit_file's, CHUNK_VALUES values' worth)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--file-format", choices=["csv", "parquet"], default="csv",
+                        help="out of core: the files ours reads (the same rows; Petal reads its own)")
     parser.add_argument("--folder", default=os.path.join(tempfile.gettempdir(), "bncbench-counting"),
                         help="where the synthetic files are written once (a temporary directory)")
     parser.add_argument("--petal", default=None, help="Petal's gigal binary, built with benchmarks/petal_timers.patch")
@@ -312,7 +320,7 @@ def main():
     pyarrow.set_io_thread_count(1)
     print(f"{cpu_model()}, {os.cpu_count()} CPUs; numba threads {numba.get_num_threads()}, pyarrow threads "
           f"{pyarrow.cpu_count()} (+{pyarrow.io_thread_count()} I/O); load average {os.getloadavg()[0]:.1f}; "
-          f"Petal: {args.petal or 'not given'}", flush=True)
+          f"Petal: {args.petal or 'not given'}; ours out of core reads {args.file_format}", flush=True)
     results = adult(args) if args.adult else []
     for rows in args.rows:
         paths = write_synthetic(Path(args.folder) / f"{rows}-{args.test_rows}", rows, args.test_rows)

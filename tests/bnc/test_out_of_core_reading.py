@@ -76,6 +76,36 @@ def test_codes_read_without_pandas_equal_the_encoders(tmp_path, with_rows):
     assert (np.concatenate(got)[:, 0] == 3).any()  # the missing value of "a" has its own code
 
 
+@pytest.mark.parametrize("with_rows", [False, True])
+def test_a_nominal_parquet_file_is_coded_from_its_dictionaries_as_the_encoder_codes_its_frame(tmp_path, with_rows):
+    """A parquet file without numeric columns is read as dictionaries, one per row group and column, and coded by
+    looking their values up: the codes of the encoder on the chunk's frame, in the same chunks (row groups of 300
+    against chunks of 700), with missing values, a category column, a column of whole numbers, and values of the
+    test file unseen in training; the probabilities are those of the classifier on the frame."""
+    rng = np.random.default_rng(5)
+    n = 2_500
+
+    def rows_of(values_a):
+        frame = pd.DataFrame({"a": rng.choice(values_a, n), "b": rng.choice(["1", "02", "NA"], n),
+                              "n": rng.integers(0, 4, n), "class": rng.choice(["yes", "no"], n)})
+        frame.loc[rng.random(n) < 0.1, "b"] = None
+        return frame.astype({"b": "category"})
+
+    train, test = rows_of(["x", "y", "z"]), rows_of(["x", "y", "w"])
+    train.to_parquet(tmp_path / "train.parquet", row_group_size=300)
+    test.to_parquet(tmp_path / "test.parquet", row_group_size=300)
+    rows = rng.random(n) < 0.5 if with_rows else None
+    model = BNClassifier(structure="kdb", k=1, estimator="m_estimate")
+    classifier, data = fit_file(model, tmp_path / "train.parquet", chunk_rows=700, numeric=[], rows=rows, cache_bytes=0)
+    got = list(data.chunks())
+    expected = [data.codes(chunk) for chunk in selected_chunks(tmp_path / "train.parquet", 700, [], rows)]
+    assert len(got) == len(expected) == 4  # the file's chunks of 700 rows, each of its rows selected
+    for ours, theirs in zip(got, expected):
+        np.testing.assert_array_equal(ours, theirs)
+    proba = np.concatenate([p for p, _ in predict_proba_file(classifier, data, tmp_path / "test.parquet")])
+    np.testing.assert_array_equal(proba, classifier.predict_proba(test.drop(columns="class")))
+
+
 def test_gzip_compressed_csv_reads_as_the_plain_file(tmp_path):
     frame = pd.DataFrame({"a": ["x", "", "y"] * 100, "class": ["p", "q", "p"] * 100})
     frame.to_csv(tmp_path / "plain.csv", index=False)
