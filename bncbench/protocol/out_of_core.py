@@ -145,15 +145,15 @@ def _class_column(path: Path) -> tuple[np.ndarray, np.ndarray]:
     seen, parts = {}, []
     for batch in pa_csv.open_csv(path, convert_options=convert):
         column = batch.column(0)
-        parts.append((np.array([seen.setdefault(c, len(seen)) for c in column.dictionary.to_pylist()] + [-1]),
-                      column.indices.fill_null(-1).to_numpy()))
+        seen_of_batch = np.array([seen.setdefault(c, len(seen)) for c in column.dictionary.to_pylist()] + [-1])
+        parts.append(seen_of_batch.astype(np.min_scalar_type(-len(seen)))[column.indices.fill_null(-1).to_numpy()])
     classes = np.array(sorted(seen), dtype=object)
     sorted_of_seen = np.append(np.searchsorted(classes, np.array(list(seen), dtype=object)), -1)
-    codes = np.empty(sum(len(indices) for _, indices in parts), dtype=np.min_scalar_type(-len(classes)))
+    codes = np.empty(sum(len(part) for part in parts), dtype=np.min_scalar_type(-len(classes)))
     start = 0
-    for seen_of_batch, indices in parts:
-        codes[start: start + len(indices)] = sorted_of_seen[seen_of_batch][indices]
-        start += len(indices)
+    for part in parts:  # each batch's rows as a byte or two until now (pyarrow's indices take four)
+        codes[start: start + len(part)] = sorted_of_seen[part]
+        start += len(part)
     return classes, codes
 
 
