@@ -91,14 +91,13 @@ def cross_validate_file(
     chunk_rows = chunk_rows_for(data.path, chunk_rows)
     classes, file_codes = _class_column(data.path)
     present = file_codes >= 0  # the in-memory dataset drops the rows whose class is missing
-    every_present = bool(present.all())
-    y_codes = file_codes if every_present else file_codes[present]
+    present, y_codes = (None, file_codes) if present.all() else (present, file_codes[present])
     del file_codes
     name = f"{data.name}/{model.get('name', 'model')}"
 
     def file_rows(selected: FoldRows) -> FoldRows:
         """The rows of the file that ``selected`` (rows whose class is present) selects."""
-        if every_present:
+        if present is None:
             return selected
         folds = np.full(len(present), no_fold(selected.folds), dtype=selected.folds.dtype)
         folds[present] = selected.folds
