@@ -215,16 +215,12 @@ class ChunkedCodes:
         value met once a chunk, not once a row; no pandas frame) and coded by a lookup of their values
         (``_id_lookup``), with the codes of a frame's encoding (0.05 CPU-s for 200,000 rows of 21 columns where the
         frame took 0.25, ``benchmarks/counting_speed.py --file-format parquet``)."""
-        schema = pq.ParquetFile(path).schema_arrow
-        unique_columns(path, schema.names)
-        text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
         order = [*self.encoder.columns_, self.target]
-        batches = pq.ParquetFile(path, read_dictionary=text).iter_batches(batch_size=self.chunk_rows, columns=order)
-        for table in _selected(_rechunked(batches, self.chunk_rows), rows):  # the chunks of ``_tables``
+        for table in _tables(path, self.chunk_rows, rows, dictionaries=True, columns=order):
             ids, values = np.empty((len(order), table.num_rows), dtype=np.int32), []
-            for j, column in enumerate(table.columns):
+            for j, name in enumerate(order):
                 column_values, start, offset = [], 0, 0
-                for part in column.chunks:  # each with its dictionary: their values one after the other
+                for part in table.column(name).chunks:  # each with its dictionary: their values one after the other
                     encoded = part if pa.types.is_dictionary(part.type) else pc.dictionary_encode(part)
                     indices = encoded.indices.fill_null(-1).to_numpy()
                     ids[j, start : start + len(part)] = np.where(indices >= 0, indices + 1 + offset, 0)  # 0: missing
@@ -318,14 +314,19 @@ def _dictionary(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
     return values, encoded.indices.fill_null(len(values)).to_numpy()
 
 
-def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None) -> Iterator[pa.Table]:
+def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None, dictionaries: bool = False,
+            columns: list | None = None) -> Iterator[pa.Table]:
     """The rows of the file that ``rows`` selects as pyarrow tables of ``chunk_rows`` rows (the last fewer), before
-    the selection (a CSV file's columns as strings; a parquet file's as stored: its batches, which stop at a row
-    group's end where a column is dictionary-encoded, rechunked)."""
+    the selection (a CSV file's columns as strings; a parquet file's as stored, its text columns as dictionaries with
+    ``dictionaries``, its ``columns`` alone when given: its batches, which stop at a row group's end where a column
+    is dictionary-encoded, rechunked)."""
     if path.suffix == ".parquet":
-        file = pq.ParquetFile(path)
-        unique_columns(path, file.schema_arrow.names)
-        return _selected(_rechunked(file.iter_batches(batch_size=chunk_rows), chunk_rows), rows)
+        schema = pq.ParquetFile(path).schema_arrow
+        unique_columns(path, schema.names)
+        text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+        batches = pq.ParquetFile(path, read_dictionary=text if dictionaries else None).iter_batches(
+            batch_size=chunk_rows, columns=columns)
+        return _selected(_rechunked(batches, chunk_rows), rows)
     return _selected(_csv_tables(path, chunk_rows), rows)
 
 
@@ -356,14 +357,20 @@ class _IdCache:
             limit = 0
         return cls(limit)
 
-    def add(self, ids: np.ndarray, largest: int) -> None:
-        """Keep a chunk of ids, the largest id so far being ``largest``."""
+    def add(self, ids: np.ndarray | list, largest: int) -> None:
+        """Keep a chunk of ids (rows, or a list of columns: stacked in the kept type, not in theirs), the largest id
+        so far being ``largest``."""
         if self.chunks is None:
             return
         kind = np.uint8 if largest < 2**8 else np.uint16 if largest < 2**16 else None
-        self.bytes += ids.size * (1 if kind is np.uint8 else 2)
+        shape = (len(ids[0]), len(ids)) if isinstance(ids, list) else ids.shape
+        self.bytes += shape[0] * shape[1] * (1 if kind is np.uint8 else 2)
         if kind is None or self.bytes > self.limit:
             self.chunks = None
+        elif isinstance(ids, list):
+            self.chunks.append(np.empty(shape, dtype=kind))
+            for j, column in enumerate(ids):
+                self.chunks[-1][:, j] = column
         else:
             self.chunks.append(ids.astype(kind))
 
@@ -382,7 +389,7 @@ class _ColumnIds:
         used = np.bincount(indices, minlength=len(dictionary) + 1) > 0  # a filtered dictionary may hold more
         self.missing = self.missing or bool(used[-1])
         ids_of = [self.ids.setdefault(value, len(self.ids) + 1) if seen else 0 for value, seen in zip(dictionary, used)]
-        return np.array([*ids_of, 0], dtype=np.int64)[indices]
+        return np.array([*ids_of, 0], dtype=np.min_scalar_type(len(self.ids)))[indices]
 
     def values(self) -> np.ndarray:
         """The values in the order of their ids."""
@@ -449,7 +456,7 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
     if path.suffix != ".parquet" and not numeric:
         return _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes)
     columns, sample, n_rows, cache = None, _Sample(sample_rows), 0, _IdCache.of(0 if numeric else cache_bytes, path, rows)
-    for table in _tables(path, chunk_rows, rows):
+    for table in _tables(path, chunk_rows, rows, dictionaries=not numeric):  # each chunk's values met once
         if columns is None:
             _check_target(path, target, table.column_names)
             columns = {c: None if c in numeric else _ColumnIds() for c in table.column_names}
@@ -460,7 +467,7 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
         for c in numeric:
             numeric_missing[c] = numeric_missing[c] or bool(_numbers(table.column(c).to_pandas(), c, path).isna().any())
         if cache.chunks is not None:
-            cache.add(np.column_stack([ids[c] for c in order]), max(len(found.ids) for found in columns.values()))
+            cache.add([ids[c] for c in order], max(len(found.ids) for found in columns.values()))
         sample.add(table, rng.random(table.num_rows))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")
