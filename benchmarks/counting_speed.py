@@ -42,10 +42,7 @@ Petal's ``gigal``, built by hand outside the repository from anamf/SKDB at
 
 Without ``--petal`` ours alone are measured.
 
-Found (``reports/counting_speed/README.md``: 1M and 2M training rows, 3 rounds, a 2-vCPU machine at a load average
-of 2-4, commit 0fd221e): in CPU time ours fits faster than Petal for every model, in memory and out of core (Petal/ours
-1.11-5.60), and predicts faster in memory for every model (1.32-1.97); out of core, where both parse the test text,
-the predict is about even (0.87-1.21: NB 0.87 and 0.89, SkDB at 2M 0.87), and it takes 1.31-1.88 times ours in memory.
+Found: ``reports/counting_speed/README.md`` (the last runs, CSV and parquet, on one machine, with the ratios).
 """
 
 import argparse
@@ -234,8 +231,8 @@ def print_tables(results: list) -> None:
         print(comparison_row(r))
     with_ooc = [r for r in results if r["ooc"]]
     if with_ooc:
-        print("\nOurs out of core (reading the CSVs in chunks) against ours in memory and against Petal; accuracy on "
-              "the test rows of ours in memory, out of core, and Petal.\n")
+        print("\nOurs out of core (reading its files in chunks: CSV, or parquet with --file-format parquet) against ours "
+              "in memory and against Petal; accuracy on the test rows of ours in memory, out of core, and Petal.\n")
         print(OUT_OF_CORE_HEADER)
         for r in with_ooc:
             print(out_of_core_row(r))
