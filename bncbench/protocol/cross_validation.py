@@ -101,12 +101,15 @@ class _Taken:
         self.blocks, self.pending = blocks, np.empty(0, dtype=np.int64)
 
     def take(self, n: int) -> np.ndarray:
-        while len(self.pending) < n:
+        parts, held = [self.pending], len(self.pending)
+        while held < n:  # blocks joined once, however many a chunk spans (an in-memory fold is one chunk)
             block = next(self.blocks, None)
             if block is None:
-                raise ValueError(f"{n} rows asked and only {len(self.pending)} left: more predictions than test rows")
-            self.pending = np.concatenate([self.pending, block])
-        taken, self.pending = self.pending[:n], self.pending[n:]
+                raise ValueError(f"{n} rows asked and only {held} left: more predictions than test rows")
+            parts.append(block)
+            held += len(block)
+        joined = np.concatenate(parts) if len(parts) > 1 else self.pending
+        taken, self.pending = joined[:n], joined[n:]
         return taken
 
 
