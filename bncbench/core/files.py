@@ -9,6 +9,8 @@ it has just created (``tempfile``), then renamed into place, which replaces a li
 import errno
 import fcntl
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,3 +44,24 @@ def locked(path: Path | str) -> Iterator[None]:
         yield
     finally:
         os.close(descriptor)  # releases the lock
+
+
+@contextmanager
+def stops_held() -> Iterator[None]:
+    """A block that Ctrl-C and SIGTERM do not cut: one that comes is raised when the block ends, by the handler that
+    was in place (KeyboardInterrupt, or bncbench's SIGTERM handler). For what must not be cut between two steps, e.g.
+    creating a temporary file and entering the ``try`` that removes it. Outside the main thread (where Python runs
+    signal handlers) the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    stops = (signal.SIGINT, signal.SIGTERM)
+    handlers = {stop: signal.signal(stop, lambda signum, frame: received.append(signum)) for stop in stops}
+    try:
+        yield
+    finally:
+        for stop, handler in handlers.items():
+            signal.signal(stop, handler)
+    if received:
+        signal.raise_signal(received[0])

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from bncbench.core.errors import DatasetError
-from bncbench.core.files import locked
+from bncbench.core.files import locked, stops_held
 from bncbench.core.names import check_path_name
 
 if TYPE_CHECKING:  # pandas is imported where a table is read, so that `bncbench list datasets` does without it
@@ -226,15 +226,18 @@ def _temporary_file(directory: Path, final_name: str) -> Iterator[Path]:
     """A hidden temporary file beside its final path, removed unless renamed away, with the mode of the file it
     replaces or else of a new file (``0o666`` less the umask), not ``mkstemp``'s 0600: a store a group shares
     stays readable by the group."""
-    handle, name = tempfile.mkstemp(dir=directory, prefix=f".{final_name}.", suffix=".tmp")
-    final = directory / final_name
-    os.fchmod(handle, stat.S_IMODE(final.stat().st_mode) if final.is_file() else 0o666 & ~_umask())
-    os.close(handle)
-    temp = Path(name)
+    temp = None
     try:
+        with stops_held():  # a Ctrl-C between the file's creation and its name known here would leave the file
+            handle, name = tempfile.mkstemp(dir=directory, prefix=f".{final_name}.", suffix=".tmp")
+            temp = Path(name)
+            final = directory / final_name
+            os.fchmod(handle, stat.S_IMODE(final.stat().st_mode) if final.is_file() else 0o666 & ~_umask())
+            os.close(handle)
         yield temp
     finally:
-        temp.unlink(missing_ok=True)
+        if temp is not None:
+            temp.unlink(missing_ok=True)
 
 
 def _umask() -> int:

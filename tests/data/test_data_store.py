@@ -156,6 +156,29 @@ ENTRY = {"attributes": [{"name": "v", "type": "numeric", "values": None}],
 FRAME = pd.DataFrame({"v": [1.0, 2.0], "class": ["a", "b"]})
 
 
+def test_a_ctrl_c_as_the_temporary_file_is_created_leaves_no_file(make_store, monkeypatch):
+    """``bncbench data add`` stopped by Ctrl-C left an empty ``.big.csv.gz.<random>.tmp`` (seen in CI): the signal
+    came between the file's creation and the ``try`` that removes it. Now it is raised once the file is known."""
+    import signal
+    import tempfile
+
+    store = good_store(make_store)
+    schema_before, create = (store / "schema.json").read_text(), tempfile.mkstemp
+
+    def created_then_stopped(*args, **kwargs):
+        found = create(*args, **kwargs)
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C once the file exists, before its name is returned
+        return found
+
+    monkeypatch.setattr(tempfile, "mkstemp", created_then_stopped)
+    with pytest.raises(KeyboardInterrupt):
+        write_store_table(store, "half", FRAME, ENTRY)
+    monkeypatch.undo()
+    assert [p.name for p in store.iterdir() if p.suffix == ".tmp"] == []
+    assert not (store / "half.csv.gz").exists() and (store / "schema.json").read_text() == schema_before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler put back
+
+
 @pytest.mark.parametrize("umask", [0o002, 0o022, 0o077])
 def test_a_new_dataset_and_the_schema_take_the_umask_and_a_replaced_file_keeps_its_mode(tmp_path, umask):
     """Not mkstemp's 0600: a store a group shares stays readable by those who could read it (issue 42)."""
