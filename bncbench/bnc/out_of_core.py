@@ -219,14 +219,9 @@ class ChunkedCodes:
         for table in _tables(path, self.chunk_rows, rows, dictionaries=True, columns=order):
             ids, values = np.empty((len(order), table.num_rows), dtype=np.int32), []
             for j, name in enumerate(order):
-                column_values, start, offset = [], 0, 0
-                for part in table.column(name).chunks:  # each with its dictionary: their values one after the other
-                    encoded = part if pa.types.is_dictionary(part.type) else pc.dictionary_encode(part)
-                    indices = encoded.indices.fill_null(-1).to_numpy()
-                    ids[j, start : start + len(part)] = np.where(indices >= 0, indices + 1 + offset, 0)  # 0: missing
-                    column_values.append(encoded.dictionary.to_numpy(zero_copy_only=False))
-                    start, offset = start + len(part), offset + len(column_values[-1])
-                values.append(np.concatenate(column_values))
+                column_values, indices = _dictionary(table.column(name))
+                ids[j] = np.where(indices < len(column_values), indices + 1, 0)  # id 0: missing
+                values.append(column_values)
             yield _column_major_codes(ids.T, *self._id_lookup(values)), table if tables else None
 
     def accumulate(self, total, add):

@@ -104,7 +104,8 @@ def cross_validate_file(
         return FoldRows(folds, selected.fold, selected.test)
 
     def fit_predict(test_rows, rep_seed, warm_up, client):
-        started, train = time.perf_counter(), file_rows(test_rows).training()
+        started, test = time.perf_counter(), file_rows(test_rows)
+        train = test.training()
         if warm_up:
             _warm_up(data, model, train, chunk_rows, rep_seed)
 
@@ -119,7 +120,7 @@ def cross_validate_file(
 
         def predictions():
             known = data.true_posterior is not None
-            for codes, table in source.file_codes(data.path, file_rows(test_rows), tables=known):
+            for codes, table in source.file_codes(data.path, test, tables=known):
                 proba, seconds = timed(lambda codes=codes: predict_codes(classifier, codes), "predict_proba")
                 truth = data.true_posterior(table.drop_columns([CLASS_COLUMN]).to_pandas()) if known else None
                 yield proba, truth, seconds
