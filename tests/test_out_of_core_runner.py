@@ -1,7 +1,9 @@
 """A cell whose dataset is larger than out_of_core.memory_gb is learnt from its file a chunk at a time, with
 the numbers of the in-memory cross-validation."""
 
+import json
 import logging
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -12,6 +14,9 @@ from bncbench.app.runner import run_cell
 from bncbench.core.errors import NotApplicableError
 from bncbench.data import Dataset, load_dataset
 from bncbench.data.dataset import dataset_config, dataset_file
+from bncbench.data.digest import dataset_digest
+from bncbench.data.store import convert_store_file, read_schema
+from bncbench.protocol.cell import Cell, CrossValidationSettings
 from bncbench.protocol.cross_validation import cross_validate
 from bncbench.protocol.models import model_spec
 from bncbench.protocol.out_of_core import cross_validate_file
@@ -32,6 +37,21 @@ def both_ways(spec, data_dir, model, chunk_rows):
     return in_memory, chunked
 
 
+def test_a_dataset_drawn_as_parquet_is_the_same_cell_with_the_digest_of_its_file(tmp_path):
+    """store_format says how the dataset is written, not what a cell computes: the cfg_hash leaves it out; the data
+    digest is that of the file read, so the two formats' runs are told apart."""
+    as_csv, as_parquet = SYNTHETIC, {**SYNTHETIC, "store_format": "parquet"}
+    digests = [dataset_digest(spec, tmp_path / name) for spec, name in ((as_csv, "csv"), (as_parquet, "parquet"))]
+    assert digests == [None, None]  # not drawn yet
+    for spec, name in ((as_csv, "csv"), (as_parquet, "parquet")):
+        dataset_file(spec, tmp_path / name)
+    digests = [dataset_digest(spec, tmp_path / name) for spec, name in ((as_csv, "csv"), (as_parquet, "parquet"))]
+    assert digests[0].digest != digests[1].digest and digests[1].details["path"].endswith(".parquet")
+    cells = [Cell.of("toy", "nb", spec, model_spec("nb_laplace"), CrossValidationSettings(), None)
+             for spec in (as_csv, as_parquet)]
+    assert cells[0].cfg_hash == cells[1].cfg_hash
+
+
 def test_rows_of_a_file_whose_class_is_missing_are_in_no_fold(tmp_path):
     """In memory the rows whose class is missing are dropped; out of core they stay in the file, in no fold (neither
     trained on nor predicted), and the folds, numbers and predictions' row numbers are those of the rows left."""
@@ -50,9 +70,13 @@ def test_rows_of_a_file_whose_class_is_missing_are_in_no_fold(tmp_path):
     pd.testing.assert_frame_equal(chunked.predictions, in_memory.predictions, rtol=1e-9)
 
 
+@pytest.mark.parametrize("store_format", ["csv", "parquet"])
 @pytest.mark.parametrize("model", ["nb_laplace", "kdb2_m_estimate", "skdb_m_estimate", "tan_hdp"])
-def test_out_of_core_equals_in_memory_on_a_synthetic_dataset(tmp_path, model):
-    in_memory, chunked = both_ways(SYNTHETIC, tmp_path, model, chunk_rows=97)
+def test_out_of_core_equals_in_memory_on_a_synthetic_dataset(tmp_path, model, store_format):
+    """From the store's file in either format (a parquet one drawn with row groups unlike the chunks)."""
+    spec = {**SYNTHETIC, "store_format": store_format}
+    in_memory, chunked = both_ways(spec, tmp_path, model, chunk_rows=97)
+    assert dataset_file(spec, tmp_path).path.name.endswith(".parquet" if store_format == "parquet" else ".csv.gz")
     assert chunked.seeds == in_memory.seeds
     pd.testing.assert_frame_equal(chunked.metrics[NUMBERS + TRUTH], in_memory.metrics[NUMBERS + TRUTH], rtol=1e-9)
     probabilities = [c for c in in_memory.predictions.columns if c.startswith("proba_")]
@@ -62,10 +86,19 @@ def test_out_of_core_equals_in_memory_on_a_synthetic_dataset(tmp_path, model):
     assert chunked.structures == in_memory.structures
 
 
-def test_out_of_core_equals_in_memory_with_numeric_attributes_and_missing_values(shared_data_dir):
-    """hepatitis: MDL discretisation per training fold (its sample is the whole fold), missing values."""
-    spec = dataset_config("hepatitis")
-    in_memory, chunked = both_ways(spec, shared_data_dir, "kdb1_m_estimate", chunk_rows=33)
+@pytest.mark.parametrize("store_format", ["csv", "parquet"])
+def test_out_of_core_equals_in_memory_with_numeric_attributes_and_missing_values(shared_data_dir, tmp_path,
+                                                                                  store_format):
+    """hepatitis: MDL discretisation per training fold (its sample is the whole fold), missing values; from the
+    shared store's CSV file and from a parquet one of it."""
+    spec, store = dataset_config("hepatitis"), shared_data_dir
+    if store_format == "parquet":
+        store = tmp_path / "store"
+        store.mkdir()
+        (store / "schema.json").write_text(json.dumps({"hepatitis": read_schema(shared_data_dir)["hepatitis"]}))
+        shutil.copy(shared_data_dir / "hepatitis.csv.gz", store)
+        convert_store_file(store, "hepatitis", "parquet")
+    in_memory, chunked = both_ways(spec, store, "kdb1_m_estimate", chunk_rows=33)
     pd.testing.assert_frame_equal(chunked.metrics[NUMBERS], in_memory.metrics[NUMBERS], rtol=1e-9)
     probabilities = [c for c in in_memory.predictions.columns if c.startswith("proba_")]
     np.testing.assert_allclose(chunked.predictions[probabilities], in_memory.predictions[probabilities], rtol=1e-9)

@@ -130,6 +130,18 @@ def _add_data_parser(commands) -> None:
     add.add_argument("--sep", default=",", metavar="SEPARATOR",
                      help="csv: the separator, one character, tab or whitespace (default: ,)")
     add.add_argument("--replace", action="store_true", help="replace a dataset of that name in the data directory")
+    add.add_argument("--store-format", choices=["csv", "parquet"], default="csv",
+                     help="the format of its file in the data directory: csv (<name>.csv.gz, the default) or parquet "
+                     "(<name>.parquet: read faster, a column at a time; for millions of rows)")
+    convert = actions.add_parser(
+        "convert", help="rewrite datasets of the data directory in another format (csv or parquet)",
+        description="Rewrite datasets of the data directory in another format: <name>.csv.gz as <name>.parquet "
+        "(--to parquet) or back (--to csv), the same values (bncbench.data.store), the old file removed once the new "
+        "one is in place. A run reads the file in the format it finds; the data's digest changes with the file.",
+    )
+    convert.add_argument("names", nargs="+", metavar="name | override",
+                         help="the datasets' names in the data directory, then overrides: data_dir=...")
+    convert.add_argument("--to", required=True, choices=["csv", "parquet"], help="the format to write")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
@@ -144,7 +156,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:
         argv.insert(0, "run")
     command_line = parser(prog)
     args, extra = command_line.parse_known_args(argv)
-    positionals = {"import": "items", "data": "files"}.get(args.command, "overrides")
+    positionals = {"import": "items", "data": "names" if getattr(args, "data_command", None) == "convert" else "files"
+                   }.get(args.command, "overrides")
     if extra and not any(arg.startswith("-") for arg in extra):
         # arguments after an option (export x=1 --out d y=2): argparse leaves them over, they are the command's
         setattr(args, positionals, [*getattr(args, positionals), *extra])
@@ -168,7 +181,7 @@ def _dispatch(args, command: str) -> int:
         "report": lambda: report(args.overrides, args.replace, args.bundles, args.allow_uncommitted),
         "export": lambda: export(args.overrides, args.out, args.predictions, args.every_configuration),
         "import": lambda: import_(args.items, args.keep),
-        "data": lambda: data_add(args),
+        "data": lambda: data_add(args) if args.data_command == "add" else data_convert(args),
         "list": lambda: print("\n".join(list_configs(args.kind, _listing_data_dir(args.kind, args.overrides)))),
     }
     try:
@@ -343,12 +356,28 @@ def data_add(args) -> int:
         class_column=args.class_column, nominal=[item for items in args.nominal for item in items.split(",")],
         drop=[item for items in args.drop for item in items.split(",")], missing=args.missing, header=args.header,
         names=args.names.split(",") if args.names is not None else None, separator=args.sep, replace=args.replace,
+        store_format=args.store_format,
     )
     numeric = sum(attribute["type"] == "numeric" for attribute in entry["attributes"])
     print(f"bncbench: added {args.name} to {data_dir}: {entry['rows']} rows, {len(entry['attributes'])} attributes "
           f"({numeric} numeric), {len(entry['class']['values'])} classes.")
     if not (config_dir() / "dataset" / f"{args.name}.yaml").is_file():
         print(f"bncbench: no conf/dataset/{args.name}.yaml names it yet: add one (name: {args.name}, source: store).")
+    return 0
+
+
+def data_convert(args) -> int:
+    """Rewrite the datasets ``args`` name in the format ``args.to``, in the data directory the overrides give."""
+    from bncbench.app.config import compose
+    from bncbench.data import resolve_data_dir
+    from bncbench.data.store import convert_store_file
+
+    data_dir = resolve_data_dir(compose([item for item in args.names if "=" in item]).settings.data_dir)
+    for name in [item for item in args.names if "=" not in item]:
+        before, after = convert_store_file(data_dir, name, args.to)
+        print(f"bncbench: {name} in {data_dir}: " + (f"{before.name} ({before.stat().st_size:,} bytes) is already "
+              f"{args.to}" if before == after else f"{after.name} ({after.stat().st_size:,} bytes) written, "
+              f"{before.name} removed"))
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.data.digest import dataset_digest
 from bncbench.data.store import DATA_DIR_HINT
-from bncbench.data.sources import dataset_source
+from bncbench.data.sources import dataset_source, written_format
 from bncbench.protocol.cell import Plan
 
 #: Where a dataset is fetched from, probed once (a few seconds at most) before fetching anything.
@@ -49,7 +49,8 @@ def fetch_missing(plan: Plan, data_dir: Path) -> Plan:
 
         for name, spec in missing.items():
             try:
-                fetch_openml_into_store(spec["name"], spec["openml_id"], spec.get("openml_target"), data_dir)
+                fetch_openml_into_store(spec["name"], spec["openml_id"], spec.get("openml_target"), data_dir,
+                                        written_format(spec))
             except DatasetError as err:
                 reason = f"fetching {name} failed: {str(err).splitlines()[0]}"
                 break

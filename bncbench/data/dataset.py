@@ -12,7 +12,9 @@ import pandas as pd
 import yaml
 
 from bncbench.data.sources import dataset_source
-from bncbench.data.store import data_file, read_manifest, read_schema, resolve_data_dir
+from bncbench.data.store import (
+    check_parquet_types, data_file, format_of, read_manifest, read_schema, resolve_data_dir,
+)
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.core.names import check_path_name
@@ -50,9 +52,9 @@ class Dataset:
 @dataclass(frozen=True)
 class DatasetFile:
     """A store dataset as its file, for reading it a chunk at a time (``bncbench.protocol.out_of_core``): its
-    config name, its ``.csv.gz`` file in the store (class column ``class``, last), its numeric attributes,
-    whether its class is declared numeric, the columns its config drops, its ``shape`` (rows and columns with
-    the class, from the declaration of a synthetic dataset or the store's ``manifest.csv``; None when neither
+    config name, its file in the store (``.csv.gz`` or ``.parquet``, class column ``class``, last), its numeric
+    attributes, whether its class is declared numeric, the columns its config drops, its ``shape`` (rows and columns
+    with the class, from the declaration of a synthetic dataset or the store's ``manifest.csv``; None when neither
     gives it) and ``true_posterior`` as ``Dataset``'s."""
 
     name: str
@@ -77,7 +79,10 @@ def dataset_file(spec: Mapping, data_dir: str | Path | None = None) -> DatasetFi
     shape = ((declared[0], declared[1] + 1) if declared else
              (listed["rows"], len(entry["attributes"]) + 1) if listed else None)
     numeric_class = (entry.get("class") or {}).get("type") == "numeric"
-    return DatasetFile(spec["name"], data_file(store, stored), numeric, numeric_class, list(spec.get("drop") or []),
+    path = data_file(store, stored)
+    if format_of(path) == "parquet":
+        check_parquet_types(path, entry)
+    return DatasetFile(spec["name"], path, numeric, numeric_class, list(spec.get("drop") or []),
                        shape, source.true_posterior(spec))
 
 

@@ -20,7 +20,7 @@ import requests
 from openml.datasets.data_feature import OpenMLDataFeature
 from openml.exceptions import PyOpenMLError
 
-from bncbench.data.store import CLASS_COLUMN, DATA_DIR_HINT, write_store_table
+from bncbench.data.store import CLASS_COLUMN, DATA_DIR_HINT, store_file_name, write_store_table
 from bncbench.core.errors import DatasetError
 
 logger = logging.getLogger(__name__)
@@ -29,9 +29,12 @@ logger = logging.getLogger(__name__)
 _FETCH_ERRORS = (PyOpenMLError, requests.RequestException, OSError, ValueError, arff.ArffException)
 
 
-def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_dir: Path) -> None:
-    """Download OpenML dataset ``openml_id`` and write it into the store ``data_dir`` as dataset ``name``, its
-    class the attribute ``target`` (None: the dataset's default target).
+def fetch_openml_into_store(
+    name: str, openml_id: int, target: str | None, data_dir: Path, file_format: str = "csv"
+) -> None:
+    """Download OpenML dataset ``openml_id`` and write it into the store ``data_dir`` as dataset ``name`` in
+    ``file_format`` (``bncbench.data.store.STORE_FORMATS``), its class the attribute ``target`` (None: the
+    dataset's default target).
 
     Raises
     ------
@@ -72,7 +75,7 @@ def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_
         class_attribute = {"type": "nominal", "values": observed}
     columns[CLASS_COLUMN] = labels
     entry = {
-        "file": f"{name}.csv.gz",
+        "file": store_file_name(name, file_format),
         "source_relation": dataset.name,
         "openml_id": openml_id,
         "openml_version": dataset.version,
@@ -81,7 +84,7 @@ def fetch_openml_into_store(name: str, openml_id: int, target: str | None, data_
         "class": {**class_attribute, "name": CLASS_COLUMN},
     }
     try:
-        write_store_table(data_dir, name, pd.DataFrame(columns), entry)
+        write_store_table(data_dir, name, pd.DataFrame(columns), entry, file_format)
     except OSError as ex:
         raise DatasetError(
             f"OpenML dataset {openml_id} was fetched for '{name}' but cannot be stored in the data "

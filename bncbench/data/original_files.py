@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError, DatasetError
-from bncbench.data.store import CLASS_COLUMN, refuse_present, write_store_stream
+from bncbench.data.store import CLASS_COLUMN, refuse_present, store_file_name, write_store_stream
 
 FORMATS = ("arff", "libsvm", "csv")
 #: The format of a file by its suffix (after a compression suffix), when not given.
@@ -138,9 +138,11 @@ def add_original_files(
     separator: str = ",",
     replace: bool = False,
     chunk_rows: int | None = None,
+    store_format: str = "csv",
 ) -> dict:
-    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir`` (``<name>.csv.gz``), as
-    the module docstring says; return its ``schema.json`` entry (with its ``rows``).
+    """Convert a dataset's original files into dataset ``name`` of the store ``data_dir`` (``<name>.csv.gz``, or
+    ``<name>.parquet`` with ``store_format`` parquet), as the module docstring says; return its ``schema.json``
+    entry (with its ``rows``).
 
     ``files`` are read one after another as one table (same columns; with a header or ARFF, the same header), a
     ``.gz``, ``.bz2`` or ``.xz`` one decompressed as read; ``file_format`` (arff, libsvm or csv), when None, is
@@ -196,7 +198,7 @@ def add_original_files(
                 "needs two. Name the class column (--class), or check the missing-value token (--missing)."
             )
         return {
-            "file": f"{name}.csv.gz",
+            "file": store_file_name(name, store_format),
             "source_files": [path.name for path in paths],
             "source_format": file_format,
             **({"source_relation": source.relation} if file_format == "arff" else {}),
@@ -206,7 +208,8 @@ def add_original_files(
         }
 
     try:
-        return write_store_stream(data_dir, name, write, replace=replace, compresslevel=COMPRESSION_LEVEL)
+        return write_store_stream(data_dir, name, write, replace=replace, compresslevel=COMPRESSION_LEVEL,
+                                  file_format=store_format)
     except OSError as ex:  # those of reading the files are DatasetErrors already
         raise DatasetError(
             f"cannot write dataset '{name}' into the data directory {data_dir} ({type(ex).__name__}: {ex}); make "

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from bncbench.core.errors import ConfigError
+from bncbench.data.sources.base import written_format
 from bncbench.data.store import CLASS_COLUMN, data_file, read_schema, write_store_stream
 from bncbench.data.synthetic_kernels import sample_rows
 
@@ -207,8 +208,8 @@ def value_labels(cardinality: int) -> list[str]:
 
 
 def write_synthetic(data_dir: Path, spec: Mapping, chunk_rows: int = CHUNK_ROWS) -> str:
-    """Draw the dataset ``spec`` declares and write it into the store ``data_dir`` unless it is there;
-    return its store name. Progress goes to the log, a line per chunk."""
+    """Draw the dataset ``spec`` declares and write it into the store ``data_dir`` (in its config's
+    ``store_format``) unless it is there; return its store name. Progress goes to the log, a line per chunk."""
     declaration = Declaration.of(spec)
     name = declaration.store_name(spec["name"])
     if data_file(data_dir, name).is_file() and name in read_schema(data_dir):
@@ -233,7 +234,7 @@ def write_synthetic(data_dir: Path, spec: Mapping, chunk_rows: int = CHUNK_ROWS)
             _log.info("%s: %d of %d rows drawn", name, start + len(codes), declaration.rows)
         return entry
 
-    write_store_stream(data_dir, name, write, compresslevel=6)
+    write_store_stream(data_dir, name, write, compresslevel=6, file_format=written_format(spec))
     return name
 
 

@@ -145,8 +145,10 @@ class Plan:
 
 def semantic_hash(semantic: Mapping) -> str:
     """``cfg_hash`` of a semantic config (``Cell.semantic``): equal configs, in any key order, give
-    equal hashes."""
-    canonical = {**semantic, "model": canonical_model(semantic["model"])}
+    equal hashes; a dataset's ``store_format`` (the file format it is written in) is left out."""
+    canonical = {**semantic, "model": canonical_model(semantic["model"]),
+                 # how the store holds the dataset is not what the cell computes: its data digest names the file read
+                 "dataset": {key: value for key, value in semantic["dataset"].items() if key != "store_format"}}
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

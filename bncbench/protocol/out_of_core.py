@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
 
 from bncbench.bnc.distributed import dask_client
 from bncbench.bnc.estimators import ESTIMATORS
@@ -138,12 +139,17 @@ def cross_validate_file(
 
 
 def _class_column(path: Path) -> tuple[np.ndarray, np.ndarray]:
-    """The classes of the CSV file's class column in sorted order (as ``class_codes``), and each row's index among
-    them (-1: missing), read a block at a time by pyarrow and held in a byte or two a row."""
-    convert = pa_csv.ConvertOptions(include_columns=[CLASS_COLUMN], strings_can_be_null=True, null_values=[""],
-                                    column_types={CLASS_COLUMN: pa.dictionary(pa.int32(), pa.string())})
+    """The classes of the CSV or parquet file's class column in sorted order (as ``class_codes``), and each row's
+    index among them (-1: missing), read a block at a time by pyarrow as a dictionary and held in a byte or two a
+    row."""
+    if path.suffix == ".parquet":
+        batches = pq.ParquetFile(path, read_dictionary=[CLASS_COLUMN]).iter_batches(columns=[CLASS_COLUMN])
+    else:
+        convert = pa_csv.ConvertOptions(include_columns=[CLASS_COLUMN], strings_can_be_null=True, null_values=[""],
+                                        column_types={CLASS_COLUMN: pa.dictionary(pa.int32(), pa.string())})
+        batches = pa_csv.open_csv(path, convert_options=convert)
     seen, parts = {}, []
-    for batch in pa_csv.open_csv(path, convert_options=convert):
+    for batch in batches:
         column = batch.column(0)
         seen_of_batch = np.array([seen.setdefault(c, len(seen)) for c in column.dictionary.to_pylist()] + [-1])
         parts.append(seen_of_batch.astype(np.min_scalar_type(-len(seen)))[column.indices.fill_null(-1).to_numpy()])

@@ -38,7 +38,8 @@ def test_a_skdb_paper_dataset_not_in_the_store_names_the_file_to_put_there(tmp_p
     if spec["openml_id"] is not None:  # fetched when absent; only the two ids verified from documentation
         assert (name, spec["openml_id"]) in {("census-income", 4535), ("poker-hand", 1567)}
         return
-    with pytest.raises(DatasetError, match=rf"no {name}\.csv\.gz in the data directory .*conf/dataset/{name}\.yaml"):
+    absent = rf"no {name}\.csv\.gz nor {name}\.parquet in the data directory .*conf/dataset/{name}\.yaml"
+    with pytest.raises(DatasetError, match=absent):
         load_dataset(spec, tmp_path)
 
 

@@ -10,10 +10,13 @@ import stat
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from bncbench.data import Dataset, load_dataset, resolve_data_dir
-from bncbench.data.store import read_store_table, write_store_table
+from bncbench.data import store as store_module
+from bncbench.data.store import convert_store_file, read_store_table, write_store_table
 from bncbench.core.errors import ConfigError, DatasetError
 
 GOOD_CSV = "x,colour,class\n1.5,red,a\n,blue,b\n3,red,b\n"
@@ -380,3 +383,93 @@ def test_spec_may_be_an_omegaconf_node(make_store):
 def test_data_dir_none_reads_the_env_var(make_store, monkeypatch):
     monkeypatch.setenv("BNCBENCH_DATA_DIR", str(good_store(make_store)))
     assert load_dataset(spec("toy"), None).X.shape == (3, 2)
+
+
+# --- parquet store files ------------------------------------------------------------------
+
+
+def copied_store(source, names, target):
+    """A store ``target`` holding ``names`` of the store ``source`` as they are there."""
+    target.mkdir()
+    schema = json.loads((source / "schema.json").read_text())
+    (target / "schema.json").write_text(json.dumps({name: schema[name] for name in names}))
+    for name in names:
+        (target / f"{name}.csv.gz").write_bytes((source / f"{name}.csv.gz").read_bytes())
+    return target
+
+
+@pytest.mark.parametrize("name", ["adult", "anneal", "hepatitis", "vote"])  # numeric, missing, codes like 1 and 01
+def test_a_dataset_converted_to_parquet_and_back_reads_as_the_same_frame(shared_data_dir, tmp_path, name):
+    store = copied_store(shared_data_dir, [name], tmp_path / "store")
+    before, after = convert_store_file(store, name, "parquet")
+    assert (before.name, after.name) == (f"{name}.csv.gz", f"{name}.parquet") and not before.exists()
+    expected = read_store_table(shared_data_dir, name)
+    read = read_store_table(store, name)
+    pd.testing.assert_frame_equal(read[0], expected[0])
+    assert read[1:] == expected[1:]
+    convert_store_file(store, name, "csv")
+    pd.testing.assert_frame_equal(read_store_table(store, name)[0], expected[0])
+    assert {path.name for path in store.iterdir()} == {".schema.json.lock", f"{name}.csv.gz", "schema.json"}
+
+
+def test_a_parquet_file_has_row_groups_of_the_set_rows_and_the_same_text_gives_the_same_bytes(
+    make_store, monkeypatch
+):
+    monkeypatch.setattr(store_module, "ROW_GROUP_ROWS", 16)
+    rows = "".join(f"{i % 7},{'red' if i % 3 else 'blue'},{'ab'[i % 2]}\n" for i in range(150))
+    store = make_store("toy", "x,colour,class\n" + rows, numeric=["x"], nominal={"colour": ["red", "blue"]})
+    path = convert_store_file(store, "toy", "parquet")[1]
+    groups = pq.ParquetFile(path).metadata
+    assert [groups.row_group(i).num_rows for i in range(groups.num_row_groups)] == [16] * 9 + [6]
+    first = path.read_bytes()
+    convert_store_file(store, "toy", "csv")
+    convert_store_file(store, "toy", "parquet")
+    assert path.read_bytes() == first
+
+
+def test_a_bad_number_is_refused_before_a_parquet_file_is_written(make_store):
+    store = make_store("toy", "x,class\n1,a\n2,b\nn/a,a\n", numeric=["x"])
+    before = sorted(path.name for path in store.iterdir())
+    with pytest.raises(DatasetError, match=r"'x' of the CSV text of dataset 'toy'.*line 4: 'n/a'"):
+        convert_store_file(store, "toy", "parquet")
+    assert sorted(path.name for path in store.iterdir() if path.name != ".schema.json.lock") == before
+
+
+def test_a_dataset_in_two_files_is_refused_naming_both(make_store):
+    store = good_store(make_store)
+    pq.write_table(pa.table({"x": [1.5], "colour": ["red"], "class": ["a"]}), store / "toy.parquet")
+    with pytest.raises(DatasetError, match=r"'toy' in two files, toy.csv.gz and toy.parquet.*remove the one"):
+        load_dataset(spec("toy"), store)
+
+
+@pytest.mark.parametrize("column, values, problem", [
+    ("colour", pa.array([1, 2, 1]), "'colour' of .* is stored as int64, but schema.json declares it nominal"),
+    ("x", pa.array([True, False, True]), "'x' of .* is stored as bool, but schema.json declares it numeric"),
+])
+def test_a_parquet_column_of_the_wrong_type_is_refused(make_store, column, values, problem):
+    store = good_store(make_store)
+    table = {"x": pa.array([1.5, None, 3.0]), "colour": pa.array(["red", "blue", "red"]), "class": ["a", "b", "b"]}
+    (store / "toy.csv.gz").unlink()
+    pq.write_table(pa.table({**table, column: values}), store / "toy.parquet")
+    with pytest.raises(DatasetError, match=problem):
+        load_dataset(spec("toy"), store)
+
+
+def test_a_parquet_file_written_by_other_tools_is_read_as_the_store_reads_its_csv(make_store):
+    """Categories (pandas' category dtype, a dictionary column) and numbers held as text read as the CSV does."""
+    store = good_store(make_store)
+    expected = load_dataset(spec("toy"), store)
+    (store / "toy.csv.gz").unlink()
+    frame = pd.DataFrame({"x": ["1.5", None, "3"], "colour": pd.Categorical(["red", "blue", "red"]),
+                          "class": ["a", "b", "b"]})
+    frame.to_parquet(store / "toy.parquet")
+    read = load_dataset(spec("toy"), store)
+    pd.testing.assert_frame_equal(read.X, expected.X)
+    pd.testing.assert_series_equal(read.y, expected.y)
+
+
+def test_a_file_that_is_not_parquet_is_reported(make_store):
+    store = good_store(make_store)
+    (store / "toy.csv.gz").rename(store / "toy.parquet")
+    with pytest.raises(DatasetError, match=r"toy.parquet does not read as a parquet file.*Replace it"):
+        load_dataset(spec("toy"), store)

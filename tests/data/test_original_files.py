@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -23,7 +24,7 @@ from bncbench.app.cli import main
 from bncbench.core.errors import ConfigError, DatasetError
 from bncbench.data import load_dataset
 from bncbench.data.original_files import add_original_files
-from bncbench.data.store import read_schema
+from bncbench.data.store import read_schema, read_store_table
 
 ARFF = """\
 % the UCI weather data, changed to hold every kind of value
@@ -474,6 +475,30 @@ def test_bncbench_data_add(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f"bncbench: error: {path}, line 2: column 'att3' is numeric but holds '?'; declare it nominal (--nominal "
         "att3), or if '?' stands for a missing value, say so (--missing TOKEN).\n")
+
+
+def test_bncbench_data_add_as_parquet_and_data_convert(tmp_path, capsys):
+    """A dataset added as parquet reads as the one added as CSV; convert rewrites it in the other format, removing
+    the old file, and says what it did; an absent dataset is one line naming the fix."""
+    store, path = tmp_path / "store", write(tmp_path / "covtype.data", COVTYPE)
+    options = ["--format", "csv", "--nominal", "4,5", "--missing", "?", f"data_dir={store}"]
+    assert main(["data", "add", "covtype", str(path), *options, "--store-format", "parquet"]) == 0
+    assert main(["data", "add", "mine", str(path), *options]) == 0
+    assert sorted(p.name for p in store.glob("[cm]*")) == ["covtype.parquet", "mine.csv.gz"]
+    schema = read_schema(store)
+    assert (schema["covtype"]["file"], schema["mine"]["file"]) == ("covtype.parquet", "mine.csv.gz")
+    pd.testing.assert_frame_equal(read_store_table(store, "covtype")[0], read_store_table(store, "mine")[0])
+    capsys.readouterr()
+    assert main(["data", "convert", "covtype", "mine", "--to", "csv", f"data_dir={store}"]) == 0
+    said = capsys.readouterr().out.splitlines()
+    assert said[0].startswith(f"bncbench: covtype in {store}: covtype.csv.gz (") and said[0].endswith(
+        "bytes) written, covtype.parquet removed")
+    assert said[1].startswith(f"bncbench: mine in {store}: mine.csv.gz (") and said[1].endswith("is already csv")
+    assert not (store / "covtype.parquet").exists() and read_schema(store)["covtype"]["file"] == "covtype.csv.gz"
+    assert main(["data", "convert", "nope", "--to", "parquet", f"data_dir={store}"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"bncbench: error: The data directory {store} holds no dataset 'nope'") and (
+        error.count("\n") == 1)
 
 
 # --- the commands the dataset configs give, on miniatures of the files they name ----------------------

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from bncbench.core.errors import ConfigError
 from bncbench.core.registry import registered
-from bncbench.data.sources.base import COMMON_KEYS, SOURCES, DatasetSource
+from bncbench.data.sources.base import COMMON_KEYS, SOURCES, DatasetSource, written_format
 
 SOURCES.discover(__name__)
 
@@ -19,7 +19,8 @@ def dataset_keys() -> tuple[str, ...]:
 
 def dataset_source(spec: Mapping) -> DatasetSource:
     """The source of the dataset config ``spec`` (``store`` when it names none), the config checked: a known
-    source, only keys a source reads, a name, the source's own values (``DatasetSource.check``) and ``drop`` a list of names.
+    source, only keys a source reads, a name, the source's own values (``DatasetSource.check``), ``drop`` a list of
+    names and ``store_format`` csv or parquet.
 
     Raises
     ------
@@ -38,10 +39,12 @@ def dataset_source(spec: Mapping) -> DatasetSource:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where} needs a 'name' (the dataset's name in its source).")
     source.check(spec, where)
+    if spec.get("store_format") not in (None, "csv", "parquet"):
+        raise ConfigError(f"{where} has store_format {spec['store_format']!r}; it must be csv, parquet or null.")
     drop = spec.get("drop") or []
     if isinstance(drop, str) or not all(isinstance(column, str) for column in drop):
         raise ConfigError(f"{where} has drop {drop!r}; it must be a list of column names.")
     return source
 
 
-__all__ = ["COMMON_KEYS", "SOURCES", "DatasetSource", "dataset_keys", "dataset_source", "registered"]
+__all__ = ["COMMON_KEYS", "SOURCES", "DatasetSource", "dataset_keys", "dataset_source", "registered", "written_format"]

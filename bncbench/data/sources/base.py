@@ -16,7 +16,14 @@ if TYPE_CHECKING:
 
 SOURCES = Registry("dataset source")
 #: The keys of every dataset config; a source adds its own (``DatasetSource.keys``).
-COMMON_KEYS = ("name", "source", "drop")
+COMMON_KEYS = ("name", "source", "drop", "store_format")
+
+
+def written_format(spec: Mapping) -> str:
+    """The format (``bncbench.data.store.STORE_FORMATS``) a dataset absent from the store is written in when its
+    source fetches or draws it: its config's ``store_format``, csv when absent. A file already in the store is read
+    in its own format (``bncbench data convert`` changes it)."""
+    return spec.get("store_format") or "csv"
 
 
 class DatasetSource(Registered):

@@ -1,5 +1,5 @@
-"""The store (the default source): a dataset's ``<name>.csv.gz`` in the data directory, fetched from OpenML
-when absent and its config has an ``openml_id`` (``bncbench.data.openml_source``)."""
+"""The store (the default source): a dataset's file in the data directory (``bncbench.data.store``), fetched from
+OpenML when absent and its config has an ``openml_id`` (``bncbench.data.openml_source``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bncbench.core.errors import ConfigError, DatasetError
-from bncbench.data.sources.base import DatasetSource
+from bncbench.data.sources.base import DatasetSource, written_format
 
 
 class StoreSource(DatasetSource):
@@ -31,7 +31,7 @@ class StoreSource(DatasetSource):
                 raise DatasetError(_not_found_message(name, store))
             from bncbench.data.openml_source import fetch_openml_into_store  # openml is slow to import
 
-            fetch_openml_into_store(name, spec["openml_id"], spec.get("openml_target"), store)
+            fetch_openml_into_store(name, spec["openml_id"], spec.get("openml_target"), store, written_format(spec))
         return name
 
 
@@ -42,11 +42,14 @@ def _not_found_message(name: str, store: Path) -> str:
     if not store.is_dir():
         present = "that directory does not exist"
     else:
-        known = [path.name.removesuffix(".csv.gz") for path in store.glob("*.csv.gz")]
+        from bncbench.data.store import STORE_FORMATS
+
+        known = [path.name.removesuffix(suffix)
+                 for suffix in STORE_FORMATS.values() for path in store.glob(f"*{suffix}")]
         close = difflib.get_close_matches(name, known, n=3)
         present = f"it holds {len(known)} datasets" + (f"; did you mean {close}?" if close else "")
     return (
-        f"Dataset '{name}' not found: no {name}.csv.gz in the data directory {store} ({present}) "
+        f"Dataset '{name}' not found: no {name}.csv.gz nor {name}.parquet in the data directory {store} ({present}) "
         f"and its config has no openml_id to fetch it from OpenML. Point bncbench at the store "
         f"that holds it ({DATA_DIR_HINT}), convert its original files into it (bncbench data add; "
         f"conf/dataset/{name}.yaml says how where known), or set openml_id in conf/dataset/{name}.yaml."
