@@ -15,7 +15,8 @@ ratio as the median and range of the per-round ratios:
   beforehand, not timed; fit encodes them), then ``predict_proba`` of the test rows;
 * ours out of core: ``fit_file`` reading the training CSV in chunks, then ``predict_proba_file`` reading the test
   CSV in chunks (the out-of-core predict is also given against the in-memory one); with ``--file-format parquet``
-  the same rows written as parquet (string columns) instead;
+  the same rows written as parquet (string columns, row groups of 65,536 rows as the data directory's parquet
+  files have: ``bncbench.data.store.ROW_GROUP_ROWS``) instead;
 * Petal: ``gigal`` trained on the training file and tested on the test file, in a child process; its training and
   testing times are its own, from the ``PETAL_TIMES`` line of ``petal_timers.patch`` (``std::clock``: CPU time;
   ``std::chrono::steady_clock``: wall time, around ``learner::train`` and around the test loop). Petal streams its
@@ -83,6 +84,8 @@ def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> d
     paths = {name: folder / name for name in names}
     if all(path.exists() for path in paths.values()):
         return paths
+    from bncbench.data.store import ROW_GROUP_ROWS  # here: importing bncbench loads numba, after its thread count
+
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     for name, n in (("train", rows), ("test", test_rows)):
@@ -95,7 +98,8 @@ def write_synthetic(folder: Path, rows: int, test_rows: int, seed: int = 0) -> d
         columns["class"] = np.array(["a", "b", "c"])[y]
         frame = pd.DataFrame(columns)
         frame.to_csv(paths[f"{name}.csv"], index=False)
-        frame.to_parquet(paths[f"{name}.parquet"])  # string columns (parquet stores them dictionary-encoded)
+        # string columns (parquet stores them dictionary-encoded), in the row groups of the store's parquet files
+        frame.to_parquet(paths[f"{name}.parquet"], row_group_size=ROW_GROUP_ROWS)
         frame.to_csv(paths[f"{name}.pdata"], index=False, header=False)
         if name == "test":
             frame.iloc[:WARM_UP_ROWS].to_csv(paths["warm_up.csv"], index=False)
@@ -125,8 +129,8 @@ def in_memory(model: dict, X_train, y_train, X_test, y_test) -> dict:
 
 
 def out_of_core(model: dict, train: Path, test: Path, chunk_rows: int | None) -> dict:
-    """Ours fitted from the training CSV and predicting the test CSV, each read in chunks: times, the test accuracy
-    (counted chunk by chunk, inside the predict time), the passes over the training data and the reads of its file."""
+    """Ours fitted from the training file and predicting the test file, each read in chunks: times, the test accuracy
+    (counted after the predict time, as in memory), the passes over the training data and the reads of its file."""
     from bncbench import BNClassifier
     from bncbench.bnc.out_of_core import fit_file, predict_proba_file
 
@@ -134,14 +138,11 @@ def out_of_core(model: dict, train: Path, test: Path, chunk_rows: int | None) ->
         BNClassifier(**model, **ESTIMATOR), train, chunk_rows=chunk_rows, discretise=False, numeric=[]))
 
     def predict():
-        correct = rows = 0
-        for proba, chunk in predict_proba_file(classifier, data, test):
-            truth = chunk.column("class").to_numpy(zero_copy_only=False)
-            correct += int((classifier.classes_[proba.argmax(axis=1)] == truth).sum())
-            rows += len(chunk)
-        return correct / rows
+        return [(proba, chunk.column("class")) for proba, chunk in predict_proba_file(classifier, data, test)]
 
-    accuracy, predict_cpu, predict_wall = _timed(predict)
+    chunks, predict_cpu, predict_wall = _timed(predict)
+    predicted = classifier.classes_[np.concatenate([proba.argmax(axis=1) for proba, _ in chunks])]
+    accuracy = float((predicted == np.concatenate([truth.to_numpy(zero_copy_only=False) for _, truth in chunks])).mean())
     return dict(fit_cpu=fit_cpu, fit_wall=fit_wall, predict_cpu=predict_cpu, predict_wall=predict_wall,
                 accuracy=accuracy, passes=data.passes, reads=data.reads)
 

@@ -420,7 +420,10 @@ def _read_parquet(path: Path, entry: dict) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     check_parquet_types(path, entry)
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as ex:
+        raise DatasetError(_not_parquet(path, ex)) from ex
     return pa.table([column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
                      for column in table.columns], names=table.column_names).to_pandas()
 
@@ -435,10 +438,7 @@ def check_parquet_types(path: Path, entry: dict) -> None:
     try:
         schema = pq.read_schema(path)
     except (OSError, pa.ArrowException) as ex:
-        raise DatasetError(
-            f"{path} does not read as a parquet file ({type(ex).__name__}: {ex}). Replace it with a good copy, or "
-            "delete it (and its schema.json entry) and add the dataset again."
-        ) from ex
+        raise DatasetError(_not_parquet(path, ex)) from ex
     for attr in [*entry.get("attributes", []), entry.get("class") or {}]:
         if attr.get("name") not in schema.names:
             continue
@@ -453,6 +453,12 @@ def check_parquet_types(path: Path, entry: dict) -> None:
                 f"{attr.get('type')}, which a parquet store file holds as {expected}. Write the file again from "
                 "its CSV (bncbench data convert), or fix the column's type in schema.json."
             )
+
+
+def _not_parquet(path: Path, ex: Exception) -> str:
+    """What to say of a file that pyarrow does not read as parquet (its reason on one line)."""
+    return (f"{path} does not read as a parquet file ({type(ex).__name__}: {' '.join(str(ex).split())}). Replace it "
+            "with a good copy, or delete it (and its schema.json entry) and add the dataset again.")
 
 
 def _check_columns(frame: pd.DataFrame, columns: list[str], class_name: str, path: Path) -> None:

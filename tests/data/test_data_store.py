@@ -473,3 +473,15 @@ def test_a_file_that_is_not_parquet_is_reported(make_store):
     (store / "toy.csv.gz").rename(store / "toy.parquet")
     with pytest.raises(DatasetError, match=r"toy.parquet does not read as a parquet file.*Replace it"):
         load_dataset(spec("toy"), store)
+
+
+def test_a_parquet_file_whose_pages_are_damaged_is_reported(make_store):
+    """Its footer reads (the types are checked from it), its column chunks do not."""
+    rows = "".join(f"{i % 7},{'red' if i % 2 else 'blue'},{'ab'[i % 3 % 2]}\n" for i in range(3000))
+    store = make_store("toy", "x,colour,class\n" + rows, numeric=["x"], nominal={"colour": ["red", "blue"]})
+    path = convert_store_file(store, "toy", "parquet")[1]
+    whole = path.read_bytes()
+    path.write_bytes(whole[:4] + b"\xff" * (len(whole) // 4) + whole[4 + len(whole) // 4:])
+    assert pq.read_schema(path).names == ["x", "colour", "class"]
+    with pytest.raises(DatasetError, match=r"toy.parquet does not read as a parquet file.*Replace it"):
+        load_dataset(spec("toy"), store)
