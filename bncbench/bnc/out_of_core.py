@@ -352,22 +352,17 @@ class _IdCache:
             limit = 0
         return cls(limit)
 
-    def add(self, ids: np.ndarray | list, largest: int) -> None:
-        """Keep a chunk of ids (rows, or a list of columns: stacked in the kept type, not in theirs), the largest id
-        so far being ``largest``."""
+    def add(self, ids: np.ndarray, largest: int) -> None:
+        """Keep a chunk of ids (rows; itself when already of the kept type), the largest id so far being
+        ``largest``."""
         if self.chunks is None:
             return
         kind = np.uint8 if largest < 2**8 else np.uint16 if largest < 2**16 else None
-        shape = (len(ids[0]), len(ids)) if isinstance(ids, list) else ids.shape
-        self.bytes += shape[0] * shape[1] * (1 if kind is np.uint8 else 2)
+        self.bytes += ids.size * (1 if kind is np.uint8 else 2)
         if kind is None or self.bytes > self.limit:
             self.chunks = None
-        elif isinstance(ids, list):
-            self.chunks.append(np.empty(shape, dtype=kind))
-            for j, column in enumerate(ids):
-                self.chunks[-1][:, j] = column
         else:
-            self.chunks.append(ids.astype(kind))
+            self.chunks.append(ids.astype(kind, copy=False))
 
 
 class _ColumnIds:
@@ -443,9 +438,9 @@ class _FirstPass(NamedTuple):
 
 def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=None, cache_bytes=0) -> _FirstPass:
     """Column types (``numeric`` given, or columns that parse as numbers in the first chunk), the values of every
-    column (missing included), a uniform sample of rows (of those ``rows`` selects), and, for a file without
-    numeric columns whose ids take at most ``cache_bytes``, each chunk's value ids. A CSV file without numeric
-    columns is read by ``CsvIds``, others by pyarrow."""
+    column (missing included), a uniform sample of rows (of those ``rows`` selects; of a file without numeric
+    columns, their value ids), and, for a file without numeric columns whose ids take at most ``cache_bytes``, each
+    chunk's value ids. A CSV file without numeric columns is read by ``CsvIds``, others by pyarrow."""
     if numeric is None:
         numeric = _numeric_columns(path, target, chunk_rows, rows)
     if path.suffix != ".parquet" and not numeric:
@@ -461,18 +456,26 @@ def _first_pass(path, target, chunk_rows, sample_rows, rng, numeric=None, rows=N
         ids = {c: found.chunk_ids(table.column(c)) for c, found in columns.items() if found is not None}
         for c in numeric:
             numeric_missing[c] = numeric_missing[c] or bool(_numbers(table.column(c).to_pandas(), c, path).isna().any())
-        if cache.chunks is not None:
-            cache.add([ids[c] for c in order], max(len(found.ids) for found in columns.values()))
-        sample.add(table, rng.random(table.num_rows))
+        if numeric:
+            sample.add(table, rng.random(table.num_rows))
+        else:  # the rows as value ids: kept while the cache holds them, and the sample's (a table's rows cost more)
+            largest = max(len(found.ids) for found in columns.values())
+            rows_of_ids = np.empty((table.num_rows, len(order)), dtype=np.min_scalar_type(largest))
+            for j, c in enumerate(order):
+                rows_of_ids[:, j] = ids[c]
+            cache.add(rows_of_ids, largest)
+            sample.add(rows_of_ids, rng.random(table.num_rows))
     if not n_rows:
         raise DatasetError(f"{path} has no rows.")
     if columns[target].missing:
         raise DatasetError(f"{path}: the class column {target!r} has missing values; drop those rows first.")
     missing = {c: numeric_missing[c] if found is None else found.missing for c, found in columns.items()}
     values = {c: set(found.ids) for c, found in columns.items() if found is not None}
-    sample = sample.table().to_pandas().astype({c: float for c in numeric})
-    ids = _Ids(cache.chunks, lambda: [columns[c].values() for c in order]) if cache.chunks else None
-    return _FirstPass(order[:-1], numeric, values, missing, sample, ids)
+    if numeric:
+        return _FirstPass(order[:-1], numeric, values, missing, sample.table().to_pandas().astype(
+            dict.fromkeys(numeric, float)), None)
+    return _FirstPass(order[:-1], numeric, values, missing, sample.table(),
+                      _Ids(cache.chunks, lambda: [columns[c].values() for c in order]))
 
 
 def _first_pass_of_ids(path, target, chunk_rows, sample_rows, rng, rows, cache_bytes) -> _FirstPass:

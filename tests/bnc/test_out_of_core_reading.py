@@ -106,6 +106,24 @@ def test_a_nominal_parquet_file_is_coded_from_its_dictionaries_as_the_encoder_co
     np.testing.assert_array_equal(proba, classifier.predict_proba(test.drop(columns="class")))
 
 
+@pytest.mark.parametrize("cache_bytes", [0, 2**20])
+def test_the_sample_of_a_nominal_parquet_file_is_the_csv_files_rows(tmp_path, cache_bytes):
+    """Kept as value ids (not as the table's rows): the same rows of a fold, coded alike, as from the CSV file."""
+    rng = np.random.default_rng(8)
+    n = 3_000
+    frame = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.choice(["1", "02"], n),
+                          "class": rng.choice(["yes", "no"], n)})
+    frame.loc[rng.random(n) < 0.1, "b"] = None
+    frame.to_csv(tmp_path / "d.csv", index=False)
+    frame.to_parquet(tmp_path / "d.parquet", row_group_size=512)
+    rows = rng.random(n) < 0.7
+    samples = [fit_file(BNClassifier(structure="nb", estimator="m_estimate", random_state=2), tmp_path / name,
+                        chunk_rows=400, sample_rows=500, numeric=[], rows=rows, cache_bytes=cache_bytes)[1].sample
+               for name in ("d.csv", "d.parquet")]
+    assert samples[0].shape == (500, 3)
+    np.testing.assert_array_equal(samples[1], samples[0])
+
+
 def test_gzip_compressed_csv_reads_as_the_plain_file(tmp_path):
     frame = pd.DataFrame({"a": ["x", "", "y"] * 100, "class": ["p", "q", "p"] * 100})
     frame.to_csv(tmp_path / "plain.csv", index=False)
