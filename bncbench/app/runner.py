@@ -57,7 +57,7 @@ class Destination:
     #: The cell's share of the memory (``bncbench.app.sweep.cell_memory_bytes``), which bounds what an out-of-core
     #: fit keeps between passes (``bncbench.protocol.out_of_core.id_cache_bytes``); None: not known.
     cell_memory_bytes: int | None = None
-    #: Out of core: rows read at a time (None: ``bncbench.bnc.out_of_core.CHUNK_VALUES`` values' worth), and the
+    #: Out of core: rows read at a time (None: ``bncbench.bnc.out_of_core.chunk_rows_for``'s), and the
     #: uniform sample of a training fold's rows on which the MDL discretiser is fitted.
     chunk_rows: int | None = None
     sample_rows: int = 100_000

@@ -48,13 +48,27 @@ CACHE_BYTES = 256 * 2**20
 #: ``benchmarks/out_of_core_memory.py``): the peak above a process with its kernels loaded fell from 152 to 89 MiB
 #: between chunks of 100,000 and 20,000 rows, with the same CPU time.
 CHUNK_VALUES = 2**19
+#: The most values of a parquet file's row group that ``chunk_rows_for`` makes a chunk: its columns then decode
+#: once, none split between two chunks (those of the data directory, 65,536 rows of 21 columns: NB's out-of-core fit
+#: of 1M rows 0.40 CPU-s against 0.51 in chunks of 24,966 rows, kDB-1's 0.69 against 0.73). A parquet chunk holds
+#: no text: about 10 bytes a value.
+ROW_GROUP_CHUNK_VALUES = 2**21
 
 
 def chunk_rows_for(path: Path, chunk_rows: int | None = None) -> int:
-    """``chunk_rows`` when given, else the rows of ``CHUNK_VALUES`` values of the file at ``path`` (its columns)."""
+    """``chunk_rows`` when given; else, for a parquet file whose first row group holds at most
+    ``ROW_GROUP_CHUNK_VALUES`` values, its rows; else the rows of ``CHUNK_VALUES`` values of the file at ``path``
+    (its columns)."""
     if chunk_rows is not None:
         return int(chunk_rows)
-    return max(1, CHUNK_VALUES // len(_column_names(Path(path))))
+    path = Path(path)
+    columns = len(_column_names(path))
+    if path.suffix == ".parquet":
+        metadata = pq.ParquetFile(path).metadata
+        group = metadata.row_group(0).num_rows if metadata.num_row_groups else 0
+        if 0 < group * columns <= ROW_GROUP_CHUNK_VALUES:
+            return group
+    return max(1, CHUNK_VALUES // columns)
 
 
 def _column_names(path: Path) -> list:

@@ -11,6 +11,7 @@ from bncbench import BNClassifier
 from bncbench.core.errors import DatasetError
 from bncbench.bnc.out_of_core import (
     CHUNK_VALUES,
+    ROW_GROUP_CHUNK_VALUES,
     _IdCache,
     _Sample,
     chunk_rows_for,
@@ -225,10 +226,15 @@ def test_a_header_that_repeats_a_column_name_is_refused_as_in_memory(tmp_path, s
 
 
 def test_a_chunk_is_sized_by_its_values_unless_its_rows_are_given(tmp_path):
-    """Chunks of CHUNK_VALUES values, whatever the columns, bound a chunk's memory; given rows are kept."""
-    frame = pd.DataFrame({f"a{j}": ["x", "y"] for j in range(7)} | {"class": ["0", "1"]})
-    frame.to_csv(tmp_path / "eight.csv", index=False)
-    frame.to_parquet(tmp_path / "eight.parquet")
-    for path in (tmp_path / "eight.csv", tmp_path / "eight.parquet"):
-        assert chunk_rows_for(path) == CHUNK_VALUES // 8
-        assert chunk_rows_for(path, 3) == 3
+    """Chunks of CHUNK_VALUES values, whatever the columns, bound a chunk's memory; a parquet file's row group is a
+    chunk when it holds at most ROW_GROUP_CHUNK_VALUES values; given rows are kept."""
+    largest_group = ROW_GROUP_CHUNK_VALUES // 8
+    frame = pd.DataFrame({f"a{j}": np.tile(["x", "y"], largest_group) for j in range(7)})
+    frame["class"] = np.tile(["0", "1"], largest_group)
+    frame.head(10).to_csv(tmp_path / "eight.csv", index=False)
+    frame.to_parquet(tmp_path / "groups.parquet", row_group_size=largest_group)
+    frame.to_parquet(tmp_path / "large_groups.parquet", row_group_size=largest_group + 1)
+    for path, rows in (("eight.csv", CHUNK_VALUES // 8), ("groups.parquet", largest_group),
+                       ("large_groups.parquet", CHUNK_VALUES // 8)):
+        assert chunk_rows_for(tmp_path / path) == rows, path
+        assert chunk_rows_for(tmp_path / path, 3) == 3
