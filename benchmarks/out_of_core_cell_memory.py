@@ -10,8 +10,9 @@ between the datasets in bytes a row of the larger one. Numba's kernels load from
     python benchmarks/out_of_core_cell_memory.py --data-dir /tmp/bncbench-data \\
         [--datasets synthetic-kdb2-1e6 synthetic-kdb2-2e7] [--models nb_m_estimate kdb5_m_estimate] [--cache-bytes 0]
 
-The synthetic datasets are drawn into ``--data-dir`` when absent there (about two minutes for 20M rows): give a
-folder of your own, not the shared store.
+The synthetic datasets are drawn into ``--data-dir`` when absent there (about two minutes for 20M rows; as parquet,
+their configs' ``store_format``): give a folder of your own, not the shared store. Each row names the file read, so
+that two runs on two data directories compare the formats (``bncbench data convert``).
 """
 
 import argparse
@@ -33,7 +34,8 @@ cpu = time.process_time()
 with tempfile.TemporaryDirectory() as folder:
     result = cross_validate_file(data, model_spec(model), repetitions=1, folds=2, seed=1,
                                  predictions_to=Path(folder, "predictions.parquet"), cache_bytes=cache_bytes)
-print(json.dumps({"rows": data.shape[0], "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"rows": data.shape[0], "file": data.path.name,
+                  "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "cpu": time.process_time() - cpu, "zero_one_loss": float(result.metrics["zero_one_loss"].mean())}))
 """
 
@@ -47,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     environment = {**os.environ, "NUMBA_NUM_THREADS": "1"}
     print(f"cache_bytes {args.cache_bytes:,}; one repetition of 2 folds; peak resident MiB of the cell's process")
-    print("| model | dataset | rows | peak MiB | CPU s | 0-1 loss |\n| --- | --- | --- | --- | --- | --- |")
+    print("| model | dataset | file | rows | peak MiB | CPU s | 0-1 loss |\n| --- | --- | --- | --- | --- | --- | --- |")
     for model in args.models:
         found = []
         for dataset in args.datasets:
@@ -55,7 +57,7 @@ def main() -> None:
                                  capture_output=True, text=True, check=True, env=environment)
             found.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = found[-1]
-            print(f"| {model} | {dataset} | {r['rows']:,} | {r['peak_mib']:.0f} | {r['cpu']:.0f} | "
+            print(f"| {model} | {dataset} | {r['file']} | {r['rows']:,} | {r['peak_mib']:.0f} | {r['cpu']:.1f} | "
                   f"{r['zero_one_loss']:.6f} |", flush=True)
         for smaller, larger in zip(found, found[1:]):
             growth = (larger["peak_mib"] - smaller["peak_mib"]) * 2**20 / (larger["rows"] - smaller["rows"])
