@@ -20,6 +20,7 @@ from bncbench.app import some_of
 from bncbench.core.config_files import config_dir
 from bncbench.core.errors import BncbenchError, ConfigError
 from bncbench.core.uris import masked
+from bncbench.data.store import STORE_FORMATS
 
 DESCRIPTION = ("Benchmark suite for Bayesian network classifiers: 5x2 cross-validation of every (dataset, model) "
                "cell of an experiment, logged to MLflow, and the win-draw-loss tables of its comparisons.")
@@ -130,7 +131,7 @@ def _add_data_parser(commands) -> None:
     add.add_argument("--sep", default=",", metavar="SEPARATOR",
                      help="csv: the separator, one character, tab or whitespace (default: ,)")
     add.add_argument("--replace", action="store_true", help="replace a dataset of that name in the data directory")
-    add.add_argument("--store-format", choices=["csv", "parquet"], default="csv",
+    add.add_argument("--store-format", choices=list(STORE_FORMATS), default="csv",
                      help="the format of its file in the data directory: csv (<name>.csv.gz, the default) or parquet "
                      "(<name>.parquet: read faster, a column at a time; for millions of rows)")
     convert = actions.add_parser(
@@ -141,7 +142,7 @@ def _add_data_parser(commands) -> None:
     )
     convert.add_argument("names", nargs="+", metavar="name | override",
                          help="the datasets' names in the data directory, then overrides: data_dir=...")
-    convert.add_argument("--to", required=True, choices=["csv", "parquet"], help="the format to write")
+    convert.add_argument("--to", required=True, choices=list(STORE_FORMATS), help="the format to write")
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "bncbench") -> int:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from bncbench.core.errors import ConfigError
 from bncbench.core.registry import registered
 from bncbench.data.sources.base import COMMON_KEYS, SOURCES, DatasetSource, written_format
+from bncbench.data.store import STORE_FORMATS
 
 SOURCES.discover(__name__)
 
@@ -39,8 +40,9 @@ def dataset_source(spec: Mapping) -> DatasetSource:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where} needs a 'name' (the dataset's name in its source).")
     source.check(spec, where)
-    if spec.get("store_format") not in (None, "csv", "parquet"):
-        raise ConfigError(f"{where} has store_format {spec['store_format']!r}; it must be csv, parquet or null.")
+    if spec.get("store_format") not in (None, *STORE_FORMATS):
+        raise ConfigError(f"{where} has store_format {spec['store_format']!r}; it must be one of {list(STORE_FORMATS)} "
+                          "or null.")
     drop = spec.get("drop") or []
     if isinstance(drop, str) or not all(isinstance(column, str) for column in drop):
         raise ConfigError(f"{where} has drop {drop!r}; it must be a list of column names.")
