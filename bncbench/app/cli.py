@@ -103,8 +103,10 @@ def parser(prog: str = "bncbench") -> argparse.ArgumentParser:
 
 
 def _add_data_parser(commands) -> None:
-    """``bncbench data add``: a dataset's original files converted into the data directory."""
-    data = commands.add_parser("data", help="add a dataset to the data directory from its original files",
+    """``bncbench data add``: a dataset's original files converted into the data directory; ``bncbench data
+    convert``: datasets of the data directory rewritten in another format."""
+    data = commands.add_parser("data", help="add a dataset to the data directory from its original files, or "
+                               "rewrite datasets there as CSV or parquet",
                                description="Manage the datasets of the data directory (data_dir).")
     actions = data.add_subparsers(dest="data_command", metavar="<data command>", required=True)
     add = actions.add_parser(
