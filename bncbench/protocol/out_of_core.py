@@ -21,7 +21,9 @@ The protocol is the in-memory one (``bncbench.protocol.cross_validation``), with
 Memory holds the class column and each row's fold (a byte each; a fold's mask and row numbers are read from them a
 block at a time, ``FoldRows``), the model, one chunk, the sample and, for a nominal file, the training rows' value
 ids (``cache_bytes`` at most: a quarter of the cell's memory, ``id_cache_bytes``, and none when they would not fit);
-each chunk's predictions go to their file as they are made and its losses to running sums (``repeated_folds``).
+each chunk's predictions go to their file as they are made and its losses to running sums (``repeated_folds``). The
+chunks' arrays are given back to the system when freed (``bncbench.core.allocation``), so that the heap does not grow
+with the folds.
 """
 
 import functools
@@ -40,6 +42,7 @@ from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import (
     CACHE_BYTES, chunk_rows_for, fit_file, predict_codes, read_chunks, selected_count,
 )
+from bncbench.core.allocation import keep_large_allocations_mapped
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
 from bncbench.data.dataset import DatasetFile
@@ -89,6 +92,7 @@ def cross_validate_file(
         The model, the discretisation or the dataset's config cannot be learnt out of core.
     """
     _check_out_of_core(data, model, discretisation)
+    keep_large_allocations_mapped()  # a chunk's arrays freed whole: the heap no longer grows with the folds
     chunk_rows = chunk_rows_for(data.path, chunk_rows)
     classes, file_codes = _class_column(data.path)
     present = file_codes >= 0  # the in-memory dataset drops the rows whose class is missing
