@@ -71,11 +71,11 @@ GLIBC = platform.libc_ver()[0] == "glibc"
 HEAP_AFTER_A_LARGE_FREE = """
 import ctypes, sys
 import numpy as np
-from bncbench.core.allocation import keep_large_allocations_mapped
+from bncbench.core.allocation import give_back_freed_memory
 libc = ctypes.CDLL(None)
 libc.sbrk.restype = ctypes.c_void_p
 if sys.argv[1] == "fixed":
-    assert keep_large_allocations_mapped()
+    assert give_back_freed_memory()
 large = np.ones(20 * 2**20 // 8)
 del large  # freed: glibc raises its mmap threshold to 20 MiB, unless fixed
 top = libc.sbrk(0)
@@ -87,7 +87,7 @@ print(libc.sbrk(0) - top)
 @pytest.mark.skipif(not GLIBC, reason="mallopt's mmap threshold is glibc's")
 def test_arrays_of_a_mib_stay_out_of_the_heap_once_the_threshold_is_fixed():
     """After a 20 MiB array is freed, eight arrays of 1 MiB come from the heap (it grows by 8 MiB), unless the
-    threshold is fixed (``keep_large_allocations_mapped``): then each is mapped on its own and the heap stays."""
+    threshold is fixed (``give_back_freed_memory``): then each is mapped on its own and the heap stays."""
     grown = {how: int(subprocess.run([sys.executable, "-c", HEAP_AFTER_A_LARGE_FREE, how], capture_output=True,
                                      text=True, check=True).stdout) for how in ("dynamic", "fixed")}
     assert grown["dynamic"] > 7 * 2**20 and grown["fixed"] < 2**20, grown

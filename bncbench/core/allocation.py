@@ -7,6 +7,13 @@ time (decoded columns, value ids, codes, the id cache's chunks, which live acros
 fragment it: a cell's peak grew with its folds (5M rows of 21 columns, NB, the id cache on: 498 MiB over 1
 repetition of 2 folds, 550 over 5; 490 and 501 with the threshold fixed at 128 KiB; 497 and 531 fixed at 1 MiB). The
 threshold fixed (``mallopt``, which also stops its raising) keeps each such array mapped on its own.
+
+Not done here: pyarrow, which decodes the chunks of a parquet file, allocates from its own pool (mimalloc in its
+wheels), which keeps pages it freed: the same cell at 5M rows from parquet, kDB-5, one repetition, peaked at 497-512
+MiB with it, 454-456 with ``ARROW_DEFAULT_MEMORY_POOL=system`` (malloc, with the threshold above) and 469-470 with
+``jemalloc``, for 27.8-33.7, 30.0-34.0 and 29.5-30.1 CPU-s (runs one after another, by hand). The pool is chosen when
+pyarrow is loaded: ``pyarrow.set_memory_pool`` later left the peak at 507-508 MiB; so the variable is the user's to
+set, before a run (``docs/running.md``).
 """
 
 import ctypes
@@ -20,7 +27,7 @@ MMAP_THRESHOLD = 128 * 2**10
 
 
 @functools.cache
-def keep_large_allocations_mapped() -> bool:
+def give_back_freed_memory() -> bool:
     """Fix this process's malloc mmap threshold at ``MMAP_THRESHOLD`` (module docstring), once; whether it was done
     (False where the C library has no ``mallopt``: not glibc)."""
     library = ctypes.util.find_library("c")

@@ -42,7 +42,7 @@ from bncbench.bnc.estimators import ESTIMATORS
 from bncbench.bnc.out_of_core import (
     CACHE_BYTES, chunk_rows_for, fit_file, predict_codes, read_chunks, selected_count,
 )
-from bncbench.core.allocation import keep_large_allocations_mapped
+from bncbench.core.allocation import give_back_freed_memory
 from bncbench.core.errors import NotApplicableError
 from bncbench.core.timing import timed
 from bncbench.data.dataset import DatasetFile
@@ -92,7 +92,7 @@ def cross_validate_file(
         The model, the discretisation or the dataset's config cannot be learnt out of core.
     """
     _check_out_of_core(data, model, discretisation)
-    keep_large_allocations_mapped()  # a chunk's arrays freed whole: the heap no longer grows with the folds
+    give_back_freed_memory()  # a chunk's arrays freed whole: the heap no longer grows with the folds
     chunk_rows = chunk_rows_for(data.path, chunk_rows)
     classes, file_codes = _class_column(data.path)
     present = file_codes >= 0  # the in-memory dataset drops the rows whose class is missing
