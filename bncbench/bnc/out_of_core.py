@@ -62,13 +62,12 @@ def chunk_rows_for(path: Path, chunk_rows: int | None = None) -> int:
     if chunk_rows is not None:
         return int(chunk_rows)
     path = Path(path)
-    columns = len(_column_names(path))
-    if path.suffix == ".parquet":
-        metadata = pq.ParquetFile(path).metadata
-        group = metadata.row_group(0).num_rows if metadata.num_row_groups else 0
-        if 0 < group * columns <= ROW_GROUP_CHUNK_VALUES:
-            return group
-    return max(1, CHUNK_VALUES // columns)
+    if path.suffix != ".parquet":
+        return max(1, CHUNK_VALUES // len(read_header(path)))
+    file = pq.ParquetFile(path)  # its footer read once, for the columns and the first row group
+    columns = len(file.schema_arrow.names)
+    group = file.metadata.row_group(0).num_rows if file.metadata.num_row_groups else 0
+    return group if 0 < group * columns <= ROW_GROUP_CHUNK_VALUES else max(1, CHUNK_VALUES // columns)
 
 
 def _column_names(path: Path) -> list:
