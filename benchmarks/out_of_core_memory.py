@@ -23,6 +23,10 @@ _MEASURE = """
 import json, re, sys
 from bncbench import BNClassifier
 from bncbench.bnc.out_of_core import fit_file, predict_proba_file
+from bncbench.core.allocation import give_back_freed_memory
+
+if sys.argv[6] == "cell":
+    give_back_freed_memory()
 
 def status(key):
     return int(re.search(key + r":\\s+(\\d+)", open("/proc/self/status").read()).group(1)) / 1024
@@ -54,10 +58,14 @@ def main():
     parser.add_argument("--folder", type=Path, default=Path("/tmp/bncbench-counting"), help="where the files go")
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--file-format", choices=["csv", "parquet"], default="csv", help="the files read")
+    parser.add_argument("--allocation", choices=["cell", "default"], default="cell",
+                        help="cell: freed memory given back as a cell's process does (give_back_freed_memory, first "
+                             "of all: malloc's mmap threshold fixed, pyarrow's jemalloc pool); default: malloc's and "
+                             "pyarrow's defaults (mimalloc)")
     args = parser.parse_args()
     options = {k: v for k, v in (("chunk_rows", args.chunk_rows), ("cache_bytes", args.cache_bytes)) if v is not None}
-    print(f"fit_file options: {options or 'its defaults'}; {args.file_format} files; MiB above the baseline of a "
-          "process with its kernels loaded")
+    print(f"fit_file options: {options or 'its defaults'}; {args.file_format} files; allocation: {args.allocation}; "
+          "MiB above the baseline of a process with its kernels loaded")
     print("| model | rows | baseline MiB | fit peak | fit and predict peak | trees' arrays | passes, reads |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for rows in args.rows:
@@ -65,7 +73,8 @@ def main():
         for name in args.models:
             out = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(MODELS[name]),
                                   json.dumps({k: str(v) for k, v in paths.items()}), json.dumps(options),
-                                  json.dumps(ESTIMATOR), args.file_format], capture_output=True, text=True, check=True)
+                                  json.dumps(ESTIMATOR), args.file_format, args.allocation], capture_output=True,
+                                 text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"| {name} | {rows:,} | {r['baseline']:.0f} | {r['fit']:.0f} | {r['fit_predict']:.0f} | "
                   f"{r['trees']:.1f} | {r['passes']}, {r['reads']} |", flush=True)

@@ -1,10 +1,12 @@
 """Each cell's run logs its peak resident memory and its CPU time, measured over that cell alone."""
 
+import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from bncbench.app.runner import run_cell
@@ -91,3 +93,27 @@ def test_arrays_of_a_mib_stay_out_of_the_heap_once_the_threshold_is_fixed():
     grown = {how: int(subprocess.run([sys.executable, "-c", HEAP_AFTER_A_LARGE_FREE, how], capture_output=True,
                                      text=True, check=True).stdout) for how in ("dynamic", "fixed")}
     assert grown["dynamic"] > 7 * 2**20 and grown["fixed"] < 2**20, grown
+
+
+POOL_AFTER_GIVING_BACK = """
+import pyarrow as pa
+from bncbench.core.allocation import give_back_freed_memory
+give_back_freed_memory()
+print(pa.default_memory_pool().backend_name)
+"""
+
+
+@pytest.mark.parametrize("chosen", [None, "mimalloc", "system"])
+def test_pyarrow_allocates_from_jemalloc_unless_the_user_chose_a_pool(chosen):
+    """mimalloc, pyarrow's default in its wheels, keeps what it freed; jemalloc (malloc where pyarrow lacks it) gives
+    it back. A pool the user named in ``ARROW_DEFAULT_MEMORY_POOL`` is theirs."""
+    environment = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        environment["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    try:
+        giving_back = pa.jemalloc_memory_pool().backend_name
+    except NotImplementedError:
+        giving_back = "system"
+    pool = subprocess.run([sys.executable, "-c", POOL_AFTER_GIVING_BACK], capture_output=True, text=True, check=True,
+                          env=environment).stdout.strip()
+    assert pool == (chosen or giving_back)

@@ -340,10 +340,18 @@ def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None, dictionaries: 
         schema = pq.ParquetFile(path).schema_arrow
         unique_columns(path, schema.names)
         text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-        batches = pq.ParquetFile(path, read_dictionary=text if dictionaries else None).iter_batches(
-            batch_size=chunk_rows, columns=columns)
-        return _selected(_rechunked(batches, chunk_rows), rows)
+        file = pq.ParquetFile(path, read_dictionary=text if dictionaries else None, pre_buffer=False)
+        return _selected(_rechunked(_parquet_batches(file, chunk_rows, columns), chunk_rows), rows)
     return _selected(_csv_tables(path, chunk_rows), rows)
+
+
+def _parquet_batches(file: pq.ParquetFile, chunk_rows: int, columns: list | None) -> Iterator[pa.RecordBatch]:
+    """The rows of a parquet file in batches: a row group at a time when none holds more than ``chunk_rows`` rows
+    (the data directory's), else in batches of ``chunk_rows`` rows."""
+    groups = range(file.num_row_groups)
+    if all(file.metadata.row_group(g).num_rows <= chunk_rows for g in groups):
+        return (batch for g in groups for batch in file.read_row_group(g, columns=columns).to_batches())
+    return file.iter_batches(batch_size=chunk_rows, columns=columns)
 
 
 def _table_at(path: Path, chunk_rows: int, start: int, dictionary_columns: list | None = None) -> pa.Table:

@@ -8,17 +8,24 @@ fragment it: a cell's peak grew with its folds (5M rows of 21 columns, NB, the i
 repetition of 2 folds, 550 over 5; 490 and 501 with the threshold fixed at 128 KiB; 497 and 531 fixed at 1 MiB). The
 threshold fixed (``mallopt``, which also stops its raising) keeps each such array mapped on its own.
 
-Not done here: pyarrow, which decodes the chunks of a parquet file, allocates from its own pool (mimalloc in its
-wheels), which keeps pages it freed: the same cell at 5M rows from parquet, kDB-5, one repetition, peaked at 497-512
-MiB with it, 454-456 with ``ARROW_DEFAULT_MEMORY_POOL=system`` (malloc, with the threshold above) and 469-470 with
-``jemalloc``, for 27.8-33.7, 30.0-34.0 and 29.5-30.1 CPU-s (runs one after another, by hand). The pool is chosen when
-pyarrow is loaded: ``pyarrow.set_memory_pool`` later left the peak at 507-508 MiB; so the variable is the user's to
-set, before a run (``docs/running.md``).
+pyarrow, which reads the files' chunks, allocates from its own pool, mimalloc in its wheels, which keeps pages it
+freed. Its jemalloc pool (in its Linux and macOS wheels) gives them back. NB's cell at 5M rows of 21 columns from
+parquet, the id cache on, the threshold fixed, over 1 and 5 repetitions of 2 folds: 440-445 and 450-458 MiB, 19-20
+and 97-98 CPU-s with jemalloc; 462 and 473 MiB, 23 and 109 CPU-s with pyarrow's system pool (malloc, whose buffers
+of a chunk are then each mapped, and faulted in anew, at the threshold above); 605 and 623 MiB, 25 and 103 CPU-s
+with mimalloc (two runs at a time, by hand). Out of core without the id cache, NB's fit and predict of 2M rows took
+46 MiB above the baseline with jemalloc, 42 with malloc, 66-73 with mimalloc (``benchmarks/out_of_core_memory.py``).
+The pool is process-wide: it is jemalloc (else malloc) from here on, unless the user chose one
+(``ARROW_DEFAULT_MEMORY_POOL``); what mimalloc already holds stays held, so a process sets this before it reads a
+file (a cell: first of all, ``protocol.out_of_core.cross_validate_file``).
 """
 
 import ctypes
 import ctypes.util
 import functools
+import os
+
+import pyarrow as pa
 
 #: ``mallopt``'s parameter number of the mmap threshold (glibc's ``malloc.h``).
 M_MMAP_THRESHOLD = -3
@@ -28,8 +35,11 @@ MMAP_THRESHOLD = 128 * 2**10
 
 @functools.cache
 def give_back_freed_memory() -> bool:
-    """Fix this process's malloc mmap threshold at ``MMAP_THRESHOLD`` (module docstring), once; whether it was done
+    """Fix this process's malloc mmap threshold at ``MMAP_THRESHOLD`` and make jemalloc pyarrow's pool (malloc where
+    pyarrow was built without it) unless the user chose one (module docstring), once; whether the threshold was fixed
     (False where the C library has no ``mallopt``: not glibc)."""
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        pa.set_memory_pool(_pool_giving_back())
     library = ctypes.util.find_library("c")
     try:
         mallopt = ctypes.CDLL(library).mallopt
@@ -37,3 +47,11 @@ def give_back_freed_memory() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+
+
+def _pool_giving_back() -> pa.MemoryPool:
+    """pyarrow's jemalloc pool, or its system pool (malloc) where pyarrow was built without jemalloc."""
+    try:
+        return pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        return pa.system_memory_pool()
