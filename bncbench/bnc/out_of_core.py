@@ -17,6 +17,10 @@ the file:
 The estimator fills the tables from the counts; the m-estimate gathers its holdout's rows (those of the
 in-memory fit) in one more pass (``ChunkedCodes.rows_at``).
 Estimators that need every row (AWNB, WANBIA, HPB, MANB) are refused.
+
+How much of what a chunk freed the process gives back is the allocators' choice: a process that fits from large
+files calls ``bncbench.core.allocation.give_back_freed_memory`` first, as a cell does (pyarrow's jemalloc pool, not
+its wheels' mimalloc; glibc's mmap threshold fixed).
 """
 
 from collections.abc import Callable, Iterator
