@@ -37,7 +37,7 @@ import pandas as pd
 from bncbench.core.errors import ConfigError
 from bncbench.data.sources.base import written_format
 from bncbench.data.store import CLASS_COLUMN, data_file, read_schema, write_store_stream
-from bncbench.data.synthetic_kernels import sample_rows
+from bncbench.data.synthetic_kernels import log_joints, sample_rows
 
 _log = logging.getLogger(__name__)
 
@@ -164,29 +164,30 @@ class SyntheticNetwork:
     def sample(self, seed: int, start: int, n_rows: int) -> np.ndarray:
         """Codes of rows ``start`` .. ``start + n_rows - 1`` of seed ``seed``: column 0 the class, then
         the attributes."""
-        offset = np.cumsum([0, *(table.size for table in self.tables[:-1])]).astype(np.int64)
         cumulative = np.concatenate([np.cumsum(table, axis=1).ravel() for table in self.tables])
         return sample_rows(
-            np.uint64(seed), start, n_rows, self.cardinality, self.parents, self.n_parents, offset, cumulative
+            np.uint64(seed), start, n_rows, self.cardinality, self.parents, self.n_parents, self._offset, cumulative
         )
 
     def posterior(self, attributes: np.ndarray) -> np.ndarray:
         """The true ``P(y | x)`` of rows of attribute codes (one column per attribute), one column per
         class value: ``P(y) prod_i P(x_i | y, parents)`` normalised over ``y``."""
-        n_rows, n_classes = len(attributes), int(self.cardinality[0])
-        codes = np.column_stack([np.zeros(n_rows, dtype=np.int64), attributes])
-        log_joint = np.tile(np.log(self.tables[0][0]), (n_rows, 1))
-        with np.errstate(divide="ignore"):  # a zero probability is -inf: that class is impossible
-            for v in range(1, len(self.tables)):
-                inner = np.zeros(n_rows, dtype=np.int64)  # the context's attribute digits; the class leads
-                for p in self.parents[v, 1 : self.n_parents[v]]:
-                    inner = inner * self.cardinality[p] + codes[:, p]
-                span = len(self.tables[v]) // n_classes
-                for y in range(n_classes):
-                    log_joint[:, y] += np.log(self.tables[v][y * span + inner, codes[:, v]])
+        log_joint = log_joints(np.asarray(attributes, dtype=np.int64), self.cardinality, self.parents, self.n_parents,
+                               self._offset, self._log_tables)
         log_joint -= log_joint.max(axis=1, keepdims=True)
         joint = np.exp(log_joint)
         return joint / joint.sum(axis=1, keepdims=True)
+
+    @functools.cached_property
+    def _offset(self) -> np.ndarray:
+        """Where each CPT starts in the tables laid end to end (``synthetic_kernels``)."""
+        return np.cumsum([0, *(table.size for table in self.tables[:-1])]).astype(np.int64)
+
+    @functools.cached_property
+    def _log_tables(self) -> np.ndarray:
+        """The CPTs' logs laid end to end (a zero probability: -inf, its class impossible)."""
+        with np.errstate(divide="ignore"):
+            return np.log(np.concatenate([table.ravel() for table in self.tables]))
 
 
 @functools.lru_cache(maxsize=4)

@@ -60,3 +60,23 @@ def sample_rows(seed, start, n_rows, cardinality, parents, n_parents, offset, cu
                     break
             out[i, v] = value
     return out
+
+
+@njit(cache=True)
+def log_joints(attributes, cardinality, parents, n_parents, offset, log_tables):
+    """``log P(y, x)`` of rows of attribute codes (column ``v - 1``: variable ``v``), one column per class value:
+    the class's log prior, then each attribute's log CPT entry added in the variables' order. ``log_tables`` holds
+    the CPTs' logs in ``cumulative``'s layout (one row per context)."""
+    n_rows, n_vars, n_classes = attributes.shape[0], cardinality.shape[0], cardinality[0]
+    out = np.empty((n_rows, n_classes))
+    for i in range(n_rows):
+        for y in range(n_classes):
+            total = log_tables[offset[0] + y]
+            for v in range(1, n_vars):
+                context = y  # the class is every attribute's first parent
+                for j in range(1, n_parents[v]):
+                    p = parents[v, j]
+                    context = context * cardinality[p] + attributes[i, p - 1]
+                total += log_tables[offset[v] + context * cardinality[v] + attributes[i, v - 1]]
+            out[i, y] = total
+    return out
