@@ -3,12 +3,15 @@ within 64 MiB, plus the model's own tables, whatever the rows).
 
 Data: the synthetic CSVs (or, ``--file-format parquet``, parquet files) of ``counting_speed.py`` (20 nominal attributes, a 3-valued class; ``--rows`` training rows,
 ``--test-rows`` test rows, written once under ``--folder``). Each model (m-estimate, m = 1) is measured in a fresh
-process: a fit and predict of the warm-up file (10,000 rows) loads numba's kernels; the resident size then is the
+process, which first gives freed memory back as a cell's does (``--allocation cell``, the default:
+``give_back_freed_memory``, pyarrow's jemalloc pool; ``default``: the allocators' own defaults); a fit and predict
+of the warm-up file (10,000 rows) loads numba's kernels; the resident size then is the
 baseline; the kernel's high-water mark is reset (``5`` into ``/proc/self/clear_refs``, Linux only); ``fit_file`` on
 the training CSV, then ``predict_proba_file`` of the test CSV a chunk at a time; the high-water mark after each, less
 the baseline, is printed beside the size of the fitted trees' arrays (counts, children, parents) and the passes.
 
-    python benchmarks/out_of_core_memory.py [--rows 2000000] [--cache-bytes N] [--chunk-rows 100000] [--file-format parquet]
+    python benchmarks/out_of_core_memory.py [--rows 2000000] [--cache-bytes N] [--chunk-rows 100000] [--file-format parquet] \\
+        [--allocation default]
 """
 
 import argparse
