@@ -569,3 +569,20 @@ def test_an_artifact_location_the_existing_experiment_cannot_take_refuses_the_im
     assert line.startswith(f"bncbench: error: artifact_location={tmp_path / 'second'}: the MLflow experiment 'smoke'")
     assert client.search_runs([client.get_experiment_by_name("smoke").experiment_id]) == []
     assert main(["import", str(bundle), f"tracking_uri={uri}", f"artifact_location={tmp_path / 'first'}"]) == 0
+
+
+def test_a_report_of_bundles_says_which_runs_it_passed_over_as_repeats(origin, tmp_path):
+    """Two bundles of the same cells with the same numbers but other timings: the first named is read, as an import
+    reads it, and the README says that the other's runs were passed over (their times are not those shown)."""
+    _, bundle = origin
+    def slower(table, _):
+        timed = table["key"].str.contains("seconds")
+        table.loc[timed, "value"] = table.loc[timed, "value"] * 2
+    later = tampered(bundle, tmp_path / "slower", metrics=slower)
+    assert main(["report", *REPORT, f"report_dir={tmp_path / 'both'}", "--bundles", str(bundle), str(later)]) == 0
+    assert main(["report", *REPORT, f"report_dir={tmp_path / 'one'}", "--bundles", str(bundle)]) == 0
+    both, one = ((tmp_path / place / "smoke" / "README.md").read_text() for place in ("both", "one"))
+    passed = f"Not read: 4 runs of cells that a bundle read before holds with the same numbers (4 of {read_bundle(later).id};"
+    assert passed in both and "Not read" not in one
+    for name in ("results.csv", "resources.csv"):  # the first bundle's runs, their timings included
+        assert (tmp_path / "both" / "smoke" / name).read_bytes() == (tmp_path / "one" / "smoke" / name).read_bytes()

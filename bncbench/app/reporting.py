@@ -21,7 +21,7 @@ def bundled_runs(plan: Plan, folders: Sequence[str]) -> LoggedRuns:
 
     found = bundle_runs(folders, plan.experiment)
     return LoggedRuns.of_records(plan.experiment, f"bundles {', '.join(found.folders)}", found.records, found.values,
-                                 plan.by_key() if plan.cells else None, found.folders)
+                                 plan.by_key() if plan.cells else None, found.folders, found.repeats)
 
 
 def plan_test_rows(plan: Plan, data_dir: str | Path | None) -> Callable[[str], np.ndarray]:

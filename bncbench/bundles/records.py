@@ -4,10 +4,11 @@ committed bundles needs no MLflow import (``bncbench report --bundles``).
 Each cell comes in as :func:`bncbench.bundles.import_bundles` would bring it into an empty store: a
 FINISHED record tagged with its origin (``tag.ORIGIN_RUN``, ``tag.ORIGIN_BUNDLE``), its metrics the
 latest value of each key as MLflow keeps it (the greatest step, then time, then value), each model of
-a ``cfg_hash`` and data digest once (the first bundle's, in the order given), and bundles that disagree
-on a cell refused (``ConflictError``).
+a ``cfg_hash`` and data digest once (the first bundle's, in the order given; the others counted, so that the
+report says so), and bundles that disagree on a cell refused (``ConflictError``).
 """
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,9 @@ class BundleRuns:
         The bundles of the experiment found there, in the order read.
     records : tuple of CellRecord
         Each cell's run, as an import into an empty store would hold it.
+    repeats : dict
+        ``{bundle id: runs}``: the runs of a bundle passed over because a bundle read before holds their cell
+        with the same numbers (their timings and memory may differ), as an import passes over them.
     """
 
     experiment: str
@@ -41,6 +45,7 @@ class BundleRuns:
     bundles: tuple[Bundle, ...]
     records: tuple[CellRecord, ...]
     _values: pd.DataFrame = field(repr=False)
+    repeats: dict[str, int] = field(default_factory=dict)
 
     def values(self, run_ids: Sequence[str], keys: Sequence[str]) -> pd.DataFrame:
         """Every logged value of the metric ``keys`` of the runs ``run_ids`` (columns ``VALUE_COLUMNS``)."""
@@ -86,11 +91,12 @@ def bundle_runs(folders: Sequence[str | Path], experiment: str) -> BundleRuns:
     bundles = [read_bundle(path) for path in bundle_folders(folders) if read_manifest(path)["experiment"] == experiment]
     numbers = {bundle.id: bundle_numbers(bundle) for bundle in bundles}
     refuse_conflicts(conflicts_between(bundles, numbers), None)
-    records, values, held = [], [], set()
+    records, values, held, repeats = [], [], set(), Counter()
     for bundle in bundles:
         for run in bundle.runs.itertuples(index=False):
             cell = (run.tags[tag.CFG_HASH], run.tags.get(tag.DATA_DIGEST), run.tags[tag.MODEL])
             if cell in held:  # an import adds it once
+                repeats[bundle.id] += 1
                 continue
             held.add(cell)
             rows = bundle.logged[run.run_id]
@@ -99,5 +105,5 @@ def bundle_runs(folders: Sequence[str | Path], experiment: str) -> BundleRuns:
             records.append(imported_record(bundle, run, metrics=metrics))
             values.append(rows[VALUE_COLUMNS])
     frame = pd.concat(values, ignore_index=True) if values else pd.DataFrame(columns=VALUE_COLUMNS)
-    return BundleRuns(experiment, tuple(map(str, folders)), tuple(bundles), tuple(records), frame)
+    return BundleRuns(experiment, tuple(map(str, folders)), tuple(bundles), tuple(records), frame, dict(repeats))
 

@@ -89,6 +89,8 @@ class Report:
         Settings and versions of the runs read (:func:`bncbench.report.run_settings.run_settings`).
     left_out : pandas.DataFrame or None
         Runs of the cells with other settings or data (None: not checked against cells).
+    repeats : dict
+        ``{bundle id: runs}`` passed over, their cells' numbers read from a bundle before (``LoggedRuns.repeats``).
     claims : list of Outcome
         The paper's claims the experiment shows (:mod:`bncbench.report.claims`), each with ours.
     """
@@ -114,6 +116,7 @@ class Report:
     learning_curves: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEARNING_CURVE_COLUMNS))
     settings: dict[str, dict[str, int]] = field(default_factory=dict)
     left_out: pd.DataFrame | None = None
+    repeats: dict[str, int] = field(default_factory=dict)
     claims: list[Outcome] = field(default_factory=list)
 
     def legend(self, **style) -> str:
@@ -183,6 +186,7 @@ def compute_report(runs: LoggedRuns, options: ReportOptions,
         ],
         settings=run_settings(runs.provenance(), experiment),
         left_out=runs.left_out(),
+        repeats=dict(runs.repeats),
     )
     ranked = [model for model in models if model in logged]
     for metric in metrics:

@@ -76,6 +76,9 @@ class LoggedRuns:
         Reads the logged values of the runs' metrics (the per-fold ones, :meth:`fold_metrics`).
     bundles : tuple of str
         The bundle folders named, when the runs were read from bundles rather than a store.
+    repeats : dict
+        ``{bundle id: runs}`` passed over in those bundles: cells a bundle read before holds with the same numbers
+        (``bncbench.bundles.BundleRuns.repeats``).
     """
 
     experiment: str
@@ -84,15 +87,17 @@ class LoggedRuns:
     cells: Cells | None
     values: MetricValues = field(repr=False)
     bundles: tuple[str, ...] = ()
+    repeats: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def of_records(cls, experiment: str, source: str, records: Iterable["CellRecord"], values: MetricValues,
-                   cells: Cells | None = None, bundles: Sequence[str] = ()) -> "LoggedRuns":
+                   cells: Cells | None = None, bundles: Sequence[str] = (),
+                   repeats: Mapping[str, int] | None = None) -> "LoggedRuns":
         """The runs ``records`` (the FINISHED cell runs of ``experiment``) checked against ``cells``: each
         dataset whose digest is unknown here is read in the version of its latest run of the configuration."""
         records = tuple(records)
         cells = None if cells is None else _one_version_per_dataset(records, cells)
-        return cls(experiment, source, records, cells, values, tuple(bundles))
+        return cls(experiment, source, records, cells, values, tuple(bundles), dict(repeats or {}))
 
     def results(self) -> pd.DataFrame:
         """Mean metrics of the cells, one row per (dataset, model).

@@ -63,10 +63,12 @@ def run_settings(provenance: pd.DataFrame, experiment: str | None = None) -> dic
     return {setting: column.value_counts().to_dict() for setting, column in values.items() if len(column)}
 
 
-def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame | None) -> list[str]:
-    """The README section stating ``settings`` (:func:`run_settings`) and the runs ``left_out``
+def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame | None,
+                   repeats: dict[str, int] | None = None) -> list[str]:
+    """The README section stating ``settings`` (:func:`run_settings`), the runs ``left_out``
     (:meth:`bncbench.report.results.LoggedRuns.left_out`; None when the runs were not checked against the
-    configuration)."""
+    configuration) and the bundles' runs passed over as ``repeats`` of cells read before
+    (:attr:`bncbench.report.results.LoggedRuns.repeats`)."""
     read = (
         "Not checked against a configuration: each cell's latest finished run is read, whatever its settings."
         if left_out is None
@@ -85,6 +87,12 @@ def settings_lines(settings: dict[str, dict[str, int]], left_out: pd.DataFrame |
         reasons = "; ".join(f"{n} with {reason}" for reason, n in left_out["differs"].value_counts().items())
         lines += ["", markdown_text(f"Left out: {len(left_out)} finished runs of these cells with other settings or "
                                     f"data: {reasons}.")]
+    if repeats:
+        passed = ", ".join(f"{n} of {bundle}" for bundle, n in repeats.items())
+        lines += ["", markdown_text(
+            f"Not read: {sum(repeats.values())} runs of cells that a bundle read before holds with the same numbers "
+            f"({passed}; bundles are read in the order named, a folder's in name order): their times and memory are "
+            "not those shown; remove a bundle that a later run supersedes.")]
     return lines + [""]
 
 

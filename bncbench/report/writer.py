@@ -294,7 +294,7 @@ def write_files(report: Report, report_dir: Path, settings: dict | None = None, 
             "",
             *differences_section(report.published, report.settings, command),
             *rendered,
-            *settings_lines(report.settings, report.left_out),
+            *settings_lines(report.settings, report.left_out, report.repeats),
             *left_out,
         ]
         (out / "README.md").write_text("\n".join(readme), encoding="utf-8")
