@@ -3,11 +3,13 @@ the numbers of the in-memory cross-validation."""
 
 import json
 import logging
+import os
 import shutil
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from bncbench.app.runner import run_cell
@@ -143,6 +145,10 @@ def test_the_runner_learns_a_dataset_above_the_threshold_out_of_core_with_the_sa
         name: chunked.data.metrics[name] for name in NUMBERS + TRUTH}
     assert chunked.data.tags.get(tag.OUT_OF_CORE) == "true" and tag.OUT_OF_CORE not in in_memory.data.tags
     assert chunked.data.tags[tag.OUT_OF_CORE_SAMPLE_ROWS] == "100000"  # the default, above the 5000 training rows
+    assert chunked.data.tags[tag.OUT_OF_CORE_ARROW_POOL] == pa.default_memory_pool().backend_name  # this process's
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        assert chunked.data.tags[tag.OUT_OF_CORE_ARROW_POOL] in ("jemalloc", "system")  # not mimalloc, which keeps
+    assert tag.OUT_OF_CORE_ARROW_POOL not in in_memory.data.tags
     assert chunked.data.tags[tag.DATA_DIGEST] == in_memory.data.tags[tag.DATA_DIGEST]
     for name in NUMBERS + TRUTH:
         assert chunked.data.metrics[name] == pytest.approx(in_memory.data.metrics[name], rel=1e-9), name

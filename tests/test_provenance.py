@@ -23,7 +23,7 @@ from bncbench.report import plan_runs, write_report
 from bncbench.app.runner import run_cell
 
 OTHER_COMMIT = "0" * 40
-VERSIONS = ("python", "bncbench", "numpy", "numba", "scikit-learn", "scipy", "pandas", "mlflow", "xgboost")
+VERSIONS = ("python", "bncbench", "numpy", "numba", "scikit-learn", "scipy", "pandas", "pyarrow", "mlflow", "xgboost")
 
 
 def git(directory, *args) -> str:

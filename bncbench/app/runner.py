@@ -19,6 +19,7 @@ import yaml
 
 from bncbench import tracking
 from bncbench.app.diagnostics import diagnostics_record
+from bncbench.core.allocation import arrow_pool
 from bncbench.core.errors import BncbenchError, NotApplicableError
 from bncbench.core.resources import CellResources
 from bncbench.data import load_dataset, resolve_data_dir
@@ -218,6 +219,7 @@ def _evaluate(cell: Cell, destination: Destination, scratch: Path) -> CellRecord
                                          destination.chunk_rows, destination.sample_rows, destination.scheduler,
                                          destination.local_workers, predictions,
                                          id_cache_bytes(destination.cell_memory_bytes))
+            tags[tag.OUT_OF_CORE_ARROW_POOL] = arrow_pool()
         else:
             dataset = load_dataset(spec, destination.data_dir)
             result = cross_validate(dataset, model, cv.repetitions, cv.folds, cv.seed, cv.discretisation, predictions,

@@ -49,6 +49,11 @@ def give_back_freed_memory() -> bool:
     return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
 
 
+def arrow_pool() -> str:
+    """The name of pyarrow's pool in this process (``jemalloc``, ``system``, ``mimalloc``)."""
+    return pa.default_memory_pool().backend_name
+
+
 def _pool_giving_back() -> pa.MemoryPool:
     """pyarrow's jemalloc pool, or its system pool (malloc) where pyarrow was built without jemalloc."""
     try:

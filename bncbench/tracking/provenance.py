@@ -41,7 +41,7 @@ from bncbench.data.digest import DataDigest
 #: Packages whose versions each run records as ``version.<name>`` (python too), by their import name:
 #: a package may be installed under another distribution's name (xgboost as ``xgboost-cpu``).
 PACKAGES = {"bncbench": "bncbench", "numpy": "numpy", "numba": "numba", "scikit-learn": "sklearn", "scipy": "scipy",
-            "pandas": "pandas", "mlflow": "mlflow", "xgboost": "xgboost"}
+            "pandas": "pandas", "pyarrow": "pyarrow", "mlflow": "mlflow", "xgboost": "xgboost"}
 #: The distributions that install a package of ``PACKAGES`` under another name, tried before scanning them all.
 OTHER_DISTRIBUTIONS = {"xgboost": ("xgboost-cpu",)}
 UNKNOWN = "unknown"

@@ -5,7 +5,8 @@ A cell's run is named ``<dataset>/<model>`` and tagged with ``DATASET``, ``MODEL
 (``bncbench.protocol.cell``); once it read its data, ``DATA_DIGEST``. A failed run carries ``ERROR``,
 a model that cannot run on the data ``NOT_APPLICABLE``; one whose dataset was learnt out of core
 (``bncbench.protocol.out_of_core``) ``OUT_OF_CORE``, with ``OUT_OF_CORE_SAMPLE_ROWS``, the rows its MDL cut points
-are fitted on beyond that many training rows; a run copied from another experiment
+are fitted on beyond that many training rows, and ``OUT_OF_CORE_ARROW_POOL``, the allocator pyarrow read the file
+with (``bncbench.core.allocation``: its peak memory depends on it); a run copied from another experiment
 ``COPIED_FROM`` (``bncbench.tracking.reuse``), one imported from a bundle ``ORIGIN_RUN`` and
 ``ORIGIN_BUNDLE`` (``bncbench.bundles``). Its params are the cell's semantic config flattened
 (``model.estimator_params.iterations``), its metrics the mean over the folds as ``<metric>`` and each
@@ -23,6 +24,7 @@ ERROR = "error"
 NOT_APPLICABLE = "not_applicable"
 OUT_OF_CORE = "out_of_core"
 OUT_OF_CORE_SAMPLE_ROWS = "out_of_core.sample_rows"
+OUT_OF_CORE_ARROW_POOL = "out_of_core.arrow_pool"
 COPIED_FROM = "bncbench.copied_from"
 ORIGIN_RUN = "bncbench.origin.run_id"
 ORIGIN_BUNDLE = "bncbench.origin.bundle"
