@@ -341,10 +341,12 @@ def _tables(path: Path, chunk_rows: int, rows: np.ndarray | None, dictionaries: 
     ``dictionaries``, its ``columns`` alone when given: its batches, which stop at a row group's end where a column
     is dictionary-encoded, rechunked)."""
     if path.suffix == ".parquet":
-        schema = pq.ParquetFile(path).schema_arrow
+        footer = pq.ParquetFile(path)
+        schema = footer.schema_arrow
         unique_columns(path, schema.names)
         text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-        file = pq.ParquetFile(path, read_dictionary=text if dictionaries else None, pre_buffer=False)
+        file = pq.ParquetFile(path, metadata=footer.metadata, read_dictionary=text if dictionaries else None,
+                              pre_buffer=False)  # the footer read once
         return _selected(_rechunked(_parquet_batches(file, chunk_rows, columns), chunk_rows), rows)
     return _selected(_csv_tables(path, chunk_rows), rows)
 
